@@ -1,0 +1,190 @@
+// threadpool.cpp: the std::thread pool behind fk::parallel_for.
+//
+// Why dynamic chunks: machines are shared. With one fixed slice per thread, a worker that the OS
+// deschedules holds up the whole region (measured here: a busy neighbour made a 2-thread OpenMP
+// GEMM slower than 1 thread). Here every participant, the caller included, takes the next chunk
+// from an atomic counter until none are left, so a stalled thread only delays its current chunk.
+// Idle workers sleep on a condition variable instead of spinning.
+//
+// Fork: a forked child inherits no threads. pthread_atfork marks the pool dead in the child; the
+// next parallel_for there builds a new pool.
+#include <pthread.h>
+#include <sched.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "fkeras/common.h"
+#include "fkeras/runtime.h"
+
+namespace fk {
+namespace {
+
+int env_threads(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return 0;
+  char* end = nullptr;
+  long n = std::strtol(v, &end, 10);
+  return (end && *end == '\0' && n > 0 && n < 4096) ? static_cast<int>(n) : 0;
+}
+
+int default_threads() {
+  if (int n = env_threads("FKERAS_NUM_THREADS")) return n;
+  if (int n = env_threads("OMP_NUM_THREADS")) return n;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+  unsigned hc = std::thread::hardware_concurrency();
+  return hc ? static_cast<int>(hc) : 1;
+}
+
+thread_local bool t_in_region = false;  // nested parallel_for calls run serially
+
+// One parallel region: the chunks still to hand out and the participants still busy.
+struct Job {
+  const std::function<void(int64_t, int64_t)>* fn = nullptr;
+  int64_t n = 0, grain = 1, chunks = 0;
+  std::atomic<int64_t> next{0};
+  std::atomic<int> active{0};
+  std::exception_ptr error;
+  std::mutex error_mu;
+
+  void run_chunks() {
+    for (;;) {
+      int64_t c = next.fetch_add(1, std::memory_order_relaxed);
+      if (c >= chunks) break;
+      int64_t b = c * grain, e = b + grain < n ? b + grain : n;
+      try {
+        (*fn)(b, e);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mu);
+        if (!error) error = std::current_exception();
+        next.store(chunks, std::memory_order_relaxed);  // stop handing out work
+      }
+    }
+  }
+};
+
+class Pool {
+ public:
+  explicit Pool(int workers) {
+    for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { loop(); });
+  }
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  int workers() const { return static_cast<int>(threads_.size()); }
+
+  void run(Job& job) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      job_ = &job;
+      ++generation_;
+    }
+    wake_.notify_all();
+    job.run_chunks();
+    std::unique_lock<std::mutex> lock(mu_);
+    done_.wait(lock, [&] { return job.active.load() == 0; });
+    job_ = nullptr;
+  }
+
+ private:
+  void loop() {
+    t_in_region = true;
+    uint64_t seen = 0;
+    for (;;) {
+      Job* job;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        wake_.wait(lock, [&] { return stop_ || (job_ && generation_ != seen); });
+        if (stop_) return;
+        seen = generation_;
+        job = job_;
+        job->active.fetch_add(1);
+      }
+      job->run_chunks();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        job->active.fetch_sub(1);
+      }
+      done_.notify_all();
+    }
+  }
+
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::condition_variable wake_, done_;
+  Job* job_ = nullptr;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+};
+
+std::mutex g_pool_mu;           // one parallel region at a time; guards the pool's lifetime
+std::unique_ptr<Pool> g_pool;
+std::atomic<int> g_threads{0};  // 0 = not yet read from the environment
+
+void after_fork_child() {
+  // The child has none of the parent's threads: forget the pool without joining them.
+  (void)g_pool.release();  // intentionally leaked: its threads do not exist in the child
+  new (&g_pool_mu) std::mutex();
+}
+
+struct AtForkRegistration {
+  AtForkRegistration() { pthread_atfork(nullptr, nullptr, after_fork_child); }
+} g_atfork;
+
+}  // namespace
+
+int num_threads() {
+  int n = g_threads.load();
+  if (n == 0) {
+    n = default_threads();
+    g_threads.store(n);
+  }
+  return n;
+}
+
+void set_num_threads(int n) {
+  FK_CHECK(n >= 1, "set_num_threads: expected a positive thread count, got ", n);
+  g_threads.store(n);
+}
+
+void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  if (grain < 1) grain = 1;
+  const int64_t chunks = (n + grain - 1) / grain;
+  const int threads = num_threads();
+  if (chunks == 1 || threads == 1 || t_in_region) {
+    for (int64_t b = 0; b < n; b += grain) fn(b, b + grain < n ? b + grain : n);
+    return;
+  }
+  std::lock_guard<std::mutex> region(g_pool_mu);
+  if (!g_pool || g_pool->workers() != threads - 1) {
+    g_pool.reset();
+    g_pool = std::make_unique<Pool>(threads - 1);
+  }
+  Job job;
+  job.fn = &fn;
+  job.n = n;
+  job.grain = grain;
+  job.chunks = chunks;
+  t_in_region = true;
+  g_pool->run(job);
+  t_in_region = false;
+  if (job.error) std::rethrow_exception(job.error);
+}
+
+}  // namespace fk

@@ -1,0 +1,132 @@
+"""Devices: a name, an array dtype, allocation, and a table from kernel name to callable.
+
+Ops never branch on the device: they ask the current device for buffers and kernels.
+- `reference`: NumPy float64 arrays, kernels from `fkeras.backend.reference` (the spec; used
+  for gradient checks).
+- `cpu`: NumPy float32 arrays, kernels from `fkeras._C` (reference fallback for a kernel that
+  is not compiled, listed by `native_kernel_names`).
+- `cuda`: device arrays from `fkeras._C_cuda` (see fkeras/backend/cuda.py).
+"""
+
+import contextlib
+import threading
+
+import numpy as np
+
+from fkeras import _native
+
+
+class Device:
+    """A compute device: array dtype, allocation and its kernel table."""
+
+    def __init__(self, name, dtype, kernels, native_names=()):
+        self.name = name
+        self.dtype = np.dtype(dtype)
+        self.kernels = kernels
+        self.native_kernel_names = frozenset(native_names)
+
+    def empty(self, shape):
+        return np.empty(shape, dtype=self.dtype)
+
+    def zeros(self, shape):
+        return np.zeros(shape, dtype=self.dtype)
+
+    def asarray(self, x):
+        """A C-contiguous array of this device's float dtype holding x (no copy if it is one)."""
+        return np.ascontiguousarray(x, dtype=self.dtype)
+
+    def to_numpy(self, x):
+        return np.asarray(x)
+
+    def __repr__(self):
+        return f"<Device {self.name}>"
+
+
+def _reference_device():
+    from fkeras.backend import reference
+
+    return Device("reference", np.float64, dict(reference.KERNELS), reference.KERNELS.keys())
+
+
+def _cpu_device():
+    from fkeras.backend import reference
+
+    table, native = {}, []
+    for name, ref in reference.KERNELS.items():
+        fn = getattr(_native._C, name, None)
+        if fn is None:
+            table[name] = ref
+        else:
+            table[name] = fn
+            native.append(name)
+    return Device("cpu", np.float32, table, native)
+
+
+def _cuda_device():
+    from fkeras.backend import cuda
+
+    return cuda.make_device()
+
+
+_FACTORIES = {"reference": _reference_device, "cpu": _cpu_device, "cuda": _cuda_device}
+_devices = {}
+_state = threading.local()
+_default = ["cpu"]
+
+
+def get_device(name=None):
+    """Returns the Device called `name` ('cpu', 'reference' or 'cuda'); None: the current one."""
+    if name is None:
+        name = current_device_name()
+    if isinstance(name, Device):
+        return name
+    key = str(name).lower().split(":")[0]
+    if key == "gpu":
+        key = "cuda"
+    if key not in _FACTORIES:
+        raise ValueError(
+            f"Unknown device '{name}'. Expected one of: {', '.join(sorted(_FACTORIES))}."
+        )
+    dev = _devices.get(key)
+    if dev is None:
+        dev = _devices[key] = _FACTORIES[key]()
+    return dev
+
+
+def get_kernels(device=None):
+    """The mapping from kernel name to callable for `device` (default: the current one)."""
+    return get_device(device).kernels
+
+
+def current_device_name():
+    stack = getattr(_state, "stack", None)
+    return stack[-1] if stack else _default[0]
+
+
+def set_device(name):
+    """Sets the default device for new variables and computations."""
+    get_device(name)
+    _default[0] = str(name).lower().split(":")[0].replace("gpu", "cuda")
+
+
+@contextlib.contextmanager
+def device(name):
+    """`with fkeras.device("cpu"):` runs the enclosed code on that device."""
+    dev = get_device(name)
+    stack = getattr(_state, "stack", None)
+    if stack is None:
+        stack = _state.stack = []
+    stack.append(dev.name)
+    try:
+        yield dev
+    finally:
+        stack.pop()
+
+
+def available_devices():
+    """Names of the devices usable here ('cuda' only with a built module and a GPU)."""
+    names = ["cpu", "reference"]
+    cuda = _native._C_cuda
+    if cuda is not None and cuda.device_count() > 0:
+        names.append("cuda")
+    return names

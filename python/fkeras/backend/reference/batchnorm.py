@@ -1,0 +1,3 @@
+"""Reference batchnorm kernels (float64 spec; signatures as kernels.h)."""
+
+KERNELS = {}

@@ -1,0 +1,3 @@
+"""Reference elementwise kernels (float64 spec; signatures as kernels.h)."""
+
+KERNELS = {}

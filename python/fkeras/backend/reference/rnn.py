@@ -1,0 +1,3 @@
+"""Reference rnn kernels (float64 spec; signatures as kernels.h)."""
+
+KERNELS = {}
