@@ -1,4 +1,50 @@
-// bind_gemm.cpp: Python bindings of the gemm kernels (see fkeras/kernels.h).
+// bind_gemm.cpp: Python bindings of gemm, dense_forward and dense_backward.
 #include "check.h"
+#include "fkeras/kernels.h"
 
-void bind_gemm(py::module_& m) { (void)m; }
+void bind_gemm(py::module_& m) {
+  m.def("gemm", [](py::object C, py::object A, py::object B, int64_t M, int64_t N, int64_t K,
+                   bool trans_a, bool trans_b, float alpha, float beta) {
+    fkb::check_sizes("gemm", {{"M", M}, {"N", N}, {"K", K}});
+    float* c = fkb::out_f32(C, "gemm", "C", {M, N});
+    const float* a = fkb::in_f32(A, "gemm", "A", {trans_a ? K : M, trans_a ? M : K});
+    const float* b = fkb::in_f32(B, "gemm", "B", {trans_b ? N : K, trans_b ? K : N});
+    py::gil_scoped_release nogil;
+    fk::gemm(c, a, b, M, N, K, trans_a, trans_b, alpha, beta);
+  }, py::arg("C"), py::arg("A"), py::arg("B"), py::arg("M"), py::arg("N"), py::arg("K"),
+     py::arg("trans_a"), py::arg("trans_b"), py::arg("alpha"), py::arg("beta"),
+     "C = alpha * op(A) @ op(B) + beta * C (row-major float32).");
+
+  m.def("dense_forward", [](py::object y, py::object x, py::object kernel, py::object bias,
+                            int64_t M, int64_t N, int64_t K, int64_t activation, float alpha) {
+    const char* k = "dense_forward";
+    fkb::check_sizes(k, {{"M", M}, {"N", N}, {"K", K}});
+    fkb::check_activation(activation, k, "activation", fkb::ActUse::kFused);
+    float* py_ = fkb::out_f32(y, k, "y", {M, N});
+    const float* px = fkb::in_f32(x, k, "x", {M, K});
+    const float* pw = fkb::in_f32(kernel, k, "kernel", {K, N});
+    const float* pb = fkb::in_f32(bias, k, "bias", {N}, true);
+    py::gil_scoped_release nogil;
+    fk::dense_forward(py_, px, pw, pb, M, N, K, activation, alpha);
+  }, py::arg("y"), py::arg("x"), py::arg("kernel"), py::arg("bias"), py::arg("M"), py::arg("N"),
+     py::arg("K"), py::arg("activation"), py::arg("alpha"));
+
+  m.def("dense_backward", [](py::object dx, py::object dkernel, py::object dbias, py::object dy,
+                             py::object x, py::object y, py::object kernel, int64_t M, int64_t N,
+                             int64_t K, int64_t activation, float alpha) {
+    const char* k = "dense_backward";
+    fkb::check_sizes(k, {{"M", M}, {"N", N}, {"K", K}});
+    fkb::check_activation(activation, k, "activation", fkb::ActUse::kFused);
+    float* pdx = fkb::out_f32(dx, k, "dx", {M, K}, true);
+    float* pdw = fkb::out_f32(dkernel, k, "dkernel", {K, N}, true);
+    float* pdb = fkb::out_f32(dbias, k, "dbias", {N}, true);
+    const float* pdy = fkb::in_f32(dy, k, "dy", {M, N});
+    const float* px = fkb::in_f32(x, k, "x", {M, K});
+    const float* py_ = fkb::in_f32(y, k, "y", {M, N});
+    const float* pw = fkb::in_f32(kernel, k, "kernel", {K, N});
+    py::gil_scoped_release nogil;
+    fk::dense_backward(pdx, pdw, pdb, pdy, px, py_, pw, M, N, K, activation, alpha);
+  }, py::arg("dx"), py::arg("dkernel"), py::arg("dbias"), py::arg("dy"), py::arg("x"),
+     py::arg("y"), py::arg("kernel"), py::arg("M"), py::arg("N"), py::arg("K"),
+     py::arg("activation"), py::arg("alpha"));
+}
