@@ -1,6 +1,6 @@
 """Devices and their kernel tables (see fkeras/backend/device.py)."""
 
-from fkeras.backend.device import (
+from fkeras.backend.devices import (
     Device,
     available_devices,
     current_device_name,

@@ -1,0 +1,67 @@
+"""Activation functions by name (keras.activations): each works on arrays and KerasTensors."""
+
+from fkeras.ops import nn as _nn
+
+relu = _nn.relu
+sigmoid = _nn.sigmoid
+tanh = _nn.tanh
+selu = _nn.selu
+softplus = _nn.softplus
+softsign = _nn.softsign
+silu = _nn.silu
+swish = _nn.swish
+hard_sigmoid = _nn.hard_sigmoid
+exponential = _nn.exponential
+linear = _nn.linear
+elu = _nn.elu
+leaky_relu = _nn.leaky_relu
+log_softmax = _nn.log_softmax
+
+
+def softmax(x, axis=-1):
+    return _nn.softmax(x, axis=axis)
+
+
+def gelu(x, approximate=False):
+    """keras.activations.gelu: exact by default (keras.ops.gelu defaults to approximate)."""
+    return _nn.gelu(x, approximate=approximate)
+
+
+_BY_NAME = {
+    "relu": relu, "sigmoid": sigmoid, "tanh": tanh, "selu": selu, "softplus": softplus,
+    "softsign": softsign, "silu": silu, "swish": swish, "hard_sigmoid": hard_sigmoid,
+    "exponential": exponential, "linear": linear, "elu": elu, "leaky_relu": leaky_relu,
+    "softmax": softmax, "log_softmax": log_softmax, "gelu": gelu,
+}
+
+
+def get(identifier):
+    """Resolves None (linear), a name or a callable to an activation function."""
+    if identifier is None:
+        return linear
+    if isinstance(identifier, str):
+        fn = _BY_NAME.get(identifier)
+        if fn is None:
+            raise ValueError(f"Could not interpret activation function identifier: {identifier}")
+        return fn
+    if isinstance(identifier, dict):
+        return get(identifier.get("config", {}).get("name") or identifier.get("class_name"))
+    if callable(identifier):
+        return identifier
+    raise ValueError(f"Could not interpret activation function identifier: {identifier!r}")
+
+
+def serialize(fn):
+    for name, f in _BY_NAME.items():
+        if f is fn:
+            return name
+    return getattr(fn, "__name__", str(fn))
+
+
+def fused_code(fn):
+    """The kernel activation code if `fn` can be fused into a Dense/Conv epilogue, else None."""
+    from fkeras.backend import codes
+
+    name = serialize(fn)
+    code = codes.ACTIVATION_CODES.get(name)
+    return code if code is not None and code in _nn.FUSABLE else None

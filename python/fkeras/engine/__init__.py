@@ -1,0 +1,1 @@
+"""The graph engine: symbolic tensors, nodes, variables, naming and the gradient tape."""

@@ -1,0 +1,223 @@
+"""Weight initializers (Keras 3 names, defaults and formulas), seeded.
+
+An initializer with a `seed` gives the same values every call; without one it draws from the
+global generator that `fkeras.utils.set_random_seed` seeds.
+"""
+
+import math
+
+import numpy as np
+
+from fkeras.utils import random as _random
+from fkeras.utils.serialization import make_get, serialize_object
+
+
+class Initializer:
+    def __call__(self, shape, dtype=None):
+        raise NotImplementedError
+
+    def get_config(self):
+        return {}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+
+class Constant(Initializer):
+    def __init__(self, value=0.0):
+        self.value = value
+
+    def __call__(self, shape, dtype=None):
+        return np.full(shape, self.value, dtype=np.float32)
+
+    def get_config(self):
+        return {"value": self.value}
+
+
+class Zeros(Initializer):
+    def __call__(self, shape, dtype=None):
+        return np.zeros(shape, dtype=np.float32)
+
+
+class Ones(Initializer):
+    def __call__(self, shape, dtype=None):
+        return np.ones(shape, dtype=np.float32)
+
+
+class Identity(Initializer):
+    def __init__(self, gain=1.0):
+        self.gain = gain
+
+    def __call__(self, shape, dtype=None):
+        if len(shape) != 2:
+            raise ValueError(f"Identity initializer needs a 2-D shape, received {shape}.")
+        return (self.gain * np.eye(*shape)).astype(np.float32)
+
+    def get_config(self):
+        return {"gain": self.gain}
+
+
+class _Random(Initializer):
+    def __init__(self, seed=None):
+        self.seed = seed
+
+    def _rng(self):
+        return _random.make_rng(self.seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+class RandomNormal(_Random):
+    def __init__(self, mean=0.0, stddev=0.05, seed=None):
+        super().__init__(seed)
+        self.mean, self.stddev = mean, stddev
+
+    def __call__(self, shape, dtype=None):
+        return self._rng().normal(self.mean, self.stddev, shape).astype(np.float32)
+
+    def get_config(self):
+        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
+
+
+class RandomUniform(_Random):
+    def __init__(self, minval=-0.05, maxval=0.05, seed=None):
+        super().__init__(seed)
+        self.minval, self.maxval = minval, maxval
+
+    def __call__(self, shape, dtype=None):
+        return self._rng().uniform(self.minval, self.maxval, shape).astype(np.float32)
+
+    def get_config(self):
+        return {"minval": self.minval, "maxval": self.maxval, "seed": self.seed}
+
+
+def _truncated_normal(rng, shape, mean, stddev):
+    # Resample values beyond two standard deviations (Keras's truncated normal).
+    out = rng.normal(0.0, 1.0, shape)
+    bad = np.abs(out) > 2.0
+    while bad.any():
+        out[bad] = rng.normal(0.0, 1.0, int(bad.sum()))
+        bad = np.abs(out) > 2.0
+    return (mean + stddev * out).astype(np.float32)
+
+
+class TruncatedNormal(_Random):
+    def __init__(self, mean=0.0, stddev=0.05, seed=None):
+        super().__init__(seed)
+        self.mean, self.stddev = mean, stddev
+
+    def __call__(self, shape, dtype=None):
+        return _truncated_normal(self._rng(), shape, self.mean, self.stddev)
+
+    def get_config(self):
+        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
+
+
+def compute_fans(shape):
+    """(fan_in, fan_out) as Keras computes them (conv kernels: receptive field times channels)."""
+    shape = tuple(shape)
+    if len(shape) < 1:
+        return 1, 1
+    if len(shape) == 1:
+        return shape[0], shape[0]
+    if len(shape) == 2:
+        return shape[0], shape[1]
+    receptive = int(np.prod(shape[:-2]))
+    return shape[-2] * receptive, shape[-1] * receptive
+
+
+class VarianceScaling(_Random):
+    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None):
+        super().__init__(seed)
+        if scale <= 0:
+            raise ValueError(f"Argument `scale` must be positive. Received: scale={scale}")
+        if mode not in ("fan_in", "fan_out", "fan_avg"):
+            raise ValueError(f"Invalid `mode` argument: {mode}")
+        distribution = distribution.lower()
+        if distribution == "normal":
+            distribution = "truncated_normal"
+        if distribution not in ("uniform", "truncated_normal", "untruncated_normal"):
+            raise ValueError(f"Invalid `distribution` argument: {distribution}")
+        self.scale, self.mode, self.distribution = scale, mode, distribution
+
+    def __call__(self, shape, dtype=None):
+        fan_in, fan_out = compute_fans(shape)
+        fan = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[self.mode]
+        scale = self.scale / max(1.0, fan)
+        rng = self._rng()
+        if self.distribution == "truncated_normal":
+            return _truncated_normal(rng, shape, 0.0, math.sqrt(scale) / 0.87962566103423978)
+        if self.distribution == "untruncated_normal":
+            return rng.normal(0.0, math.sqrt(scale), shape).astype(np.float32)
+        limit = math.sqrt(3.0 * scale)
+        return rng.uniform(-limit, limit, shape).astype(np.float32)
+
+    def get_config(self):
+        return {"scale": self.scale, "mode": self.mode, "distribution": self.distribution,
+                "seed": self.seed}
+
+
+def _vs(name, scale, mode, distribution):
+    class _Named(VarianceScaling):
+        def __init__(self, seed=None):
+            super().__init__(scale=scale, mode=mode, distribution=distribution, seed=seed)
+
+        def get_config(self):
+            return {"seed": self.seed}
+
+    _Named.__name__ = _Named.__qualname__ = name
+    return _Named
+
+
+GlorotUniform = _vs("GlorotUniform", 1.0, "fan_avg", "uniform")
+GlorotNormal = _vs("GlorotNormal", 1.0, "fan_avg", "truncated_normal")
+HeUniform = _vs("HeUniform", 2.0, "fan_in", "uniform")
+HeNormal = _vs("HeNormal", 2.0, "fan_in", "truncated_normal")
+LecunUniform = _vs("LecunUniform", 1.0, "fan_in", "uniform")
+LecunNormal = _vs("LecunNormal", 1.0, "fan_in", "truncated_normal")
+
+
+class Orthogonal(_Random):
+    def __init__(self, gain=1.0, seed=None):
+        super().__init__(seed)
+        self.gain = gain
+
+    def __call__(self, shape, dtype=None):
+        if len(shape) < 2:
+            raise ValueError(f"Orthogonal initializer needs a shape of rank >= 2, received {shape}.")
+        rows = int(np.prod(shape[:-1]))
+        cols = shape[-1]
+        flat = (max(rows, cols), min(rows, cols))
+        a = self._rng().normal(0.0, 1.0, flat)
+        q, r = np.linalg.qr(a)
+        q *= np.sign(np.diag(r))
+        if rows < cols:
+            q = q.T
+        return (self.gain * q.reshape(shape)).astype(np.float32)
+
+    def get_config(self):
+        return {"gain": self.gain, "seed": self.seed}
+
+
+ALIASES = {
+    "zeros": Zeros, "ones": Ones, "constant": Constant, "identity": Identity,
+    "random_normal": RandomNormal, "random_uniform": RandomUniform,
+    "truncated_normal": TruncatedNormal, "variance_scaling": VarianceScaling,
+    "glorot_uniform": GlorotUniform, "glorot_normal": GlorotNormal,
+    "he_uniform": HeUniform, "he_normal": HeNormal, "lecun_uniform": LecunUniform,
+    "lecun_normal": LecunNormal, "orthogonal": Orthogonal,
+}
+CLASSES = {c.__name__: c for c in set(ALIASES.values())}
+CLASSES.update({"RandomNormal": RandomNormal, "Zeros": Zeros, "Ones": Ones})
+
+get = make_get("initializer", Initializer, ALIASES, CLASSES, allow_callable=True)
+
+
+def serialize(initializer):
+    return serialize_object(initializer, "keras.initializers")
+
+
+def deserialize(config):
+    return get(config)

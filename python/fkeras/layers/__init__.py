@@ -1,0 +1,42 @@
+"""fkeras.layers: the Keras layer catalogue."""
+
+from fkeras.layers.core.activation import Activation
+from fkeras.layers.core.dense import Dense
+from fkeras.layers.core.input_layer import Input, InputLayer
+from fkeras.layers.layer import Layer
+from fkeras.engine.input_spec import InputSpec
+from fkeras.layers.op_layer import OpLayer
+
+# Class registry for (de)serialization: every public layer class by name.
+LAYER_CLASSES = {}
+
+
+def register_layer_classes(namespace):
+    for name, obj in list(namespace.items()):
+        if isinstance(obj, type) and issubclass(obj, Layer):
+            LAYER_CLASSES[name] = obj
+
+
+def serialize_layer(layer):
+    """{"module", "class_name", "config"} for a layer (Keras 3 style)."""
+    return {"module": "fkeras.layers", "class_name": type(layer).__name__,
+            "config": layer.get_config(), "registered_name": None}
+
+
+def deserialize_layer(entry, custom_objects=None):
+    name = entry["class_name"]
+    cls = (custom_objects or {}).get(name) or LAYER_CLASSES.get(name)
+    if cls is None:
+        from fkeras import models
+
+        cls = getattr(models, name, None)
+    if cls is None:
+        raise ValueError(f"Unknown layer: '{name}'. Please ensure you are using a "
+                         "`fkeras.utils.custom_object_scope` or pass `custom_objects`.")
+    config = dict(entry.get("config") or {})
+    if hasattr(cls, "_from_config_with_custom"):
+        return cls._from_config_with_custom(config, custom_objects)
+    return cls.from_config(config)
+
+
+register_layer_classes(dict(globals()))

@@ -1,0 +1,373 @@
+"""Layer: the base class of every layer and model.
+
+Calling a layer builds it once from the input shape (weights created by `build`), checks the
+input against `input_spec`, then either records a Node (on KerasTensors) or computes (on arrays).
+Keras 2 attribute semantics are kept (`input_shape`, `output_shape`, `input`, `output`,
+`get_input_at(i)`, ...), next to the Keras 3 API.
+"""
+
+import numpy as np
+
+from fkeras.engine import naming
+from fkeras.engine.input_spec import check_input_spec
+from fkeras.engine.keras_tensor import KerasTensor
+from fkeras.engine.node import Node
+from fkeras.engine.variable import Variable
+from fkeras.ops.registry import in_symbolic_call, symbolic_call_scope
+from fkeras.utils import nest
+
+# Keyword arguments every layer accepts (Keras 2's list plus Keras 3's).
+_BASE_KWARGS = ("input_shape", "batch_input_shape", "batch_size", "input_dim", "weights",
+                "autocast", "dtype_policy")
+
+
+class Layer:
+    """Base class of layers.
+
+    Subclasses create weights in `build(input_shape)` with `add_weight`, compute in
+    `call(inputs, ...)` with `fkeras.ops`, and describe themselves in `get_config`.
+    """
+
+    def __init__(self, trainable=True, name=None, dtype=None, **kwargs):
+        unknown = set(kwargs) - set(_BASE_KWARGS)
+        if unknown:
+            raise ValueError(
+                f"Unrecognized keyword arguments passed to {type(self).__name__}: "
+                f"{ {k: kwargs[k] for k in sorted(unknown)} }"
+            )
+        self.name = name or naming.unique_name(naming.to_snake_case(type(self).__name__))
+        self._trainable = bool(trainable)
+        self.dtype = "float32" if dtype is None else _dtype_name(dtype)
+        self.built = False
+        self.input_spec = None
+        self.supports_masking = False
+        self._inbound_nodes = []
+        self._outbound_nodes = []
+        self._trainable_weights = []
+        self._non_trainable_weights = []
+        self._layers = []
+        self._losses = []
+        self._initial_weights = kwargs.get("weights")
+        batch_input_shape = kwargs.get("batch_input_shape")
+        if batch_input_shape is None and kwargs.get("input_shape") is not None:
+            batch_input_shape = (kwargs.get("batch_size"),) + tuple(kwargs["input_shape"])
+        if batch_input_shape is None and kwargs.get("input_dim") is not None:
+            batch_input_shape = (kwargs.get("batch_size"), kwargs["input_dim"])
+        if batch_input_shape is not None:
+            self._batch_input_shape = tuple(batch_input_shape)
+
+    # ---- sub-layers are tracked when assigned as attributes ----
+    def __setattr__(self, name, value):
+        if isinstance(value, Layer) and name not in ("_outer",) and hasattr(self, "_layers"):
+            if value not in self._layers:
+                self._layers.append(value)
+        super().__setattr__(name, value)
+
+    # ---- building ----
+    def build(self, input_shape):
+        """Creates the weights from the full input shape (batch dimension included)."""
+        self.built = True
+
+    def add_weight(self, shape=None, initializer=None, dtype=None, trainable=True,
+                   regularizer=None, constraint=None, name=None):
+        """Creates a weight of this layer (Keras 3 signature)."""
+        from fkeras import constraints, initializers, regularizers
+
+        shape = tuple(int(d) for d in (shape or ()))
+        init = initializers.get(initializer if initializer is not None else
+                                ("zeros" if not shape else "glorot_uniform"))
+        name = name or f"variable_{len(self.weights)}"
+        var = Variable(init(shape, dtype="float32"), name=name, trainable=trainable,
+                       path=f"{self.name}/{name}", regularizer=regularizers.get(regularizer),
+                       constraint=constraints.get(constraint))
+        (self._trainable_weights if trainable else self._non_trainable_weights).append(var)
+        return var
+
+    def _maybe_build(self, shapes):
+        if self.built:
+            return
+        check_input_spec(self.input_spec, shapes, self.name)
+        self.build(shapes[0] if len(shapes) == 1 else list(shapes))
+        self.built = True
+        if self._initial_weights is not None:
+            self.set_weights(self._initial_weights)
+            self._initial_weights = None
+
+    # ---- calling ----
+    def call(self, inputs, *args, **kwargs):
+        return inputs
+
+    def __call__(self, *args, **kwargs):
+        if not args:
+            if "inputs" not in kwargs:
+                raise ValueError(f'Layer "{self.name}" was called without inputs.')
+            args = (kwargs.pop("inputs"),)
+        inputs = args[0]
+        flat = nest.flatten(inputs)
+        if any(isinstance(t, KerasTensor) for t in flat):
+            return self._symbolic_call(args, kwargs, flat)
+        return self._eager_call(args, kwargs, flat)
+
+    def _eager_call(self, args, kwargs, flat):
+        shapes = [tuple(np.shape(t)) for t in flat]
+        self._maybe_build(shapes)
+        check_input_spec(self.input_spec, shapes, self.name)
+        return self.call(*args, **kwargs)
+
+    def _symbolic_call(self, args, kwargs, flat):
+        for t in flat:
+            if not isinstance(t, KerasTensor):
+                raise ValueError(
+                    f'Layer "{self.name}" was called on a mix of symbolic and concrete inputs: '
+                    f"{type(t).__name__}. Call it on KerasTensors (from `Input`) or on arrays."
+                )
+        shapes = [t.shape for t in flat]
+        self._maybe_build(shapes)
+        check_input_spec(self.input_spec, shapes, self.name)
+        kwargs = {k: v for k, v in kwargs.items() if not (k == "training" and v is None)}
+        with symbolic_call_scope():
+            outputs = self.call(*args, **kwargs)
+        # Fresh tensors for the outputs, so a layer returning its input keeps both histories.
+        outputs = nest.map_structure(
+            lambda t: KerasTensor(t.shape, t.dtype, name=f"{self.name}/out"), outputs)
+        if not in_symbolic_call():
+            Node(self, args, kwargs, outputs)
+        return outputs
+
+    def _record_call(self, inputs, outputs):
+        """Records a node for outputs computed outside `call` (used by OpLayer)."""
+        Node(self, inputs, {}, outputs)
+        return outputs
+
+    def compute_output_shape(self, input_shape):
+        """Output shape(s) for an input shape, by running `call` symbolically."""
+        if isinstance(input_shape, list) and input_shape and isinstance(input_shape[0], (tuple, list)):
+            inputs = [KerasTensor(s) for s in input_shape]
+        else:
+            inputs = KerasTensor(input_shape)
+        self._maybe_build([t.shape for t in nest.flatten(inputs)])
+        with symbolic_call_scope():
+            out = self.call(inputs)
+        return nest.map_structure(lambda t: t.shape, out)
+
+    def compute_output_spec(self, *args, **kwargs):
+        with symbolic_call_scope():
+            return self(*args, **kwargs)
+
+    # ---- weights ----
+    @property
+    def trainable(self):
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value):
+        self._trainable = bool(value)
+        for layer in self._layers:
+            layer.trainable = value
+
+    @property
+    def layers(self):
+        return list(self._layers)
+
+    def _all_layers(self):
+        seen, out = set(), []
+        stack = list(reversed(self._layers))
+        while stack:
+            layer = stack.pop()
+            if id(layer) in seen:
+                continue
+            seen.add(id(layer))
+            out.append(layer)
+            stack.extend(reversed(layer._layers))
+        return out
+
+    @property
+    def trainable_weights(self):
+        if not self._trainable:
+            return []
+        out = list(self._trainable_weights)
+        for layer in self._layers:
+            out.extend(w for w in layer.trainable_weights if not any(w is o for o in out))
+        return out
+
+    @property
+    def non_trainable_weights(self):
+        if not self._trainable:
+            out = list(self._trainable_weights) + list(self._non_trainable_weights)
+            for layer in self._layers:
+                out.extend(w for w in layer.weights if not any(w is o for o in out))
+            return out
+        out = list(self._non_trainable_weights)
+        for layer in self._layers:
+            out.extend(w for w in layer.non_trainable_weights if not any(w is o for o in out))
+        return out
+
+    @property
+    def weights(self):
+        """Trainable weights then non-trainable weights (Keras order)."""
+        return self.trainable_weights + self.non_trainable_weights
+
+    @property
+    def trainable_variables(self):
+        return self.trainable_weights
+
+    @property
+    def non_trainable_variables(self):
+        return self.non_trainable_weights
+
+    @property
+    def variables(self):
+        return self.weights
+
+    def get_weights(self):
+        return [w.numpy() for w in self.weights]
+
+    def set_weights(self, weights):
+        params = self.weights
+        weights = list(weights)
+        if len(params) != len(weights):
+            raise ValueError(
+                f'You called `set_weights(weights)` on layer "{self.name}" with a weight list '
+                f"of length {len(weights)}, but the layer was expecting {len(params)} weights."
+            )
+        arrays = [np.asarray(w) for w in weights]
+        for p, w in zip(params, arrays):
+            if tuple(p.shape) != w.shape:
+                raise ValueError(
+                    f"Layer {self.name} weight shape {tuple(p.shape)} is not compatible with "
+                    f"provided weight shape {w.shape}."
+                )
+        for p, w in zip(params, arrays):
+            p.assign(w)
+
+    def count_params(self):
+        if not self.built:
+            raise ValueError(
+                f"You tried to call `count_params` on layer '{self.name}', but the layer isn't "
+                "built. You can build it manually via: `layer.build(input_shape)`."
+            )
+        return int(sum(int(np.prod(w.shape)) for w in self.weights))
+
+    @property
+    def losses(self):
+        """Regularization losses of this layer's weights and sub-layers (as arrays)."""
+        out = []
+        for w in self._trainable_weights + self._non_trainable_weights:
+            if w.regularizer is not None:
+                out.append(w.regularizer(w))
+        for layer in self._layers:
+            out.extend(layer.losses)
+        out.extend(self._losses)
+        return out
+
+    def add_loss(self, loss):
+        self._losses.append(loss)
+
+    # ---- Keras 2 attributes over inbound nodes ----
+    def _node_attr(self, attr, what):
+        if not self._inbound_nodes:
+            raise AttributeError(
+                f'The layer "{self.name}" has never been called and thus has no defined {what}.'
+            )
+        values = [getattr(n, attr) for n in self._inbound_nodes]
+        if all(_same(v, values[0]) for v in values[1:]):
+            return values[0]
+        raise AttributeError(
+            f'The layer "{self.name}" has multiple inbound nodes, with different {what}s. Hence '
+            f'the notion of "{what}" is ill-defined for the layer. Use '
+            f"`get_{what.replace(' ', '_')}_at(node_index)` instead."
+        )
+
+    @property
+    def input_shape(self):
+        if not self._inbound_nodes:
+            raise AttributeError(
+                f'The layer "{self.name}" has never been called and thus has no defined input '
+                "shape. Note that the `input_shape` property is only available for Functional "
+                "and Sequential models."
+            )
+        return self._node_attr("input_shapes", "input shape")
+
+    @property
+    def output_shape(self):
+        if not self._inbound_nodes:
+            raise AttributeError(
+                f'The layer "{self.name}" has never been called and thus has no defined output '
+                "shape."
+            )
+        return self._node_attr("output_shapes", "output shape")
+
+    @property
+    def input(self):
+        """The input tensor(s) of node 0 (Keras 2/3: node 0 also for shared layers)."""
+        if not self._inbound_nodes:
+            raise AttributeError(
+                f"The layer {self.name} has never been called and thus has no defined input."
+            )
+        return _unwrap(self._inbound_nodes[0].input_tensors)
+
+    @property
+    def output(self):
+        if not self._inbound_nodes:
+            raise AttributeError(
+                f"The layer {self.name} has never been called and thus has no defined output."
+            )
+        return _unwrap(self._inbound_nodes[0].output_tensors)
+
+    def _get_node(self, node_index, what):
+        if not self._inbound_nodes:
+            raise RuntimeError(
+                f"The layer {self.name} has never been called and thus has no defined {what}."
+            )
+        if not 0 <= node_index < len(self._inbound_nodes):
+            raise ValueError(
+                f"Asked to get {what} at node {node_index}, but the layer has only "
+                f"{len(self._inbound_nodes)} inbound nodes."
+            )
+        return self._inbound_nodes[node_index]
+
+    def get_input_at(self, node_index):
+        return _unwrap(self._get_node(node_index, "input").input_tensors)
+
+    def get_output_at(self, node_index):
+        return _unwrap(self._get_node(node_index, "output").output_tensors)
+
+    def get_input_shape_at(self, node_index):
+        return self._get_node(node_index, "input shape").input_shapes
+
+    def get_output_shape_at(self, node_index):
+        return self._get_node(node_index, "output shape").output_shapes
+
+    # ---- config ----
+    def get_config(self):
+        config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
+        if hasattr(self, "_batch_input_shape"):
+            config["batch_input_shape"] = self._batch_input_shape
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def get_build_config(self):
+        if self._inbound_nodes:
+            return {"input_shape": self._inbound_nodes[0].input_shapes}
+        return None
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _same(a, b):
+    return a == b
+
+
+def _unwrap(tensors):
+    return tensors[0] if len(tensors) == 1 else list(tensors)
+
+
+def _dtype_name(dtype):
+    name = getattr(dtype, "name", None) or str(dtype)
+    if name not in ("float32", "float64", "int32", "int64", "bool", "mixed_float16", "float16"):
+        raise ValueError(f"Unsupported dtype: {dtype!r}")
+    return name

@@ -1,0 +1,73 @@
+"""Checks of user data against a model's inputs, before any computation (stricter than Keras:
+no silent broadcasting, a missing batch dimension is an error naming both shapes)."""
+
+import numpy as np
+
+from fkeras.utils import nest
+
+
+def as_input_arrays(model, x):
+    """The model's inputs as a flat list of arrays (x: array, list, tuple or dict by name)."""
+    if isinstance(x, dict):
+        names = getattr(model, "input_names", None)
+        if names is None:
+            raise ValueError("Dict inputs need a functional model with named inputs.")
+        missing = [n for n in names if n not in x]
+        if missing:
+            raise ValueError(f"Missing data for input(s) {missing}. Expected keys: {names}, "
+                             f"received keys: {sorted(x)}.")
+        flat = [x[n] for n in names]
+    elif isinstance(x, (list, tuple)):
+        flat = list(x)
+    else:
+        flat = [x]
+    return [_to_array(a) for a in flat]
+
+
+def _to_array(a):
+    if hasattr(a, "numpy") and not isinstance(a, np.ndarray):
+        a = a.numpy()
+    a = np.asarray(a)
+    if a.dtype.kind == "f" and a.dtype != np.float32:
+        a = a.astype(np.float32)
+    elif a.dtype.kind in "iub" and a.dtype != np.int64:
+        a = a.astype(np.int64) if a.dtype.kind != "b" else a.astype(np.float32)
+    return a
+
+
+def num_samples(arrays):
+    sizes = {len(a) if a.ndim else 1 for a in arrays}
+    if len(sizes) > 1:
+        raise ValueError(
+            "Data cardinality is ambiguous: all input arrays should have the same number of "
+            f"samples. Received sizes: {[len(a) for a in arrays]}"
+        )
+    return sizes.pop() if sizes else 0
+
+
+def check_model_inputs(model, arrays, context="call"):
+    """Raises ValueError if an array does not fit its model input (rank or fixed dims)."""
+    inputs = model._flat_inputs
+    flat = nest.flatten(arrays) if isinstance(arrays, (list, tuple)) else [arrays]
+    if len(flat) != len(inputs):
+        raise ValueError(
+            f'Model "{model.name}" expects {len(inputs)} input(s), but it received '
+            f"{len(flat)} input arrays."
+        )
+    for t, a in zip(inputs, flat):
+        name = t._keras_history.layer.name
+        shape = tuple(np.shape(a))
+        want = t.shape
+        if len(shape) != len(want):
+            raise ValueError(
+                f"Error when checking input: expected {name} to have {len(want)} dimensions, "
+                f"but got array with shape {shape}. The model expects inputs of shape {want} "
+                "(None is the batch dimension)."
+            )
+        for i, (w, g) in enumerate(zip(want, shape)):
+            if i > 0 and w is not None and w != g:
+                raise ValueError(
+                    f"Error when checking input: expected {name} to have shape "
+                    f"{tuple(want[1:])} but got array with shape {shape[1:]} "
+                    f"(full shapes: expected {want}, received {shape})."
+                )

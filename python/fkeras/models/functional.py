@@ -1,0 +1,276 @@
+"""Functional: a Model over a graph of layer calls, from its input tensors to its outputs.
+
+Construction walks the graph back from the outputs (iteratively), orders the nodes by depth as
+Keras does, and checks that every path starts at one of the given inputs. Calling the model runs
+the same nodes in topological order on arrays (eager) or on KerasTensors (symbolic, when the
+model is nested in another graph).
+"""
+
+import inspect
+
+from fkeras.engine import naming
+from fkeras.engine.keras_tensor import KerasTensor
+from fkeras.layers.core.input_layer import InputLayer
+from fkeras.layers.layer import Layer
+from fkeras.models.model import Model
+from fkeras.utils import nest
+
+
+def _accepts(layer, arg):
+    cache = type(layer).__dict__.get("_fk_call_args")
+    if cache is None:
+        try:
+            params = inspect.signature(layer.call).parameters
+            cache = frozenset(params) | (
+                {"*"} if any(p.kind == p.VAR_KEYWORD for p in params.values()) else set())
+        except (TypeError, ValueError):
+            cache = frozenset()
+        type.__setattr__(type(layer), "_fk_call_args", cache)
+    return arg in cache or "*" in cache
+
+
+class Functional(Model):
+    """A model defined by `Model(inputs, outputs)`."""
+
+    def __init__(self, inputs, outputs, name=None, trainable=True, **kwargs):
+        Layer.__init__(self, name=name or naming.unique_name("functional"), trainable=trainable,
+                       **kwargs)
+        self._init_graph(inputs, outputs)
+
+    # ---- graph construction ----
+    def _init_graph(self, inputs, outputs):
+        self._inputs_structure = inputs
+        self._outputs_structure = outputs
+        flat_in = nest.flatten(inputs)
+        flat_out = nest.flatten(outputs)
+        _check_inputs(inputs, flat_in)
+        _check_outputs(flat_out)
+        self._flat_inputs = flat_in
+        self._flat_outputs = flat_out
+        nodes, depth_of_node, layers = _map_graph(flat_in, flat_out)
+        self._nodes = nodes  # topological order, input-layer nodes included
+        self._node_depths = depth_of_node
+        self._graph_layers = layers
+        self._layers = list(layers)
+        self._check_names()
+        self.built = True
+
+    def _check_names(self):
+        seen = {}
+        for layer in self._graph_layers:
+            seen[layer.name] = seen.get(layer.name, 0) + 1
+        for name, count in seen.items():
+            if count > 1:
+                raise ValueError(
+                    f'The name "{name}" is used {count} times in the model. All layer names '
+                    "should be unique."
+                )
+
+    # ---- Keras attributes ----
+    @property
+    def inputs(self):
+        return list(self._flat_inputs)
+
+    @property
+    def outputs(self):
+        return list(self._flat_outputs)
+
+    @property
+    def input(self):
+        return self._inputs_structure
+
+    @property
+    def output(self):
+        return self._outputs_structure
+
+    @property
+    def input_names(self):
+        return [t._keras_history.layer.name for t in self._flat_inputs]
+
+    @property
+    def output_names(self):
+        return [t._keras_history.layer.name for t in self._flat_outputs]
+
+    @property
+    def input_shape(self):
+        shapes = [t.shape for t in self._flat_inputs]
+        return shapes[0] if len(shapes) == 1 else shapes
+
+    @property
+    def output_shape(self):
+        shapes = [t.shape for t in self._flat_outputs]
+        return shapes[0] if len(shapes) == 1 else shapes
+
+    @property
+    def layers(self):
+        return list(self._graph_layers)
+
+    # ---- running ----
+    def call(self, inputs, training=None, mask=None):
+        return self._run_graph(inputs, training)
+
+    def _run_graph(self, inputs, training=None):
+        flat = _flatten_inputs_like(inputs, self._inputs_structure, len(self._flat_inputs))
+        if len(flat) != len(self._flat_inputs):
+            raise ValueError(
+                f'Model "{self.name}" expects {len(self._flat_inputs)} input(s), but it received '
+                f"{len(flat)} input tensors."
+            )
+        values = {id(t): v for t, v in zip(self._flat_inputs, flat)}
+        for node in self._nodes:
+            if node.is_input:
+                continue
+            args, kwargs = nest.map_structure(
+                lambda t: values[id(t)] if isinstance(t, KerasTensor) else t,
+                (list(node.call_args), dict(node.call_kwargs)))
+            layer = node.operation
+            if training is not None and "training" not in kwargs and _accepts(layer, "training"):
+                kwargs["training"] = training
+            out = layer(*args, **kwargs)
+            for t, v in zip(node.output_tensors, nest.flatten(out)):
+                values[id(t)] = v
+        return nest.pack_like(self._outputs_structure,
+                              [values[id(t)] for t in self._flat_outputs])
+
+    def _eager_call(self, args, kwargs, flat):
+        from fkeras.models.data_checks import check_model_inputs
+
+        check_model_inputs(self, flat)
+        return self.call(*args, **kwargs)
+
+    def build(self, input_shape):
+        self.built = True
+
+    # ---- config ----
+    def get_config(self):
+        from fkeras.models.functional_config import functional_get_config
+
+        return functional_get_config(self)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from fkeras.models.functional_config import functional_from_config
+
+        return functional_from_config(cls, config, custom_objects)
+
+
+def _flatten_inputs_like(inputs, structure, count):
+    if isinstance(inputs, dict) and not isinstance(structure, dict):
+        # Inputs keyed by input-layer name, as Keras allows.
+        names = [t._keras_history.layer.name for t in nest.flatten(structure)]
+        missing = [n for n in names if n not in inputs]
+        if missing:
+            raise ValueError(f"Missing data for input(s) {missing}. Expected keys: {names}.")
+        return [inputs[n] for n in names]
+    flat = nest.flatten(inputs)
+    if count == 1 and len(flat) != 1 and not isinstance(inputs, (list, tuple, dict)):
+        return [inputs]
+    return flat
+
+
+def _check_inputs(inputs, flat):
+    for t in flat:
+        if not isinstance(t, KerasTensor):
+            raise ValueError(
+                "All `inputs` values must be KerasTensors. Received: "
+                f"inputs={inputs} including invalid value {t} of type {type(t)}"
+            )
+        h = t._keras_history
+        if h is None or not isinstance(h.layer, InputLayer):
+            raise ValueError(
+                "Input tensors to a Model must come from `fkeras.Input` (an InputLayer). "
+                f"Received: {t} (missing previous layer metadata)."
+            )
+    if len({id(t) for t in flat}) != len(flat):
+        raise ValueError(
+            "The list of inputs passed to the model contains the same input multiple times. "
+            f"All inputs should only appear once. Received inputs={inputs}"
+        )
+
+
+def _check_outputs(flat):
+    for t in flat:
+        if not isinstance(t, KerasTensor) or t._keras_history is None:
+            raise ValueError(
+                "Output tensors of a Functional model must be the output of a Keras `Layer` "
+                f"(thus holding past layer metadata). Found: {t}"
+            )
+
+
+def _map_graph(inputs, outputs):
+    """Nodes in topological order, node depths and layers ordered as Keras orders them."""
+    input_ids = {id(t) for t in inputs}
+    # Iterative post-order DFS from the outputs; model inputs are leaves.
+    order, state = [], {}
+    for out in outputs:
+        h = out._keras_history
+        stack = [(h.layer._inbound_nodes[h.node_index], False)]
+        while stack:
+            node, expanded = stack.pop()
+            key = id(node)
+            if expanded:
+                if state.get(key) != "done":
+                    state[key] = "done"
+                    order.append(node)
+                continue
+            if state.get(key) == "done":
+                continue
+            if state.get(key) == "open":
+                raise ValueError(f'The tensor graph has a cycle at layer "{node.operation.name}".')
+            state[key] = "open"
+            stack.append((node, True))
+            for t in reversed(node.input_tensors):
+                if id(t) in input_ids:
+                    hi = t._keras_history
+                    parent = hi.layer._inbound_nodes[hi.node_index]
+                    if state.get(id(parent)) != "done":
+                        state[id(parent)] = "done"
+                        order.append(parent)
+                    continue
+                hi = t._keras_history
+                parent = hi.layer._inbound_nodes[hi.node_index]
+                if state.get(id(parent)) != "done":
+                    stack.append((parent, False))
+
+    # Depths (Keras 2's rule): outputs at 0, parents deeper; a shared layer's nodes share depth.
+    node_depth, layer_depth = {}, {}
+    for node in reversed(order):
+        depth = max(node_depth.setdefault(id(node), 0), layer_depth.get(id(node.operation), 0))
+        layer_depth[id(node.operation)] = depth
+        node_depth[id(node)] = depth
+        for parent in node.parent_nodes:
+            node_depth[id(parent)] = max(depth + 1, node_depth.get(id(parent), 0))
+
+    # Every path must start at a model input.
+    computable = set(input_ids)
+    done_layers = []
+    for node in sorted(order, key=lambda n: -node_depth[id(n)]):
+        if node.is_input:
+            continue  # an input not among `inputs` is reported by its consumer below
+        for t in node.input_tensors:
+            if id(t) not in computable:
+                raise ValueError(
+                    f"Graph disconnected: cannot obtain value for tensor {t} at layer "
+                    f'"{node.operation.name}". The following previous layers were accessed '
+                    f"without issue: {done_layers}"
+                )
+        computable.update(id(t) for t in node.output_tensors)
+        done_layers.append(node.operation.name)
+
+    # Layers: by decreasing depth, ties in discovery (post-order) order; each layer once.
+    position = {}
+    for node in order:
+        position.setdefault(id(node.operation), len(position))
+    layers, seen = [], set()
+    for t in inputs:  # input layers first, in the order of `inputs`
+        layer = t._keras_history.layer
+        if id(layer) not in seen:
+            seen.add(id(layer))
+            layers.append(layer)
+    by_depth = sorted({id(n.operation): n.operation for n in order}.values(),
+                      key=lambda lyr: (-layer_depth[id(lyr)], position[id(lyr)]))
+    for layer in by_depth:
+        if id(layer) not in seen:
+            seen.add(id(layer))
+            layers.append(layer)
+    return order, node_depth, layers

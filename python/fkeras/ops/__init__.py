@@ -1,0 +1,57 @@
+"""fkeras.ops: differentiable operations with keras.ops names and signatures.
+
+Every op works eagerly on arrays (NumPy on the cpu device) and symbolically on KerasTensors
+(shape inference; inside a functional graph a raw op call becomes a node).
+"""
+
+from fkeras.ops.math import (  # noqa: F401
+    abs,
+    absolute,
+    add,
+    clip,
+    divide,
+    exp,
+    log,
+    matmul,
+    max,
+    maximum,
+    mean,
+    min,
+    minimum,
+    multiply,
+    negative,
+    power,
+    sqrt,
+    square,
+    subtract,
+    sum,
+    true_divide,
+)
+from fkeras.ops.nn import (  # noqa: F401
+    dense,
+    elu,
+    exponential,
+    gelu,
+    hard_sigmoid,
+    leaky_relu,
+    linear,
+    log_softmax,
+    relu,
+    selu,
+    sigmoid,
+    silu,
+    softmax,
+    softplus,
+    softsign,
+    swish,
+    tanh,
+)
+from fkeras.ops.registry import REGISTRY, Op, apply  # noqa: F401
+from fkeras.ops.shape import (  # noqa: F401
+    concatenate,
+    expand_dims,
+    getitem,
+    reshape,
+    squeeze,
+    transpose,
+)

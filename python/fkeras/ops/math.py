@@ -1,0 +1,381 @@
+"""Elementwise arithmetic, matmul and reductions (keras.ops names and signatures).
+
+On the cpu and reference devices these structural ops run through NumPy on the device's arrays
+(they are memory-bound one-liners that NumPy already does well); the compute-heavy ops are in
+nn.py and go through the kernel tables.
+"""
+
+import numpy as np
+
+from fkeras.ops import shape_utils as su
+from fkeras.ops.registry import Op, apply
+
+
+def _shape(x):
+    return su.shape_of(x)
+
+
+class _Binary(Op):
+    fn = None
+
+    def output_spec(self, a, b):
+        return su.broadcast_shapes(_shape(a), _shape(b), self.name)
+
+    def forward(self, dev, a, b):
+        return type(self).fn(a, b), (a, b)
+
+
+class Add(_Binary):
+    name = "add"
+    fn = staticmethod(np.add)
+
+    def backward(self, dev, saved, g, needs):
+        a, b = saved
+        return (su.unbroadcast(g, a.shape) if needs[0] else None,
+                su.unbroadcast(g, b.shape) if needs[1] else None)
+
+
+class Subtract(_Binary):
+    name = "subtract"
+    fn = staticmethod(np.subtract)
+
+    def backward(self, dev, saved, g, needs):
+        a, b = saved
+        return (su.unbroadcast(g, a.shape) if needs[0] else None,
+                su.unbroadcast(-g, b.shape) if needs[1] else None)
+
+
+class Multiply(_Binary):
+    name = "multiply"
+    fn = staticmethod(np.multiply)
+
+    def backward(self, dev, saved, g, needs):
+        a, b = saved
+        return (su.unbroadcast(g * b, a.shape) if needs[0] else None,
+                su.unbroadcast(g * a, b.shape) if needs[1] else None)
+
+
+class Divide(_Binary):
+    name = "divide"
+    fn = staticmethod(np.divide)
+
+    def backward(self, dev, saved, g, needs):
+        a, b = saved
+        return (su.unbroadcast(g / b, a.shape) if needs[0] else None,
+                su.unbroadcast(-g * a / (b * b), b.shape) if needs[1] else None)
+
+
+class Maximum(_Binary):
+    name = "maximum"
+    fn = staticmethod(np.maximum)
+
+    def backward(self, dev, saved, g, needs):
+        a, b = saved
+        mask = a >= b
+        return (su.unbroadcast(g * mask, a.shape) if needs[0] else None,
+                su.unbroadcast(g * ~mask, b.shape) if needs[1] else None)
+
+
+class Minimum(_Binary):
+    name = "minimum"
+    fn = staticmethod(np.minimum)
+
+    def backward(self, dev, saved, g, needs):
+        a, b = saved
+        mask = a <= b
+        return (su.unbroadcast(g * mask, a.shape) if needs[0] else None,
+                su.unbroadcast(g * ~mask, b.shape) if needs[1] else None)
+
+
+class Power(_Binary):
+    name = "power"
+    fn = staticmethod(np.power)
+
+    def forward(self, dev, a, b):
+        out = np.power(a, b)
+        return out, (a, b, out)
+
+    def backward(self, dev, saved, g, needs):
+        a, b, out = saved
+        ga = su.unbroadcast(g * b * np.power(a, b - 1), a.shape) if needs[0] else None
+        gb = None
+        if needs[1]:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                gb = su.unbroadcast(g * out * np.where(a > 0, np.log(np.where(a > 0, a, 1)), 0), b.shape)
+        return ga, gb
+
+
+class _Unary(Op):
+    def output_spec(self, x):
+        return _shape(x)
+
+
+class Negative(_Unary):
+    name = "negative"
+
+    def forward(self, dev, x):
+        return np.negative(x), None
+
+    def backward(self, dev, saved, g, needs):
+        return (-g,)
+
+
+class Exp(_Unary):
+    name = "exp"
+
+    def forward(self, dev, x):
+        y = np.exp(x)
+        return y, y
+
+    def backward(self, dev, y, g, needs):
+        return (g * y,)
+
+
+class Log(_Unary):
+    name = "log"
+
+    def forward(self, dev, x):
+        return np.log(x), x
+
+    def backward(self, dev, x, g, needs):
+        return (g / x,)
+
+
+class Sqrt(_Unary):
+    name = "sqrt"
+
+    def forward(self, dev, x):
+        y = np.sqrt(x)
+        return y, y
+
+    def backward(self, dev, y, g, needs):
+        return (g * 0.5 / y,)
+
+
+class Square(_Unary):
+    name = "square"
+
+    def forward(self, dev, x):
+        return np.square(x), x
+
+    def backward(self, dev, x, g, needs):
+        return (2.0 * g * x,)
+
+
+class Abs(_Unary):
+    name = "absolute"
+
+    def forward(self, dev, x):
+        return np.abs(x), x
+
+    def backward(self, dev, x, g, needs):
+        return (g * np.sign(x),)
+
+
+class Clip(_Unary):
+    name = "clip"
+
+    def forward(self, dev, x, x_min=None, x_max=None):
+        return np.clip(x, x_min, x_max).astype(x.dtype, copy=False), x
+
+    def backward(self, dev, x, g, needs, x_min=None, x_max=None):
+        mask = np.ones(x.shape, dtype=bool)
+        if x_min is not None:
+            mask &= x >= x_min
+        if x_max is not None:
+            mask &= x <= x_max
+        return (g * mask,)
+
+
+class MatMul(Op):
+    name = "matmul"
+
+    def output_spec(self, a, b):
+        sa, sb = _shape(a), _shape(b)
+        if len(sa) < 1 or len(sb) < 1:
+            raise ValueError(f"`matmul` needs tensors of rank >= 1, received {sa} and {sb}.")
+        if len(sa) >= 1 and len(sb) >= 2 and None not in (sa[-1], sb[-2]) and sa[-1] != sb[-2]:
+            raise ValueError(
+                f"Inner dimensions of `matmul` do not match: {sa} and {sb} "
+                f"({sa[-1]} != {sb[-2]})."
+            )
+        if len(sb) == 1:
+            return sa[:-1]
+        if len(sa) == 1:
+            return sb[:-2] + sb[-1:]
+        batch = su.broadcast_shapes(sa[:-2], sb[:-2], "matmul")
+        return batch + (sa[-2], sb[-1])
+
+    def forward(self, dev, a, b):
+        if a.ndim == 2 and b.ndim == 2:
+            M, K = a.shape
+            N = b.shape[1]
+            if b.shape[0] != K:
+                raise ValueError(f"Inner dimensions of `matmul` do not match: {a.shape} and {b.shape}.")
+            out = dev.empty((M, N))
+            dev.kernels["gemm"](out, a, b, M, N, K, False, False, 1.0, 0.0)
+            return out, (a, b)
+        return np.matmul(a, b), (a, b)
+
+    def backward(self, dev, saved, g, needs):
+        a, b = saved
+        if a.ndim == 2 and b.ndim == 2:
+            M, K = a.shape
+            N = b.shape[1]
+            ga = gb = None
+            if needs[0]:
+                ga = dev.empty((M, K))
+                dev.kernels["gemm"](ga, np.ascontiguousarray(g), b, M, K, N, False, True, 1.0, 0.0)
+            if needs[1]:
+                gb = dev.empty((K, N))
+                dev.kernels["gemm"](gb, a, np.ascontiguousarray(g), K, N, M, True, False, 1.0, 0.0)
+            return ga, gb
+        a2 = a if a.ndim > 1 else a[None, :]
+        b2 = b if b.ndim > 1 else b[:, None]
+        g2 = g.reshape(np.matmul(a2, b2).shape)
+        ga = su.unbroadcast(np.matmul(g2, np.swapaxes(b2, -1, -2)), a2.shape).reshape(a.shape) if needs[0] else None
+        gb = su.unbroadcast(np.matmul(np.swapaxes(a2, -1, -2), g2), b2.shape).reshape(b.shape) if needs[1] else None
+        return ga, gb
+
+
+class _Reduce(Op):
+    def output_spec(self, x, axis=None, keepdims=False):
+        shape = _shape(x)
+        return su.reduced_shape(shape, su.normalize_axes(axis, len(shape), self.name), keepdims)
+
+
+class Sum(_Reduce):
+    name = "sum"
+
+    def forward(self, dev, x, axis=None, keepdims=False):
+        return np.asarray(np.sum(x, axis=axis, keepdims=keepdims), dtype=x.dtype), x.shape
+
+    def backward(self, dev, shape, g, needs, axis=None, keepdims=False):
+        axes = su.normalize_axes(axis, len(shape))
+        return (np.broadcast_to(g.reshape(su.reduced_shape(shape, axes, True)), shape).copy(),)
+
+
+class Mean(_Reduce):
+    name = "mean"
+
+    def forward(self, dev, x, axis=None, keepdims=False):
+        return np.asarray(np.mean(x, axis=axis, keepdims=keepdims), dtype=x.dtype), x.shape
+
+    def backward(self, dev, shape, g, needs, axis=None, keepdims=False):
+        axes = su.normalize_axes(axis, len(shape))
+        count = int(np.prod([shape[a] for a in axes])) if axes else 1
+        g = g.reshape(su.reduced_shape(shape, axes, True)) / max(count, 1)
+        return (np.broadcast_to(g, shape).astype(dev.dtype),)
+
+
+class Max(_Reduce):
+    name = "max"
+
+    def forward(self, dev, x, axis=None, keepdims=False):
+        y = np.asarray(np.max(x, axis=axis, keepdims=True), dtype=x.dtype)
+        out = y if keepdims else y.reshape(su.reduced_shape(x.shape, su.normalize_axes(axis, x.ndim), False))
+        return out, (x, y)
+
+    def backward(self, dev, saved, g, needs, axis=None, keepdims=False):
+        x, y = saved
+        mask = (x == y)
+        count = mask.sum(axis=axis, keepdims=True)
+        g = g.reshape(y.shape)
+        return ((mask * g / count).astype(x.dtype),)
+
+
+class Min(Max):
+    name = "min"
+
+    def forward(self, dev, x, axis=None, keepdims=False):
+        y = np.asarray(np.min(x, axis=axis, keepdims=True), dtype=x.dtype)
+        out = y if keepdims else y.reshape(su.reduced_shape(x.shape, su.normalize_axes(axis, x.ndim), False))
+        return out, (x, y)
+
+
+# ---- public functions (keras.ops names and signatures) ----
+
+from fkeras.ops.registry import REGISTRY as _R  # noqa: E402
+
+
+def add(x1, x2):
+    return apply(_R["add"], x1, x2)
+
+
+def subtract(x1, x2):
+    return apply(_R["subtract"], x1, x2)
+
+
+def multiply(x1, x2):
+    return apply(_R["multiply"], x1, x2)
+
+
+def divide(x1, x2):
+    return apply(_R["divide"], x1, x2)
+
+
+def true_divide(x1, x2):
+    return divide(x1, x2)
+
+
+def maximum(x1, x2):
+    return apply(_R["maximum"], x1, x2)
+
+
+def minimum(x1, x2):
+    return apply(_R["minimum"], x1, x2)
+
+
+def power(x1, x2):
+    return apply(_R["power"], x1, x2)
+
+
+def negative(x):
+    return apply(_R["negative"], x)
+
+
+def exp(x):
+    return apply(_R["exp"], x)
+
+
+def log(x):
+    return apply(_R["log"], x)
+
+
+def sqrt(x):
+    return apply(_R["sqrt"], x)
+
+
+def square(x):
+    return apply(_R["square"], x)
+
+
+def absolute(x):
+    return apply(_R["absolute"], x)
+
+
+abs = absolute  # noqa: A001  (keras.ops.abs)
+
+
+def clip(x, x_min, x_max):
+    return apply(_R["clip"], x, x_min=x_min, x_max=x_max)
+
+
+def matmul(x1, x2):
+    return apply(_R["matmul"], x1, x2)
+
+
+def sum(x, axis=None, keepdims=False):  # noqa: A001
+    return apply(_R["sum"], x, axis=axis, keepdims=keepdims)
+
+
+def mean(x, axis=None, keepdims=False):
+    return apply(_R["mean"], x, axis=axis, keepdims=keepdims)
+
+
+def max(x, axis=None, keepdims=False):  # noqa: A001
+    return apply(_R["max"], x, axis=axis, keepdims=keepdims)
+
+
+def min(x, axis=None, keepdims=False):  # noqa: A001
+    return apply(_R["min"], x, axis=axis, keepdims=keepdims)

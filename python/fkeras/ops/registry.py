@@ -1,0 +1,124 @@
+"""The ops registry: every differentiable op as output_spec + forward + backward side by side.
+
+An op is a small class:
+- `output_spec(*inputs, **attrs)`: the output shape(s) from input KerasTensors (symbolic mode);
+  returns a shape tuple, a KerasTensor, or a list of those for several outputs;
+- `forward(dev, *arrays, **attrs) -> (outputs, saved)`: computes on device arrays through
+  `dev.kernels` (and NumPy for structural work on the cpu/reference devices);
+- `backward(dev, saved, grads, needs, **attrs)`: one gradient per positional input (None where
+  `needs[i]` is False or the input is not differentiable); `grads` holds one cotangent per output
+  (zeros filled in for outputs that received none).
+
+`apply(op, *inputs, **attrs)` runs an op: symbolically when any input is a KerasTensor (shape
+inference, and a graph node when called outside a layer), eagerly otherwise (recorded on the
+active GradientTape when an input needs a gradient). Positional inputs are tensors (or None for
+an absent optional input); keyword attributes are plain Python values.
+"""
+
+import threading
+
+import numpy as np
+
+from fkeras.backend import devices as _device
+from fkeras.engine import tape as _tape
+from fkeras.engine.keras_tensor import KerasTensor
+from fkeras.engine.variable import Variable
+
+REGISTRY = {}
+_scope = threading.local()
+
+
+class Op:
+    name = None
+    n_outputs = 1
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.name:
+            REGISTRY[cls.name] = cls()
+
+    def output_spec(self, *inputs, **attrs):
+        raise NotImplementedError(f"op {self.name} has no output_spec")
+
+    def forward(self, dev, *inputs, **attrs):
+        raise NotImplementedError(f"op {self.name} has no forward")
+
+    def backward(self, dev, saved, grads, needs, **attrs):
+        raise NotImplementedError(f"op {self.name} has no backward")
+
+
+# ---- symbolic scope: inside a layer's call on KerasTensors, ops create no graph nodes ----
+
+class symbolic_call_scope:
+    """Marks that a layer is computing its outputs symbolically (nested calls add no nodes)."""
+
+    def __enter__(self):
+        _scope.depth = getattr(_scope, "depth", 0) + 1
+
+    def __exit__(self, *exc):
+        _scope.depth -= 1
+
+
+def in_symbolic_call():
+    return getattr(_scope, "depth", 0) > 0
+
+
+# ---- running ops ----
+
+def _to_array(dev, x):
+    if x is None:
+        return None
+    if isinstance(x, Variable):
+        return x.value
+    if isinstance(x, np.ndarray) and x.dtype == dev.dtype and x.flags.c_contiguous:
+        return x
+    if isinstance(x, np.ndarray) and x.dtype.kind in "iub":
+        return x  # integer data (indices, labels) stays integer
+    return dev.asarray(x)
+
+
+def _spec_to_tensor(spec):
+    if isinstance(spec, KerasTensor):
+        return KerasTensor(spec.shape, spec.dtype)
+    return KerasTensor(spec)
+
+
+def apply(op, *inputs, **attrs):
+    """Runs `op` on `inputs`: symbolically on KerasTensors, eagerly on arrays."""
+    if any(isinstance(x, KerasTensor) for x in inputs):
+        return _apply_symbolic(op, inputs, attrs)
+    dev = _device.get_device()
+    tape = _tape.current_tape()
+    if tape is not None:
+        for x in inputs:
+            if isinstance(x, Variable):
+                tape.maybe_watch_variable(x)
+    arrays = [_to_array(dev, x) for x in inputs]
+    outputs, saved = op.forward(dev, *arrays, **attrs)
+    outputs = _no_aliasing(outputs, arrays)
+    if tape is not None:
+        tape.record(op, dev, arrays, outputs, saved, attrs)
+    return outputs
+
+
+def _no_aliasing(outputs, arrays):
+    # The tape keys on array identity: an output must never be one of the inputs.
+    ids = {id(a) for a in arrays if a is not None}
+    if isinstance(outputs, tuple):
+        return tuple(o.view() if id(o) in ids else o for o in outputs)
+    return outputs.view() if id(outputs) in ids else outputs
+
+
+def _apply_symbolic(op, inputs, attrs):
+    specs = op.output_spec(*inputs, **attrs)
+    if isinstance(specs, list):
+        outputs = [_spec_to_tensor(s) for s in specs]
+    else:
+        outputs = _spec_to_tensor(specs)
+    connected = any(isinstance(x, KerasTensor) and x._keras_history is not None for x in inputs)
+    if connected and not in_symbolic_call():
+        # A raw op in a functional graph becomes a node of an OpLayer (Keras 3 does the same).
+        from fkeras.layers.op_layer import OpLayer
+
+        return OpLayer(op, attrs)._record_call(inputs, outputs)
+    return outputs

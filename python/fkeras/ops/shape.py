@@ -1,0 +1,174 @@
+"""Shape ops: reshape, transpose, concatenate, getitem, expand_dims, squeeze, flatten-like."""
+
+import numpy as np
+
+from fkeras.ops import shape_utils as su
+from fkeras.ops.registry import REGISTRY as _R
+from fkeras.ops.registry import Op, apply
+
+
+def reshape_spec(shape, newshape, op_name="reshape"):
+    """Output shape of a reshape with at most one -1, None (unknown) dims allowed in `shape`.
+
+    The batch dimension stays None when the input's total size is unknown.
+    """
+    newshape = tuple(int(d) if d is not None else -1 for d in newshape)
+    if sum(1 for d in newshape if d == -1) > 1:
+        raise ValueError(f"`{op_name}`: can only specify one unknown dimension (-1); "
+                         f"received {newshape}.")
+    known = [d for d in shape if d is not None]
+    total = int(np.prod(known)) if known else 1
+    fixed = int(np.prod([d for d in newshape if d != -1])) if newshape else 1
+    if None in shape:
+        if -1 in newshape:
+            return tuple(None if d == -1 else d for d in newshape)
+        return newshape
+    if -1 in newshape:
+        if fixed == 0 or total % fixed:
+            raise ValueError(f"`{op_name}`: total size of new array must be unchanged, "
+                             f"input_shape = {tuple(shape)}, output_shape = {newshape}")
+        return tuple(total // fixed if d == -1 else d for d in newshape)
+    if fixed != total:
+        raise ValueError(f"`{op_name}`: total size of new array must be unchanged, "
+                         f"input_shape = {tuple(shape)}, output_shape = {newshape}")
+    return newshape
+
+
+class Reshape(Op):
+    name = "reshape"
+
+    def output_spec(self, x, newshape=None):
+        return reshape_spec(su.shape_of(x), newshape)
+
+    def forward(self, dev, x, newshape=None):
+        return np.reshape(x, newshape), x.shape
+
+    def backward(self, dev, shape, g, needs, newshape=None):
+        return (np.reshape(g, shape),)
+
+
+class Transpose(Op):
+    name = "transpose"
+
+    def output_spec(self, x, axes=None):
+        shape = su.shape_of(x)
+        axes = tuple(reversed(range(len(shape)))) if axes is None else axes
+        return tuple(shape[a] for a in axes)
+
+    def forward(self, dev, x, axes=None):
+        return np.ascontiguousarray(np.transpose(x, axes)), None
+
+    def backward(self, dev, saved, g, needs, axes=None):
+        inv = None if axes is None else tuple(np.argsort(axes))
+        return (np.ascontiguousarray(np.transpose(g, inv)),)
+
+
+class Concatenate(Op):
+    name = "concatenate"
+
+    def output_spec(self, *xs, axis=0):
+        shapes = [su.shape_of(x) for x in xs]
+        rank = len(shapes[0])
+        ax = su.normalize_axis(axis, rank, "concatenate")
+        out = list(shapes[0])
+        for s in shapes[1:]:
+            if len(s) != rank or any(i != ax and a is not None and b is not None and a != b
+                                     for i, (a, b) in enumerate(zip(s, shapes[0]))):
+                raise ValueError(
+                    "A `Concatenate` layer requires inputs with matching shapes except for "
+                    f"the concatenation axis. Received: input_shape={shapes}"
+                )
+        sizes = [s[ax] for s in shapes]
+        out[ax] = None if None in sizes else int(np.sum(sizes))
+        for i in range(rank):
+            if i != ax and out[i] is None:
+                out[i] = next((s[i] for s in shapes if s[i] is not None), None)
+        return tuple(out)
+
+    def forward(self, dev, *xs, axis=0):
+        return np.concatenate(xs, axis=axis), [x.shape[axis] for x in xs]
+
+    def backward(self, dev, sizes, g, needs, axis=0):
+        splits = np.cumsum(sizes)[:-1]
+        parts = np.split(g, splits, axis=axis)
+        return tuple(np.ascontiguousarray(p) if n else None for p, n in zip(parts, needs))
+
+
+class GetItem(Op):
+    name = "getitem"
+
+    def output_spec(self, x, key=None):
+        shape = su.shape_of(x)
+        probe = np.empty([1 if d is None else d for d in shape], dtype=np.bool_)
+        out = probe[key].shape
+        # A None (batch) dim stays None when it is kept whole.
+        k = key if isinstance(key, tuple) else (key,)
+        result = list(out)
+        if shape and shape[0] is None and k and isinstance(k[0], slice) and k[0] == slice(None):
+            result[0] = None
+        return tuple(result)
+
+    def forward(self, dev, x, key=None):
+        return np.ascontiguousarray(x[key]), x.shape
+
+    def backward(self, dev, shape, g, needs, key=None):
+        out = np.zeros(shape, dtype=g.dtype)
+        np.add.at(out, key, g)
+        return (out,)
+
+
+class ExpandDims(Op):
+    name = "expand_dims"
+
+    def output_spec(self, x, axis=0):
+        shape = list(su.shape_of(x))
+        ax = axis if axis >= 0 else len(shape) + 1 + axis
+        shape.insert(ax, 1)
+        return tuple(shape)
+
+    def forward(self, dev, x, axis=0):
+        return np.expand_dims(x, axis), x.shape
+
+    def backward(self, dev, shape, g, needs, axis=0):
+        return (g.reshape(shape),)
+
+
+class Squeeze(Op):
+    name = "squeeze"
+
+    def output_spec(self, x, axis=None):
+        shape = su.shape_of(x)
+        if axis is None:
+            return tuple(d for d in shape if d != 1)
+        axes = su.normalize_axes(axis, len(shape), "squeeze")
+        return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+    def forward(self, dev, x, axis=None):
+        return np.squeeze(x, axis=axis), x.shape
+
+    def backward(self, dev, shape, g, needs, axis=None):
+        return (g.reshape(shape),)
+
+
+def reshape(x, newshape):
+    return apply(_R["reshape"], x, newshape=tuple(newshape))
+
+
+def transpose(x, axes=None):
+    return apply(_R["transpose"], x, axes=None if axes is None else tuple(axes))
+
+
+def concatenate(xs, axis=0):
+    return apply(_R["concatenate"], *xs, axis=axis)
+
+
+def getitem(x, key):
+    return apply(_R["getitem"], x, key=key)
+
+
+def expand_dims(x, axis):
+    return apply(_R["expand_dims"], x, axis=axis)
+
+
+def squeeze(x, axis=None):
+    return apply(_R["squeeze"], x, axis=axis)

@@ -1,0 +1,61 @@
+"""Shape helpers shared by ops: broadcasting, axis normalization, reductions of gradients."""
+
+import numpy as np
+
+
+def broadcast_shapes(a, b, op_name):
+    """NumPy broadcasting over shapes that may hold None (unknown)."""
+    out = []
+    for i in range(1, max(len(a), len(b)) + 1):
+        x = a[-i] if i <= len(a) else 1
+        y = b[-i] if i <= len(b) else 1
+        if x == 1:
+            out.append(y)
+        elif y == 1:
+            out.append(x)
+        elif x is None or y is None:
+            out.append(x if y is None else y)
+        elif x == y:
+            out.append(x)
+        else:
+            raise ValueError(
+                f"Cannot broadcast shapes {tuple(a)} and {tuple(b)} in `{op_name}`."
+            )
+    return tuple(reversed(out))
+
+
+def unbroadcast(g, shape):
+    """Sums a broadcast gradient back to `shape`."""
+    if g.shape == tuple(shape):
+        return g
+    extra = g.ndim - len(shape)
+    if extra:
+        g = g.sum(axis=tuple(range(extra)))
+    axes = tuple(i for i, d in enumerate(shape) if d == 1 and g.shape[i] != 1)
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    return g.reshape(shape)
+
+
+def normalize_axis(axis, ndim, op_name="op"):
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"Invalid axis {axis} for `{op_name}` on a tensor of rank {ndim}.")
+    return axis % ndim
+
+
+def normalize_axes(axis, ndim, op_name="op"):
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (list, tuple)):
+        return tuple(sorted(normalize_axis(a, ndim, op_name) for a in axis))
+    return (normalize_axis(axis, ndim, op_name),)
+
+
+def reduced_shape(shape, axes, keepdims):
+    if keepdims:
+        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def shape_of(x):
+    return tuple(x.shape) if hasattr(x, "shape") else np.shape(x)
