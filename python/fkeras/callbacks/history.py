@@ -1,0 +1,23 @@
+"""History: records the epoch logs of `fit` (always added; returned by fit, also
+`model.history`)."""
+
+from fkeras.callbacks.callback import Callback
+
+
+class History(Callback):
+    """`history.history` maps each log key to its per-epoch values; `history.epoch` lists
+    the epoch indices (0-based, starting at initial_epoch)."""
+
+    def __init__(self):
+        super().__init__()
+        self.history = {}
+        self.epoch = []
+
+    def on_train_begin(self, logs=None):
+        self.epoch = []
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.epoch.append(epoch)
+        for k, v in (logs or {}).items():
+            self.history.setdefault(k, []).append(v)
+        self.model.history = self

@@ -1,0 +1,126 @@
+"""Loss base class, Keras 3 reductions and the function wrapper.
+
+A Loss computes per-sample values in `call(y_true, y_pred)` (any fkeras ops: the tape sees
+them) and reduces them with the sample weights in one op:
+- "sum_over_batch_size" (default) and "mean": sum(loss * w) / number of loss values;
+- "sum": sum(loss * w); "mean_with_sample_weight": sum(loss * w) / sum(w);
+- "none" / None: the weighted per-sample values.
+"""
+
+import numpy as np
+
+from fkeras.backend import devices as _devices
+from fkeras.engine import naming
+from fkeras.engine.keras_tensor import KerasTensor
+from fkeras.losses import loss_ops
+from fkeras.ops.registry import REGISTRY as _R
+from fkeras.ops.registry import apply
+
+
+def standardize_reduction(reduction):
+    if reduction not in loss_ops.REDUCTIONS:
+        raise ValueError(
+            "Invalid value for argument `reduction`. Expected one of "
+            f"{set(loss_ops.REDUCTIONS)}. Received: reduction={reduction}"
+        )
+    return reduction
+
+
+def as_tensor(x):
+    """Arrays and KerasTensors pass through; lists and scalars become device arrays."""
+    if isinstance(x, (np.ndarray, KerasTensor)):
+        return x
+    if hasattr(x, "value") and isinstance(getattr(x, "value"), np.ndarray):
+        return x.value
+    a = np.asarray(x)
+    if a.dtype.kind in "iub":
+        return a.astype(np.int64)
+    return _devices.get_device().asarray(a)
+
+
+def as_pred(x):
+    """Predictions: arrays of the device's float type (integers converted), KerasTensors."""
+    if isinstance(x, KerasTensor):
+        return x
+    if hasattr(x, "value") and isinstance(getattr(x, "value"), np.ndarray):
+        return x.value
+    if isinstance(x, np.ndarray) and x.dtype.kind == "f":
+        return x
+    return _devices.get_device().asarray(np.asarray(x, dtype=np.float64))
+
+
+def reduce_weighted_values(values, sample_weight=None, reduction="sum_over_batch_size"):
+    """Weights per-sample loss values and reduces them (one differentiable op)."""
+    if sample_weight is not None and not isinstance(sample_weight, (np.ndarray, KerasTensor)):
+        sample_weight = np.asarray(sample_weight, dtype=np.float64)
+    return apply(_R["loss_reduce_weighted"], values, sample_weight, reduction=reduction)
+
+
+class Loss:
+    """Loss base class: subclasses implement `call(y_true, y_pred)` -> per-sample losses.
+
+    Args:
+        name: Optional name for the loss instance.
+        reduction: "sum_over_batch_size" (default), "sum", "mean", "mean_with_sample_weight",
+            "none" or None.
+        dtype: accepted for Keras compatibility (fkeras computes in the device's float type).
+
+    Example:
+    ```python
+    class MeanSquaredError(fkeras.losses.Loss):
+        def call(self, y_true, y_pred):
+            return fkeras.ops.mean(fkeras.ops.square(y_pred - y_true), axis=-1)
+    ```
+    """
+
+    def __init__(self, name=None, reduction="sum_over_batch_size", dtype=None):
+        self.name = name or naming.to_snake_case(type(self).__name__)
+        self.reduction = standardize_reduction(reduction)
+        self.dtype = dtype or "float32"
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        values = self.call(as_tensor(y_true), as_pred(y_pred))
+        return reduce_weighted_values(values, sample_weight, self.reduction)
+
+    def call(self, y_true, y_pred):
+        raise NotImplementedError
+
+    def get_config(self):
+        return {"name": self.name, "reduction": self.reduction}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name}>"
+
+
+class LossFunctionWrapper(Loss):
+    """Wraps a per-sample loss function `fn(y_true, y_pred, **kwargs)` into a Loss."""
+
+    def __init__(self, fn, reduction="sum_over_batch_size", name=None, dtype=None, **kwargs):
+        super().__init__(name=name or getattr(fn, "__name__", None), reduction=reduction,
+                         dtype=dtype)
+        self.fn = fn
+        self._fn_kwargs = kwargs
+
+    def call(self, y_true, y_pred):
+        return self.fn(y_true, y_pred, **self._fn_kwargs)
+
+    def logits_variant(self):
+        """A from_logits=True copy, for a loss that accepts `from_logits`, else None.
+
+        The trainer uses it when the model's output is a sigmoid/softmax whose pre-activation
+        it can compute (see fkeras.trainers.output_logits).
+        """
+        return None
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(self._fn_kwargs)
+        return config
+
+    def __repr__(self):
+        return f"<{type(self).__name__}({getattr(self.fn, '__name__', self.fn)}, " \
+               f"kwargs={self._fn_kwargs})>"

@@ -1,0 +1,446 @@
+"""Loss ops: each Keras loss function as one op (per-sample values, forward and backward side by
+side), plus the weighted reduction.
+
+Every per-sample op takes (y_true, y_pred) and returns the loss per sample: the elementwise
+losses are averaged over the last axis (Keras), the row losses (crossentropies, cosine
+similarity, categorical hinge) reduce the class axis. y_true is data: it receives a gradient
+only where that is trivial (the symmetric regression losses), else None.
+
+The crossentropies from logits run on the fused kernels (softmax_crossentropy_*,
+sparse_softmax_crossentropy_*, sigmoid_crossentropy_*); on probabilities they clip to
+[epsilon, 1 - epsilon] as Keras 3 does (jax/torch/numpy backends).
+"""
+
+import numpy as np
+
+from fkeras.ops import shape_utils as su
+from fkeras.ops.registry import Op
+
+
+def match_ranks(t, p):
+    """Keras's squeeze_or_expand_to_same_rank for (y_true, y_pred) shapes: returns t reshaped."""
+    if t.ndim == p.ndim + 1 and t.shape[-1] == 1:
+        return t.reshape(t.shape[:-1])
+    if p.ndim == t.ndim + 1 and p.shape[-1] == 1:
+        return t.reshape(t.shape + (1,))
+    return t
+
+
+def check_same_shape(t_shape, p_shape, loss_name):
+    if tuple(t_shape) != tuple(p_shape):
+        raise ValueError(
+            f"Arguments `target` and `output` of `{loss_name}` must have the same shape (fkeras "
+            f"does not broadcast targets). Received: target.shape={tuple(t_shape)}, "
+            f"output.shape={tuple(p_shape)}"
+        )
+
+
+def _as_float(t, like):
+    return t if t.dtype == like.dtype else t.astype(like.dtype)
+
+
+class _PerSample(Op):
+    """Base: output_spec drops the last axis (the per-sample loss)."""
+
+    def output_spec(self, y_true, y_pred, **attrs):
+        return su.shape_of(y_pred)[:-1]
+
+
+# ---- elementwise losses, averaged (or summed) over the last axis ----
+
+class _Elementwise(_PerSample):
+    reduce_sum = False  # kl_divergence sums over the last axis; the others average
+    symmetric = False   # d/dy_true == -d/dy_pred
+
+    def value(self, t, p, **attrs):
+        raise NotImplementedError
+
+    def grad(self, t, p, **attrs):
+        raise NotImplementedError
+
+    def prepare(self, t, p):
+        t = _as_float(match_ranks(t, p), p)
+        check_same_shape(t.shape, p.shape, self.name[5:])
+        return t
+
+    def forward(self, dev, y_true, y_pred, **attrs):
+        t = self.prepare(y_true, y_pred)
+        v = self.value(t, y_pred, **attrs)
+        out = v.sum(axis=-1) if self.reduce_sum else v.mean(axis=-1)
+        return np.asarray(out, dtype=y_pred.dtype), (y_true.shape, t, y_pred)
+
+    def backward(self, dev, saved, g, needs, **attrs):
+        t_shape, t, p = saved
+        scale = 1.0 if self.reduce_sum or p.shape[-1] == 0 else 1.0 / p.shape[-1]
+        gp = (np.asarray(g)[..., None] * scale) * self.grad(t, p, **attrs)
+        gp = gp.astype(p.dtype, copy=False)
+        gt = (-gp).reshape(t_shape) if self.symmetric and needs[0] else None
+        return gt, gp
+
+
+class MeanSquaredError(_Elementwise):
+    name = "loss_mean_squared_error"
+    symmetric = True
+
+    def value(self, t, p):
+        d = p - t
+        return d * d
+
+    def grad(self, t, p):
+        return 2.0 * (p - t)
+
+
+class MeanAbsoluteError(_Elementwise):
+    name = "loss_mean_absolute_error"
+    symmetric = True
+
+    def value(self, t, p):
+        return np.abs(p - t)
+
+    def grad(self, t, p):
+        return np.sign(p - t)
+
+
+class MeanAbsolutePercentageError(_Elementwise):
+    name = "loss_mean_absolute_percentage_error"
+
+    def value(self, t, p, epsilon=1e-7):
+        return 100.0 * np.abs((t - p) / np.maximum(np.abs(t), epsilon))
+
+    def grad(self, t, p, epsilon=1e-7):
+        return 100.0 * np.sign(p - t) / np.maximum(np.abs(t), epsilon)
+
+
+class MeanSquaredLogarithmicError(_Elementwise):
+    name = "loss_mean_squared_logarithmic_error"
+
+    def value(self, t, p, epsilon=1e-7):
+        d = np.log(np.maximum(p, epsilon) + 1.0) - np.log(np.maximum(t, epsilon) + 1.0)
+        return d * d
+
+    def grad(self, t, p, epsilon=1e-7):
+        d = np.log(np.maximum(p, epsilon) + 1.0) - np.log(np.maximum(t, epsilon) + 1.0)
+        return 2.0 * d * (p >= epsilon) / (np.maximum(p, epsilon) + 1.0)
+
+
+class Huber(_Elementwise):
+    name = "loss_huber"
+    symmetric = True
+
+    def value(self, t, p, delta=1.0):
+        a = np.abs(p - t)
+        return np.where(a <= delta, 0.5 * a * a, delta * a - 0.5 * delta * delta)
+
+    def grad(self, t, p, delta=1.0):
+        return np.clip(p - t, -delta, delta)
+
+
+class LogCosh(_Elementwise):
+    name = "loss_log_cosh"
+    symmetric = True
+
+    def value(self, t, p):
+        x = p - t  # log(cosh(x)) = x + softplus(-2x) - log(2), stable for large |x|
+        return x + np.logaddexp(0.0, -2.0 * x) - np.log(2.0)
+
+    def grad(self, t, p):
+        return np.tanh(p - t)
+
+
+def hinge_labels(t):
+    """Binary {0, 1} labels become {-1, 1} (Keras's convert_binary_labels_to_hinge)."""
+    if t.size and np.all((t == 0) | (t == 1)):
+        return 2.0 * t - 1.0
+    return t
+
+
+class Hinge(_Elementwise):
+    name = "loss_hinge"
+
+    def prepare(self, t, p):
+        return hinge_labels(super().prepare(t, p))
+
+    def value(self, t, p):
+        return np.maximum(1.0 - t * p, 0.0)
+
+    def grad(self, t, p):
+        return -t * (1.0 - t * p > 0)
+
+
+class SquaredHinge(Hinge):
+    name = "loss_squared_hinge"
+
+    def value(self, t, p):
+        m = np.maximum(1.0 - t * p, 0.0)
+        return m * m
+
+    def grad(self, t, p):
+        return -2.0 * t * np.maximum(1.0 - t * p, 0.0)
+
+
+class Poisson(_Elementwise):
+    name = "loss_poisson"
+
+    def value(self, t, p, epsilon=1e-7):
+        return p - t * np.log(p + epsilon)
+
+    def grad(self, t, p, epsilon=1e-7):
+        return 1.0 - t / (p + epsilon)
+
+
+class KLDivergence(_Elementwise):
+    name = "loss_kl_divergence"
+    reduce_sum = True
+
+    def value(self, t, p, epsilon=1e-7):
+        tc = np.clip(t, epsilon, 1.0)
+        return tc * np.log(tc / np.clip(p, epsilon, 1.0))
+
+    def grad(self, t, p, epsilon=1e-7):
+        tc = np.clip(t, epsilon, 1.0)
+        return -tc / np.clip(p, epsilon, 1.0) * ((p >= epsilon) & (p <= 1.0))
+
+
+class BinaryCrossentropy(_Elementwise):
+    """On probabilities, clipped to [epsilon, 1 - epsilon] (Keras 3)."""
+
+    name = "loss_binary_crossentropy"
+
+    def value(self, t, p, epsilon=1e-7):
+        pc = np.clip(p, epsilon, 1.0 - epsilon)
+        return -(t * np.log(pc) + (1.0 - t) * np.log(1.0 - pc))
+
+    def grad(self, t, p, epsilon=1e-7):
+        pc = np.clip(p, epsilon, 1.0 - epsilon)
+        inside = (p >= epsilon) & (p <= 1.0 - epsilon)
+        return (-(t / pc) + (1.0 - t) / (1.0 - pc)) * inside
+
+
+class BinaryCrossentropyFromLogits(_PerSample):
+    """max(x, 0) - x z + log1p(exp(-|x|)), averaged over the last axis (fused kernel)."""
+
+    name = "loss_binary_crossentropy_from_logits"
+
+    def forward(self, dev, y_true, y_pred):
+        t = np.ascontiguousarray(_as_float(match_ranks(y_true, y_pred), y_pred))
+        check_same_shape(t.shape, y_pred.shape, "binary_crossentropy")
+        x = np.ascontiguousarray(y_pred)
+        loss = dev.empty(x.shape)
+        dev.kernels["sigmoid_crossentropy_forward"](loss, x, t, x.size)
+        out = loss.mean(axis=-1) if x.shape[-1] else loss.sum(axis=-1)
+        return np.asarray(out, dtype=x.dtype), (t, x)
+
+    def backward(self, dev, saved, g, needs):
+        t, x = saved
+        cols = x.shape[-1] or 1
+        dloss = np.ascontiguousarray(
+            np.broadcast_to((np.asarray(g) / cols)[..., None], x.shape), dtype=x.dtype)
+        dx = dev.empty(x.shape)
+        dev.kernels["sigmoid_crossentropy_backward"](dx, dloss, x, t, x.size)
+        return None, dx
+
+
+# ---- row losses over the last (class) axis ----
+
+def _rows(x):
+    cols = x.shape[-1]
+    return x.reshape(-1, cols), cols
+
+
+class CategoricalCrossentropy(_PerSample):
+    """On probabilities: normalized by their sum, clipped, then -sum(t log p) (Keras 3)."""
+
+    name = "loss_categorical_crossentropy"
+
+    def forward(self, dev, y_true, y_pred, epsilon=1e-7):
+        t = _as_float(y_true, y_pred)
+        check_same_shape(t.shape, y_pred.shape, "categorical_crossentropy")
+        s = y_pred.sum(axis=-1, keepdims=True)
+        q = y_pred / s
+        qc = np.clip(q, epsilon, 1.0 - epsilon)
+        out = -(t * np.log(qc)).sum(axis=-1)
+        return np.asarray(out, dtype=y_pred.dtype), (t, s, q, qc, epsilon)
+
+    def backward(self, dev, saved, g, needs):
+        t, s, q, qc, eps = saved
+        dq = -(t / qc) * ((q >= eps) & (q <= 1.0 - eps)) * np.asarray(g)[..., None]
+        dp = (dq - (dq * q).sum(axis=-1, keepdims=True)) / s
+        return None, dp.astype(q.dtype, copy=False)
+
+
+class SparseCategoricalCrossentropy(CategoricalCrossentropy):
+    """Integer labels; y_pred probabilities (the one-hot form of categorical_crossentropy)."""
+
+    name = "loss_sparse_categorical_crossentropy"
+
+    def forward(self, dev, y_true, y_pred, epsilon=1e-7):
+        labels = sparse_labels(y_true, y_pred)
+        onehot = np.zeros(y_pred.shape, dtype=y_pred.dtype)
+        np.put_along_axis(onehot, labels[..., None], 1.0, axis=-1)
+        return super().forward(dev, onehot, y_pred, epsilon=epsilon)
+
+
+def sparse_labels(y_true, y_pred):
+    """Integer class labels shaped like y_pred without its class axis (checked)."""
+    t = y_true
+    if t.ndim == y_pred.ndim and t.shape[-1] == 1:
+        t = t.reshape(t.shape[:-1])
+    if tuple(t.shape) != tuple(y_pred.shape[:-1]):
+        raise ValueError(
+            "Arguments `target` and `output` of `sparse_categorical_crossentropy` must have "
+            "the same shape up until the last dimension (integer labels, one per sample): "
+            f"target.shape={tuple(y_true.shape)}, output.shape={tuple(y_pred.shape)}"
+        )
+    if t.dtype != np.int64:
+        t = t.astype(np.int64)
+    cols = y_pred.shape[-1]
+    if t.size and (t.min() < 0 or t.max() >= cols):
+        raise ValueError(
+            f"`sparse_categorical_crossentropy`: labels must be in [0, {cols}) for an output "
+            f"with {cols} classes; received labels in [{t.min()}, {t.max()}]."
+        )
+    return np.ascontiguousarray(t)
+
+
+class CategoricalCrossentropyFromLogits(_PerSample):
+    name = "loss_categorical_crossentropy_from_logits"
+
+    def forward(self, dev, y_true, y_pred):
+        t = np.ascontiguousarray(_as_float(y_true, y_pred))
+        check_same_shape(t.shape, y_pred.shape, "categorical_crossentropy")
+        x2, cols = _rows(np.ascontiguousarray(y_pred))
+        rows = x2.shape[0]
+        loss, probs = dev.empty((rows,)), dev.empty((rows, cols))
+        dev.kernels["softmax_crossentropy_forward"](loss, probs, x2, t.reshape(rows, cols),
+                                                    rows, cols)
+        return loss.reshape(y_pred.shape[:-1]), (probs, t, y_pred.shape)
+
+    def backward(self, dev, saved, g, needs):
+        probs, t, shape = saved
+        rows, cols = probs.shape
+        dx = dev.empty((rows, cols))
+        dev.kernels["softmax_crossentropy_backward"](
+            dx, np.ascontiguousarray(np.asarray(g, dtype=probs.dtype).reshape(rows)), probs,
+            t.reshape(rows, cols), rows, cols)
+        return None, dx.reshape(shape)
+
+
+class SparseCategoricalCrossentropyFromLogits(_PerSample):
+    name = "loss_sparse_categorical_crossentropy_from_logits"
+
+    def forward(self, dev, y_true, y_pred):
+        labels = sparse_labels(y_true, y_pred)
+        x2, cols = _rows(np.ascontiguousarray(y_pred))
+        rows = x2.shape[0]
+        loss, probs = dev.empty((rows,)), dev.empty((rows, cols))
+        dev.kernels["sparse_softmax_crossentropy_forward"](loss, probs, x2,
+                                                           labels.reshape(rows), rows, cols)
+        return loss.reshape(y_pred.shape[:-1]), (probs, labels.reshape(rows), y_pred.shape)
+
+    def backward(self, dev, saved, g, needs):
+        probs, labels, shape = saved
+        rows, cols = probs.shape
+        dx = dev.empty((rows, cols))
+        dev.kernels["sparse_softmax_crossentropy_backward"](
+            dx, np.ascontiguousarray(np.asarray(g, dtype=probs.dtype).reshape(rows)), probs,
+            labels, rows, cols)
+        return None, dx.reshape(shape)
+
+
+class CosineSimilarity(_PerSample):
+    """-sum(l2_normalize(t) * l2_normalize(p)) over the last axis (Keras's normalize)."""
+
+    name = "loss_cosine_similarity"
+
+    def forward(self, dev, y_true, y_pred):
+        t = _as_float(match_ranks(y_true, y_pred), y_pred)
+        check_same_shape(t.shape, y_pred.shape, "cosine_similarity")
+        tn = t / np.sqrt(np.maximum((t * t).sum(axis=-1, keepdims=True), 1e-12))
+        sq = (y_pred * y_pred).sum(axis=-1, keepdims=True)
+        r = 1.0 / np.sqrt(np.maximum(sq, 1e-12))
+        pn = y_pred * r
+        out = -(tn * pn).sum(axis=-1)
+        return np.asarray(out, dtype=y_pred.dtype), (tn, pn, r, sq >= 1e-12)
+
+    def backward(self, dev, saved, g, needs):
+        tn, pn, r, unclamped = saved
+        gn = -np.asarray(g)[..., None] * tn  # d loss / d pn
+        dp = r * (gn - unclamped * pn * (gn * pn).sum(axis=-1, keepdims=True))
+        return None, dp.astype(pn.dtype, copy=False)
+
+
+class CategoricalHinge(_PerSample):
+    """max(max((1 - t) p) - sum(t p) + 1, 0)."""
+
+    name = "loss_categorical_hinge"
+
+    def forward(self, dev, y_true, y_pred):
+        t = _as_float(y_true, y_pred)
+        check_same_shape(t.shape, y_pred.shape, "categorical_hinge")
+        pos = (t * y_pred).sum(axis=-1)
+        negv = (1.0 - t) * y_pred
+        arg = negv.argmax(axis=-1)
+        neg = np.take_along_axis(negv, arg[..., None], axis=-1)[..., 0]
+        out = np.maximum(neg - pos + 1.0, 0.0)
+        return np.asarray(out, dtype=y_pred.dtype), (t, arg, out > 0)
+
+    def backward(self, dev, saved, g, needs):
+        t, arg, active = saved
+        ga = np.asarray(g) * active
+        dp = -t * ga[..., None]
+        onehot = np.zeros_like(t)
+        np.put_along_axis(onehot, arg[..., None], 1.0, axis=-1)
+        dp += onehot * (1.0 - t) * ga[..., None]
+        return None, dp
+
+
+# ---- weighted reduction ----
+
+REDUCTIONS = ("sum_over_batch_size", "sum", "mean", "mean_with_sample_weight", "none", None)
+
+
+def _match_weight(w, values):
+    """Keras's squeeze_or_expand_to_same_rank for a sample weight against the loss values."""
+    if w.ndim == values.ndim + 1 and w.shape[-1] == 1:
+        w = w.reshape(w.shape[:-1])
+    elif values.ndim == w.ndim + 1 and values.shape[-1] == 1:
+        w = w.reshape(w.shape + (1,))
+    return np.broadcast_to(w, values.shape)
+
+
+class ReduceWeighted(Op):
+    """sum(values * w) / divisor: the size of `values` (sum_over_batch_size, mean), 1 (sum) or
+    sum(w) (mean_with_sample_weight); reduction 'none' returns values * w."""
+
+    name = "loss_reduce_weighted"
+
+    def output_spec(self, values, sample_weight=None, reduction="sum_over_batch_size"):
+        return su.shape_of(values) if reduction in ("none", None) else ()
+
+    def forward(self, dev, values, sample_weight=None, reduction="sum_over_batch_size"):
+        w = None
+        if sample_weight is not None:
+            w = _match_weight(np.asarray(sample_weight, dtype=values.dtype), values)
+        weighted = values if w is None else values * w
+        if reduction in ("none", None) or values.ndim == 0:
+            return np.array(weighted, dtype=values.dtype), (w, None, values.shape)
+        total = weighted.sum()
+        if reduction == "sum":
+            divisor = 1.0
+        elif reduction == "mean_with_sample_weight" and w is not None:
+            divisor = float(w.sum())
+        else:
+            divisor = float(values.size)
+        out = total / divisor if divisor else total * 0.0
+        return np.asarray(out, dtype=values.dtype), (w, divisor, values.shape)
+
+    def backward(self, dev, saved, g, needs, sample_weight=None, reduction=None):
+        w, divisor, shape = saved
+        if divisor is None:
+            gv = g if w is None else g * w
+            return np.asarray(gv).reshape(shape), None
+        scale = (1.0 / divisor) if divisor else 0.0
+        gv = np.full(shape, float(g) * scale, dtype=np.asarray(g).dtype)
+        if w is not None:
+            gv = gv * w
+        return gv, None

@@ -1,0 +1,217 @@
+"""Confusion-matrix metrics: TruePositives & co, Precision, Recall and AUC (Keras 3).
+
+A prediction counts as positive when it is strictly greater than the threshold; a label is
+positive when it is nonzero. Counts are weighted by sample_weight. The counts at many
+thresholds come from one sort of the predictions (O(n log n)), not a thresholds x samples
+comparison table.
+"""
+
+import numpy as np
+
+from fkeras import config as _config
+from fkeras.metrics.metric import Metric, squeeze_or_expand, to_numpy
+
+
+def _flatten_inputs(y_true, y_pred, sample_weight, top_k=None, class_id=None):
+    y_true = to_numpy(y_true)
+    y_pred = to_numpy(y_pred).astype(np.float64)
+    y_pred, y_true = squeeze_or_expand(y_pred, y_true)
+    if top_k is not None:
+        kth = -np.sort(-y_pred, axis=-1)[..., top_k - 1:top_k]
+        y_pred = np.where(y_pred >= kth, y_pred, -np.inf)
+    if class_id is not None:
+        y_true, y_pred = y_true[..., class_id], y_pred[..., class_id]
+    w = np.ones(y_pred.shape) if sample_weight is None else np.broadcast_to(
+        squeeze_or_expand(y_pred, to_numpy(sample_weight).astype(np.float64),
+                          expand_rank_1=False)[1], y_pred.shape)
+    return (y_true != 0).reshape(-1), y_pred.reshape(-1), np.asarray(w, np.float64).reshape(-1)
+
+
+def confusion_counts(labels, preds, weights, thresholds):
+    """(tp, fp, tn, fn) per threshold, each shaped like `thresholds`."""
+    order = np.argsort(preds, kind="stable")
+    p = preds[order]
+    pos = np.concatenate([[0.0], np.cumsum(weights[order] * labels[order])])
+    neg = np.concatenate([[0.0], np.cumsum(weights[order] * ~labels[order])])
+    below = np.searchsorted(p, thresholds, side="right")  # predictions <= threshold
+    fn, tn = pos[below], neg[below]
+    return pos[-1] - fn, neg[-1] - tn, tn, fn
+
+
+def _thresholds(thresholds, default=0.5):
+    if thresholds is None:
+        return np.array([default]), True
+    scalar = np.ndim(thresholds) == 0
+    return np.atleast_1d(np.asarray(thresholds, dtype=np.float64)), scalar
+
+
+class _ConfusionMetric(Metric):
+    _direction = "up"
+
+    def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None,
+                 default=0.5):
+        super().__init__(name=name, dtype=dtype)
+        self.init_thresholds = thresholds
+        self.top_k, self.class_id = top_k, class_id
+        self.thresholds, self._scalar = _thresholds(thresholds, default)
+        n = len(self.thresholds)
+        self.true_positives = self.add_variable((n,), name="true_positives")
+        self.false_positives = self.add_variable((n,), name="false_positives")
+        self.true_negatives = self.add_variable((n,), name="true_negatives")
+        self.false_negatives = self.add_variable((n,), name="false_negatives")
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        labels, preds, w = _flatten_inputs(y_true, y_pred, sample_weight, self.top_k,
+                                           self.class_id)
+        tp, fp, tn, fn = confusion_counts(labels, preds, w, self.thresholds)
+        self.true_positives += tp
+        self.false_positives += fp
+        self.true_negatives += tn
+        self.false_negatives += fn
+
+    def _out(self, values):
+        values = np.asarray(values, dtype=np.float32)
+        return values[0] if self._scalar else values
+
+    def get_config(self):
+        return {"name": self.name, "dtype": self.dtype, "thresholds": self.init_thresholds}
+
+
+def _ratio(a, b):
+    return np.divide(a, b, out=np.zeros_like(a), where=b != 0)
+
+
+class Precision(_ConfusionMetric):
+    """tp / (tp + fp) at `thresholds` (default 0.5)."""
+
+    def __init__(self, thresholds=None, top_k=None, class_id=None, name="precision",
+                 dtype=None):
+        super().__init__(thresholds, top_k, class_id, name, dtype,
+                         default=-np.inf if top_k else 0.5)
+
+    def result(self):
+        return self._out(_ratio(self.true_positives, self.true_positives + self.false_positives))
+
+    def get_config(self):
+        return dict(super().get_config(), top_k=self.top_k, class_id=self.class_id)
+
+
+class Recall(Precision):
+    """tp / (tp + fn) at `thresholds` (default 0.5)."""
+
+    def __init__(self, thresholds=None, top_k=None, class_id=None, name="recall", dtype=None):
+        super().__init__(thresholds, top_k, class_id, name, dtype)  # Precision's defaults
+
+    def result(self):
+        return self._out(_ratio(self.true_positives, self.true_positives + self.false_negatives))
+
+
+def _count_metric(cls_name, attr, default_name):
+    def __init__(self, thresholds=None, name=default_name, dtype=None):
+        _ConfusionMetric.__init__(self, thresholds, None, None, name, dtype)
+
+    def result(self):
+        return self._out(getattr(self, attr))
+
+    return type(cls_name, (_ConfusionMetric,), {"__init__": __init__, "result": result,
+                                                 "__doc__": f"Weighted count of {attr}."})
+
+
+TruePositives = _count_metric("TruePositives", "true_positives", "true_positives")
+FalsePositives = _count_metric("FalsePositives", "false_positives", "false_positives")
+TrueNegatives = _count_metric("TrueNegatives", "true_negatives", "true_negatives")
+FalseNegatives = _count_metric("FalseNegatives", "false_negatives", "false_negatives")
+
+
+class AUC(Metric):
+    """Area under the ROC or PR curve, from counts at `num_thresholds` thresholds.
+
+    Args:
+        num_thresholds: Defaults to 200 (evenly spaced in [0, 1], the ends widened by
+            epsilon so that 0 and 1 fall inside).
+        curve: "ROC" (default) or "PR".
+        summation_method: "interpolation" (default; trapezoids for ROC, Davis & Goadrich for
+            PR), "minoring" or "majoring".
+        thresholds: explicit thresholds (overrides num_thresholds).
+        from_logits: apply a sigmoid to the predictions first.
+    """
+
+    _direction = "up"
+
+    def __init__(self, num_thresholds=200, curve="ROC", summation_method="interpolation",
+                 name="auc", dtype=None, thresholds=None, multi_label=False, num_labels=None,
+                 label_weights=None, from_logits=False):
+        super().__init__(name=name, dtype=dtype)
+        if multi_label:
+            raise NotImplementedError("AUC(multi_label=True) is not supported yet.")
+        if curve.upper() not in ("ROC", "PR"):
+            raise ValueError(f'Invalid AUC curve value: "{curve}". Expected "ROC" or "PR".')
+        self.curve = curve.upper()
+        self.summation_method = summation_method.lower()
+        self.from_logits = from_logits
+        eps = _config.epsilon()
+        if thresholds is not None:
+            inner = sorted(float(t) for t in np.atleast_1d(thresholds))
+            self._evenly = False
+        else:
+            if num_thresholds <= 1:
+                raise ValueError("Argument `num_thresholds` must be an integer > 1. "
+                                 f"Received: num_thresholds={num_thresholds}")
+            inner = [(i + 1) / (num_thresholds - 1) for i in range(num_thresholds - 2)]
+            self._evenly = True
+        self.num_thresholds = len(inner) + 2
+        self.thresholds = np.array([0.0 - eps] + inner + [1.0 + eps])
+        n = self.num_thresholds
+        self.true_positives = self.add_variable((n,), name="true_positives")
+        self.false_positives = self.add_variable((n,), name="false_positives")
+        self.true_negatives = self.add_variable((n,), name="true_negatives")
+        self.false_negatives = self.add_variable((n,), name="false_negatives")
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        y_pred = to_numpy(y_pred).astype(np.float64)
+        if self.from_logits:
+            y_pred = 1.0 / (1.0 + np.exp(-y_pred))
+        labels, preds, w = _flatten_inputs(y_true, y_pred, sample_weight)
+        if self._evenly:
+            preds = np.clip(preds, 0.0, 1.0)
+        tp, fp, tn, fn = confusion_counts(labels, preds, w, self.thresholds)
+        self.true_positives += tp
+        self.false_positives += fp
+        self.true_negatives += tn
+        self.false_negatives += fn
+
+    def result(self):
+        tp, fp, tn, fn = (self.true_positives, self.false_positives, self.true_negatives,
+                          self.false_negatives)
+        if self.curve == "PR" and self.summation_method == "interpolation":
+            return np.float32(self._interpolate_pr_auc())
+        recall = _ratio(tp, tp + fn)
+        if self.curve == "ROC":
+            x, y = _ratio(fp, fp + tn), recall
+        else:
+            x, y = recall, _ratio(tp, tp + fp)
+        if self.summation_method == "minoring":
+            heights = np.minimum(y[:-1], y[1:])
+        elif self.summation_method == "majoring":
+            heights = np.maximum(y[:-1], y[1:])
+        else:
+            heights = (y[:-1] + y[1:]) / 2.0
+        return np.float32(np.sum((x[:-1] - x[1:]) * heights))
+
+    def _interpolate_pr_auc(self):
+        tp, fp, fn = self.true_positives, self.false_positives, self.false_negatives
+        dtp = tp[:-1] - tp[1:]
+        p = tp + fp
+        dp = p[:-1] - p[1:]
+        slope = _ratio(dtp, np.maximum(dp, 0))
+        intercept = tp[1:] - slope * p[1:]
+        both = (p[:-1] > 0) & (p[1:] > 0)
+        ratio = np.where(both, _ratio(p[:-1], np.maximum(p[1:], 0)), 1.0)
+        ratio = np.where(ratio > 0, ratio, 1.0)
+        num = slope * (dtp + intercept * np.log(ratio))
+        return np.sum(_ratio(num, np.maximum(tp[1:] + fn[1:], 0)))
+
+    def get_config(self):
+        return {"name": self.name, "dtype": self.dtype, "num_thresholds": self.num_thresholds,
+                "curve": self.curve, "summation_method": self.summation_method,
+                "from_logits": self.from_logits}

@@ -1,0 +1,180 @@
+"""Metric base class (Keras 3 API: update_state / result / reset_state) and the reducing
+metrics Mean, Sum and MeanMetricWrapper.
+
+State lives in float64 NumPy buffers created by `add_variable` (accumulating totals in float64
+keeps long epochs exact); `variables` exposes them as fkeras Variables. Metrics compute
+outside the gradient tape, in NumPy.
+"""
+
+import numpy as np
+
+from fkeras.engine import naming
+from fkeras.optimizers.state import view_variable
+
+
+def to_numpy(x):
+    if x is None:
+        return None
+    if hasattr(x, "value") and isinstance(getattr(x, "value"), np.ndarray):
+        x = x.value
+    return np.asarray(x)
+
+
+def squeeze_or_expand(a, b, expand_rank_1=True):
+    """Keras's squeeze_or_expand_to_same_rank: ranks differing by one trailing 1 are aligned."""
+    if a.ndim == b.ndim + 1 and a.shape[-1] == 1:
+        if b.ndim == 1 and expand_rank_1:
+            b = b[..., None]
+        else:
+            a = a[..., 0]
+    elif b.ndim == a.ndim + 1 and b.shape[-1] == 1:
+        if a.ndim == 1 and expand_rank_1:
+            a = a[..., None]
+        else:
+            b = b[..., 0]
+    return a, b
+
+
+class Metric:
+    """Encapsulates metric logic and state.
+
+    Subclasses create state in `__init__` with `add_variable`, and implement `update_state`,
+    `result` (and `reset_state` when the state is not all zeros initially).
+
+    Example:
+    ```python
+    m = fkeras.metrics.Mean()
+    m.update_state([1, 3])
+    m.result()  # 2.0
+    ```
+    """
+
+    _direction = None  # "up" or "down": which way is better (EarlyStopping mode='auto')
+
+    def __init__(self, name=None, dtype=None):
+        self.name = name or naming.to_snake_case(type(self).__name__)
+        self.dtype = dtype or "float32"
+        self._state = []
+
+    def add_variable(self, shape=(), initializer="zeros", dtype=None, aggregation="sum",
+                     name=None):
+        value = np.zeros(shape, dtype=np.float64)
+        if initializer not in ("zeros", None):
+            value[...] = initializer if np.isscalar(initializer) else initializer(shape)
+        self._state.append((name or f"variable_{len(self._state)}", value, value.copy()))
+        return value
+
+    @property
+    def variables(self):
+        return [view_variable(v, f"{self.name}/{n}", "reference") for n, v, _ in self._state]
+
+    def update_state(self, *args, **kwargs):
+        raise NotImplementedError
+
+    def result(self):
+        raise NotImplementedError
+
+    def reset_state(self):
+        for _, value, initial in self._state:
+            value[...] = initial
+
+    def __call__(self, *args, **kwargs):
+        self.update_state(*args, **kwargs)
+        return self.result()
+
+    def stateless_result(self):
+        return self.result()
+
+    def get_config(self):
+        return {"name": self.name, "dtype": self.dtype}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name}>"
+
+
+def reduce_to_samplewise(values, sample_weight):
+    """Keras's reduce_to_samplewise_values (mean reduction): per-sample values and weights."""
+    values = np.asarray(values, dtype=np.float64)
+    if sample_weight is not None:
+        sample_weight = np.asarray(sample_weight, dtype=np.float64)
+        values, sample_weight = squeeze_or_expand(values, sample_weight)
+        w_ndim = sample_weight.ndim
+        if values.ndim > w_ndim:
+            values = values.mean(axis=tuple(range(w_ndim, values.ndim)))
+        sample_weight = np.broadcast_to(sample_weight, values.shape)
+        values = values * sample_weight
+        if w_ndim > 1:
+            sample_weight = sample_weight.mean(axis=tuple(range(1, w_ndim)))
+    if values.ndim > 1:
+        values = values.mean(axis=tuple(range(1, values.ndim)))
+    return values, sample_weight
+
+
+class Sum(Metric):
+    """The weighted sum of the given values."""
+
+    def __init__(self, name="sum", dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        self.total = self.add_variable((), name="total")
+
+    def update_state(self, values, sample_weight=None):
+        values, _ = reduce_to_samplewise(to_numpy(values), to_numpy(sample_weight))
+        self.total += values.sum()
+
+    def result(self):
+        return np.float32(self.total)
+
+
+class Mean(Metric):
+    """The weighted mean of the given values: total / count over everything seen."""
+
+    def __init__(self, name="mean", dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        self.total = self.add_variable((), name="total")
+        self.count = self.add_variable((), name="count")
+
+    def update_state(self, values, sample_weight=None):
+        if sample_weight is None and np.ndim(values) == 0:
+            self.total += float(values)
+            self.count += 1.0
+            return
+        values, sample_weight = reduce_to_samplewise(to_numpy(values), to_numpy(sample_weight))
+        self.total += values.sum()
+        if sample_weight is not None:
+            self.count += np.sum(sample_weight)
+        else:
+            self.count += values.shape[0] if values.ndim >= 1 else 1
+
+    def update_scalar(self, value, weight):
+        """Fast path: one value with a weight (the loss trackers: loss x batch size)."""
+        self.total += value * weight
+        self.count += weight
+
+    def result(self):
+        count = float(self.count)
+        return np.float32(float(self.total) / count) if count else np.float32(0.0)
+
+
+class MeanMetricWrapper(Mean):
+    """Mean of `fn(y_true, y_pred, **kwargs)` over samples (e.g. an accuracy function)."""
+
+    def __init__(self, fn, name=None, dtype=None, **kwargs):
+        super().__init__(name=name or getattr(fn, "__name__", None), dtype=dtype)
+        self._fn = fn
+        self._fn_kwargs = kwargs
+        direction = getattr(fn, "_direction", None)
+        if direction is not None:
+            self._direction = direction
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        values = self._fn(to_numpy(y_true), to_numpy(y_pred), **self._fn_kwargs)
+        Mean.update_state(self, to_numpy(values), sample_weight)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(self._fn_kwargs)
+        return config

@@ -1,0 +1,45 @@
+"""fkeras.optimizers: Keras 3 optimizers over packed flat buffers and fused update kernels."""
+
+from fkeras.optimizers import schedules
+from fkeras.optimizers.adadelta import Adadelta
+from fkeras.optimizers.adagrad import Adagrad
+from fkeras.optimizers.adam import Adam
+from fkeras.optimizers.adamax import Adamax
+from fkeras.optimizers.adamw import AdamW
+from fkeras.optimizers.nadam import Nadam
+from fkeras.optimizers.optimizer import Optimizer
+from fkeras.optimizers.rmsprop import RMSprop
+from fkeras.optimizers.sgd import SGD
+
+CLASSES = {c.__name__: c for c in (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam)}
+ALIASES = {name.lower(): cls for name, cls in CLASSES.items()}
+
+
+def get(identifier):
+    """Resolves an optimizer: an instance, a name ('adam', 'SGD'), or a config dict."""
+    if isinstance(identifier, Optimizer):
+        return identifier
+    if isinstance(identifier, str):
+        cls = CLASSES.get(identifier) or ALIASES.get(identifier.lower())
+        if cls is None:
+            raise ValueError(f"Could not interpret optimizer identifier: {identifier}")
+        return cls()
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
+    raise ValueError(f"Could not interpret optimizer identifier: {identifier!r}")
+
+
+def serialize(optimizer):
+    return {"module": "keras.optimizers", "class_name": type(optimizer).__name__,
+            "config": optimizer.get_config(), "registered_name": None}
+
+
+def deserialize(config, custom_objects=None):
+    name = config["class_name"]
+    cls = (custom_objects or {}).get(name) or CLASSES.get(name) or ALIASES.get(name.lower())
+    if cls is None:
+        raise ValueError(f"Unknown optimizer: '{name}'.")
+    return cls.from_config(dict(config.get("config") or {}), custom_objects)
+
+
+__all__ = ["Optimizer", "get", "serialize", "deserialize", "schedules", *sorted(CLASSES)]

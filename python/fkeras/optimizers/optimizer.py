@@ -1,0 +1,426 @@
+"""Optimizer base class: Keras 3 semantics over packed, flat buffers.
+
+When an optimizer is built on a list of variables it PACKS them: every trainable variable's
+`.value` becomes a view into one flat parameter buffer (values copied in, shapes kept;
+variables are updated in place, so the views stay valid), and each slot (momentum, velocity,
+...) is one flat buffer of the same length. One fused kernel call (`<name>_update` in the
+kernel table) then updates every variable at once; per step the gradients are written into
+one flat gradient buffer. Variables that differ in device or in weight decay go to separate
+groups (one kernel call each).
+
+Step order (Keras 3): gradients unscaled (loss_scale_factor), clipped (clipnorm per variable,
+global_clipnorm, or clipvalue), decoupled weight decay and the update (inside the kernel),
+constraints applied to the updated variables, EMA, then `iterations += 1`. The learning rate
+of a step is the schedule evaluated at `iterations` before the increment.
+"""
+
+import re
+import warnings
+
+import numpy as np
+
+from fkeras.engine import naming
+from fkeras.engine.variable import Variable
+from fkeras.optimizers import schedules
+from fkeras.optimizers.state import ScalarVariable, view_variable
+
+
+class _Group:
+    """Variables packed into one flat buffer, updated by one kernel call."""
+
+    def __init__(self, dev, variables, use_decay):
+        self.dev = dev
+        self.variables = variables
+        self.use_decay = use_decay
+        self.sizes = [int(np.prod(v.shape)) for v in variables]
+        self.offsets = np.cumsum([0] + self.sizes[:-1]).astype(np.int64)
+        self.n = int(sum(self.sizes))
+        self.param = dev.empty((self.n,))
+        for v, off, size in zip(variables, self.offsets, self.sizes):
+            self.param[off:off + size] = np.asarray(v.value, dtype=dev.dtype).reshape(-1)
+            v.value = self.param[off:off + size].reshape(v.shape)
+        self.grad = dev.empty((self.n,))
+        self.slots = {}
+
+    def view(self, buf, i):
+        off, size = self.offsets[i], self.sizes[i]
+        return buf[off:off + size].reshape(self.variables[i].shape)
+
+
+class Optimizer:
+    """Base class of optimizers (Keras 3 API).
+
+    Args:
+        learning_rate: float, or a LearningRateSchedule, or a callable of no argument.
+        weight_decay: decoupled weight decay (param -= lr * weight_decay * param), or None.
+        clipnorm: clip each variable's gradient to this L2 norm.
+        clipvalue: clip gradients elementwise to [-clipvalue, clipvalue].
+        global_clipnorm: clip all gradients jointly to this global L2 norm.
+        use_ema, ema_momentum, ema_overwrite_frequency: exponential moving average of weights.
+        loss_scale_factor: gradients are divided by it before the update.
+        gradient_accumulation_steps: not supported (raises NotImplementedError).
+        name: optimizer name.
+    """
+
+    # Per-variable slot buffers, as Keras creates them: a list of calls to
+    # add_optimizer_variables, each a tuple of names created interleaved (Keras's order of
+    # `optimizer.variables`). Subclasses return it from `_slot_calls()`.
+    kernel = None
+
+    def __init__(self, learning_rate, weight_decay=None, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, use_ema=False, ema_momentum=0.99,
+                 ema_overwrite_frequency=None, loss_scale_factor=None,
+                 gradient_accumulation_steps=None, name=None, **kwargs):
+        if kwargs.pop("decay", None) is not None:
+            warnings.warn("Argument `decay` is no longer supported and will be ignored.")
+        if kwargs:
+            raise ValueError(f"Argument(s) not recognized: {kwargs}")
+        if sum(a is not None for a in (clipnorm, clipvalue, global_clipnorm)) > 1:
+            raise ValueError(
+                "Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. "
+                f"Received: clipnorm={clipnorm}, clipvalue={clipvalue}, "
+                f"global_clipnorm={global_clipnorm}"
+            )
+        if gradient_accumulation_steps:
+            raise NotImplementedError("fkeras optimizers do not support "
+                                      "`gradient_accumulation_steps` yet.")
+        if use_ema and not 0 <= ema_momentum <= 1:
+            raise ValueError(f"`ema_momentum` must be in the range [0, 1]. Received: "
+                             f"ema_momentum={ema_momentum}")
+        self.name = name or naming.to_snake_case(type(self).__name__)
+        self.weight_decay = weight_decay
+        self.clipnorm = clipnorm
+        self.clipvalue = clipvalue
+        self.global_clipnorm = global_clipnorm
+        self.use_ema = use_ema
+        self.ema_momentum = ema_momentum
+        self.ema_overwrite_frequency = ema_overwrite_frequency
+        self.loss_scale_factor = loss_scale_factor
+        self.gradient_accumulation_steps = gradient_accumulation_steps
+        self.built = False
+        self._iterations = ScalarVariable(0, "iteration", dtype=np.int64)
+        self._lr_var = None
+        self._learning_rate = None
+        self._set_learning_rate(learning_rate, initial=True)
+        self._exclude_ids, self._exclude_pattern = set(), None
+        self._groups = []
+        self._trainable_variables = []
+        self._known_ids = ()
+        self._extra_scalars = []
+
+    # ---- learning rate and step counter ----
+    def _set_learning_rate(self, value, initial=False):
+        if isinstance(value, schedules.LearningRateSchedule) or (
+                callable(value) and not isinstance(value, Variable)):
+            self._learning_rate = value
+            return
+        if isinstance(self._learning_rate, schedules.LearningRateSchedule):
+            raise TypeError(
+                "This optimizer was created with a `LearningRateSchedule` object as its "
+                "`learning_rate` constructor argument, hence its learning rate is not "
+                "settable. If you need the learning rate to be settable, you should "
+                "instantiate the optimizer with a float `learning_rate` argument."
+            )
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(
+                "Argument `learning_rate` should be float, or an instance of "
+                "LearningRateSchedule, or a callable (that takes in the current iteration "
+                f"value and returns the corresponding learning rate value). Received instead: "
+                f"learning_rate={value}"
+            ) from None
+        if self._lr_var is None:
+            self._lr_var = ScalarVariable(value, "learning_rate", dtype=np.float32)
+        else:
+            self._lr_var.assign(value)
+        self._learning_rate = self._lr_var
+
+    @property
+    def learning_rate(self):
+        """The current learning rate: a scalar variable (float lr) or the schedule's value."""
+        lr = self._learning_rate
+        if isinstance(lr, schedules.LearningRateSchedule):
+            return lr(int(self._iterations))
+        if lr is self._lr_var:
+            return lr
+        return lr()
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        self._set_learning_rate(value)
+
+    def _current_lr(self):
+        lr = self._learning_rate
+        if lr is self._lr_var:
+            return float(lr.value)
+        if isinstance(lr, schedules.LearningRateSchedule):
+            return float(lr(int(self._iterations.value)))
+        return float(lr())
+
+    @property
+    def iterations(self):
+        return self._iterations
+
+    # ---- building ----
+    def _slot_calls(self):
+        return []
+
+    def _slot_init(self, name):
+        return 0.0
+
+    def exclude_from_weight_decay(self, var_list=None, var_names=None):
+        """Excludes variables (by object or by name pattern) from weight decay."""
+        if self.built:
+            raise ValueError("`exclude_from_weight_decay()` can only be configured before "
+                             "the optimizer is built.")
+        self._exclude_ids = {id(v) for v in var_list or []}
+        self._exclude_pattern = re.compile("|".join(set(var_names))) if var_names else None
+
+    def _use_weight_decay(self, variable):
+        if id(variable) in self._exclude_ids:
+            return False
+        if self._exclude_pattern is not None and self._exclude_pattern.search(variable.name):
+            return False
+        return True
+
+    def build(self, variables):
+        """Packs `variables` into flat buffers and creates the slots."""
+        if self.built:
+            return
+        variables = list(variables)
+        keyed = {}
+        for v in variables:
+            key = (v._device.name, self.weight_decay is not None and self._use_weight_decay(v))
+            keyed.setdefault(key, []).append(v)
+        self._groups = [_Group(vs[0]._device, vs, decay) for (_, decay), vs in keyed.items()]
+        names = [n for call in self._slot_calls() for n in call]
+        if self.use_ema:
+            names = ["average"] + names
+        for g in self._groups:
+            for n in names:
+                g.slots[n] = g.dev.zeros((g.n,))
+                if n == "average":
+                    g.slots[n][...] = g.param
+                elif self._slot_init(n):
+                    g.slots[n][...] = self._slot_init(n)
+        self._trainable_variables = variables
+        self._known_ids = tuple(id(v) for v in variables)
+        self._where = {}
+        for gi, g in enumerate(self._groups):
+            for i, v in enumerate(g.variables):
+                self._where[id(v)] = (gi, i)
+        self._single = len(self._groups) == 1 and self._groups[0].variables == variables
+        self._constrained = [v for v in variables if v.constraint is not None]
+        self.built = True
+
+    @property
+    def variables(self):
+        """Optimizer state in Keras 3's order: iterations, learning_rate (float lr), EMA
+        averages, each slot call's variables interleaved, extra scalars."""
+        out = [self._iterations]
+        if self._learning_rate is self._lr_var:
+            out.append(self._lr_var)
+        if not self.built:
+            return out
+        calls = ([("average",)] if self.use_ema else []) + list(self._slot_calls())
+        for call in calls:
+            for v in self._trainable_variables:
+                gi, i = self._where[id(v)]
+                g = self._groups[gi]
+                for name in call:
+                    out.append(view_variable(g.view(g.slots[name], i), f"{name}/{v.name}",
+                                             g.dev))
+        return out + list(self._extra_scalars)
+
+    # ---- applying gradients ----
+    def apply_gradients(self, grads_and_vars):
+        grads, variables = zip(*grads_and_vars)
+        self.apply(grads, variables)
+        return self._iterations
+
+    def apply(self, grads, trainable_variables=None):
+        """Updates `trainable_variables` (default: those the optimizer was built with)."""
+        if len(grads) == 0:
+            return
+        if trainable_variables is None:
+            if not self.built:
+                raise ValueError(
+                    "When passing `grads` without `variables`, the optimizer must already be "
+                    "built on a list of variables. Call `optimizer.build(trainable_variables)` "
+                    "first."
+                )
+            trainable_variables = self._trainable_variables
+        elif not self.built:
+            self.build(trainable_variables)
+        same = trainable_variables is self._trainable_variables or (
+            tuple(map(id, trainable_variables)) == self._known_ids)
+        if not same:
+            self._check_variables(trainable_variables)
+        if len(grads) != len(trainable_variables):
+            raise ValueError(f"Received {len(grads)} gradients for "
+                             f"{len(trainable_variables)} variables.")
+        missing = self._gather(grads, trainable_variables, same)
+        saved = self._save_untouched(missing) if missing else None
+        self._apply_flat()
+        if saved:
+            self._restore_untouched(saved)
+
+    def _check_variables(self, variables):
+        for v in variables:
+            if id(v) not in self._where:
+                raise ValueError(
+                    f"Unknown variable: {v}. This optimizer can only be called for the "
+                    "variables it was originally built with. When working with a new set of "
+                    "variables, you should recreate a new optimizer instance."
+                )
+
+    def _gather(self, grads, variables, same):
+        """Writes the gradients into the groups' flat buffers; returns the variables that get
+        no update (no gradient, or not passed to this call)."""
+        missing = [v for v, g in zip(variables, grads) if g is None]
+        if same and self._single and not missing:
+            g0 = self._groups[0]
+            np.concatenate([np.asarray(g, dtype=g0.dev.dtype).reshape(-1) for g in grads],
+                           out=g0.grad)
+            return missing
+        if len(missing) == len(variables):
+            raise ValueError("No gradients provided for any variable.")
+        if missing:
+            warnings.warn(
+                f"Gradients do not exist for variables {[v.path for v in missing]} when "
+                "minimizing the loss. If using `model.compile()`, did you forget to provide a "
+                "`loss` argument?"
+            )
+        given = {id(v): g for v, g in zip(variables, grads)}
+        for g in self._groups:
+            for i, v in enumerate(g.variables):
+                grad = given.get(id(v))
+                g.view(g.grad, i)[...] = 0.0 if grad is None else grad
+        return missing + [v for v in self._trainable_variables if id(v) not in given]
+
+    def _save_untouched(self, variables):
+        """Variables without a gradient keep their values and slots (Keras skips them)."""
+        saved = []
+        for v in variables:
+            gi, i = self._where[id(v)]
+            g = self._groups[gi]
+            bufs = [g.param] + list(g.slots.values())
+            saved.append((g, i, [g.view(b, i).copy() for b in bufs]))
+        return saved
+
+    def _restore_untouched(self, saved):
+        for g, i, copies in saved:
+            for b, c in zip([g.param] + list(g.slots.values()), copies):
+                g.view(b, i)[...] = c
+
+    def _apply_flat(self):
+        """One step over the already-gathered flat gradients of every group."""
+        if self.loss_scale_factor is not None:
+            for g in self._groups:
+                g.grad /= self.loss_scale_factor
+        self._clip()
+        lr = self._current_lr()
+        step = int(self._iterations.value) + 1
+        self._before_update(step)
+        for g in self._groups:
+            wd = float(self.weight_decay) if g.use_decay else 0.0
+            self._update(g, lr, step, wd)
+        for v in self._constrained:
+            v.assign(v.constraint(v.value))
+        if self.use_ema:
+            self._update_ema(step)
+        self._iterations.value += 1
+
+    def _clip(self):
+        if self.clipnorm and self.clipnorm > 0:
+            for g in self._groups:
+                _clip_segments(g, float(self.clipnorm))
+        elif self.global_clipnorm and self.global_clipnorm > 0:
+            norm = float(np.sqrt(sum(float(np.dot(g.grad, g.grad)) for g in self._groups)))
+            if norm > self.global_clipnorm:
+                scale = self.global_clipnorm / norm
+                for g in self._groups:
+                    g.grad *= scale
+        elif self.clipvalue and self.clipvalue > 0:
+            for g in self._groups:
+                np.clip(g.grad, -self.clipvalue, self.clipvalue, out=g.grad)
+
+    def _before_update(self, step):
+        """Hook for per-step scalars (Nadam's momentum-schedule product)."""
+
+    def _update(self, group, lr, step, weight_decay):
+        raise NotImplementedError
+
+    def _update_ema(self, step):
+        momentum = self.ema_momentum if step > 1 else 0.0
+        for g in self._groups:
+            avg = g.slots["average"]
+            avg *= momentum
+            avg += (1.0 - momentum) * g.param
+        freq = self.ema_overwrite_frequency
+        if freq and step % freq == 0:
+            for g in self._groups:
+                g.param[...] = g.slots["average"]
+
+    def finalize_variable_values(self, var_list=None):
+        """With use_ema, overwrites the variables with their moving averages."""
+        if self.use_ema and self.built:
+            for g in self._groups:
+                g.param[...] = g.slots["average"]
+
+    # ---- state ----
+    def save_own_variables(self, store):
+        for i, v in enumerate(self.variables):
+            store[str(i)] = v.numpy()
+
+    def load_own_variables(self, store):
+        variables = self.variables
+        if len(store.keys()) != len(variables):
+            warnings.warn(
+                f"Skipping variable loading for optimizer '{self.name}', because it has "
+                f"{len(variables)} variables whereas the saved optimizer has "
+                f"{len(store.keys())} variables."
+            )
+            return
+        for i, v in enumerate(variables):
+            v.assign(np.asarray(store[str(i)]))
+
+    def get_config(self):
+        lr = self._learning_rate
+        if isinstance(lr, schedules.LearningRateSchedule):
+            lr = schedules.serialize(lr)
+        elif lr is self._lr_var:
+            lr = float(lr.value)
+        return {"name": self.name, "learning_rate": lr, "weight_decay": self.weight_decay,
+                "clipnorm": self.clipnorm, "global_clipnorm": self.global_clipnorm,
+                "clipvalue": self.clipvalue, "use_ema": self.use_ema,
+                "ema_momentum": self.ema_momentum,
+                "ema_overwrite_frequency": self.ema_overwrite_frequency,
+                "loss_scale_factor": self.loss_scale_factor,
+                "gradient_accumulation_steps": self.gradient_accumulation_steps}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        config = dict(config)
+        if isinstance(config.get("learning_rate"), dict):
+            config["learning_rate"] = schedules.deserialize(config["learning_rate"],
+                                                            custom_objects)
+        return cls(**config)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _clip_segments(group, clipnorm):
+    """Per-variable clip by norm over a flat buffer: g * clipnorm / max(||g||, clipnorm)."""
+    g = group.grad
+    if min(group.sizes, default=0) > 0:
+        sq = np.add.reduceat(g * g, group.offsets)
+    else:
+        sq = np.array([float(np.dot(group.grad[o:o + s], group.grad[o:o + s]))
+                       for o, s in zip(group.offsets, group.sizes)])
+    norms = np.sqrt(sq)
+    scale = clipnorm / np.maximum(norms, clipnorm)
+    if np.any(scale < 1.0):
+        g *= np.repeat(scale.astype(g.dtype), group.sizes)

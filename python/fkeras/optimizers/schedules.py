@@ -1,0 +1,219 @@
+"""Learning-rate schedules (keras.optimizers.schedules), Keras 3 formulas.
+
+A schedule maps the optimizer's step count (`optimizer.iterations` before the update, so the
+first update uses schedule(0)) to a learning rate. Values are plain Python floats.
+"""
+
+import math
+
+
+class LearningRateSchedule:
+    """Base class: subclasses implement `__call__(step)` and `get_config()`."""
+
+    def __call__(self, step):
+        raise NotImplementedError(
+            f"Learning rate schedule '{type(self).__name__}' must override `__call__(self, step)`."
+        )
+
+    def get_config(self):
+        raise NotImplementedError(
+            f"Learning rate schedule '{type(self).__name__}' must override `get_config()` in "
+            "order to be serializable."
+        )
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+
+class ExponentialDecay(LearningRateSchedule):
+    """initial_learning_rate * decay_rate ** (step / decay_steps) (floored if staircase)."""
+
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False,
+                 name="ExponentialDecay"):
+        if decay_steps <= 0:
+            raise ValueError("Argument `decay_steps` must be > 0. "
+                             f"Received: decay_steps={decay_steps}")
+        self.initial_learning_rate = initial_learning_rate
+        self.decay_steps = decay_steps
+        self.decay_rate = decay_rate
+        self.staircase = staircase
+        self.name = name
+
+    def __call__(self, step):
+        p = float(step) / self.decay_steps
+        if self.staircase:
+            p = math.floor(p)
+        return self.initial_learning_rate * self.decay_rate ** p
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate,
+                "decay_steps": self.decay_steps, "decay_rate": self.decay_rate,
+                "staircase": self.staircase, "name": self.name}
+
+
+class PiecewiseConstantDecay(LearningRateSchedule):
+    """values[0] while step <= boundaries[0], values[i] while step <= boundaries[i], ..."""
+
+    def __init__(self, boundaries, values, name="PiecewiseConstant"):
+        if len(boundaries) != len(values) - 1:
+            raise ValueError(
+                "The length of boundaries should be 1 less than the length of values. "
+                f"Received: boundaries={boundaries} of length {len(boundaries)}, and "
+                f"values={values} of length {len(values)}."
+            )
+        self.boundaries = list(boundaries)
+        self.values = list(values)
+        self.name = name
+
+    def __call__(self, step):
+        for b, v in zip(self.boundaries, self.values):
+            if step <= b:
+                return v
+        return self.values[-1]
+
+    def get_config(self):
+        return {"boundaries": self.boundaries, "values": self.values, "name": self.name}
+
+
+class PolynomialDecay(LearningRateSchedule):
+    """(initial - end) * (1 - step / decay_steps) ** power + end, step capped (or cycled)."""
+
+    def __init__(self, initial_learning_rate, decay_steps, end_learning_rate=0.0001, power=1.0,
+                 cycle=False, name="PolynomialDecay"):
+        if decay_steps <= 0:
+            raise ValueError("Argument `decay_steps` must be > 0. "
+                             f"Received: decay_steps={decay_steps}")
+        self.initial_learning_rate = initial_learning_rate
+        self.decay_steps = decay_steps
+        self.end_learning_rate = end_learning_rate
+        self.power = power
+        self.cycle = cycle
+        self.name = name
+
+    def __call__(self, step):
+        step = float(step)
+        decay_steps = float(self.decay_steps)
+        if self.cycle:
+            decay_steps *= 1.0 if step == 0 else math.ceil(step / self.decay_steps)
+        else:
+            step = min(step, decay_steps)
+        p = step / decay_steps
+        return ((self.initial_learning_rate - self.end_learning_rate) * (1 - p) ** self.power
+                + self.end_learning_rate)
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate,
+                "decay_steps": self.decay_steps, "end_learning_rate": self.end_learning_rate,
+                "power": self.power, "cycle": self.cycle, "name": self.name}
+
+
+class InverseTimeDecay(LearningRateSchedule):
+    """initial_learning_rate / (1 + decay_rate * step / decay_steps) (floored if staircase)."""
+
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False,
+                 name="InverseTimeDecay"):
+        self.initial_learning_rate = initial_learning_rate
+        self.decay_steps = decay_steps
+        self.decay_rate = decay_rate
+        self.staircase = staircase
+        self.name = name
+
+    def __call__(self, step):
+        p = float(step) / self.decay_steps
+        if self.staircase:
+            p = math.floor(p)
+        return self.initial_learning_rate / (1.0 + self.decay_rate * p)
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate,
+                "decay_steps": self.decay_steps, "decay_rate": self.decay_rate,
+                "staircase": self.staircase, "name": self.name}
+
+
+class CosineDecay(LearningRateSchedule):
+    """Optional linear warmup from initial_learning_rate to warmup_target over warmup_steps,
+    then cosine decay to alpha * (warmup_target or initial_learning_rate) over decay_steps."""
+
+    def __init__(self, initial_learning_rate, decay_steps, alpha=0.0, name="CosineDecay",
+                 warmup_target=None, warmup_steps=0):
+        if decay_steps <= 0:
+            raise ValueError("Argument `decay_steps` must be > 0. "
+                             f"Received: decay_steps={decay_steps}")
+        self.initial_learning_rate = initial_learning_rate
+        self.decay_steps = decay_steps
+        self.alpha = alpha
+        self.name = name
+        self.warmup_target = warmup_target
+        self.warmup_steps = warmup_steps
+
+    def _decay(self, step, decay_from):
+        cosine = 0.5 * (1.0 + math.cos(math.pi * step / self.decay_steps))
+        return decay_from * ((1 - self.alpha) * cosine + self.alpha)
+
+    def __call__(self, step):
+        step = float(step)
+        if self.warmup_target is None:
+            return self._decay(min(step, self.decay_steps), self.initial_learning_rate)
+        step = min(step, self.decay_steps + self.warmup_steps)
+        if step < self.warmup_steps:
+            completed = step / self.warmup_steps
+            return self.initial_learning_rate + completed * (
+                self.warmup_target - self.initial_learning_rate)
+        return self._decay(step - self.warmup_steps, self.warmup_target)
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate,
+                "decay_steps": self.decay_steps, "alpha": self.alpha, "name": self.name,
+                "warmup_target": self.warmup_target, "warmup_steps": self.warmup_steps}
+
+
+class CosineDecayRestarts(LearningRateSchedule):
+    """SGDR: cosine decay with warm restarts, periods growing by t_mul, peaks scaled by m_mul."""
+
+    def __init__(self, initial_learning_rate, first_decay_steps, t_mul=2.0, m_mul=1.0,
+                 alpha=0.0, name="SGDRDecay"):
+        if first_decay_steps <= 0:
+            raise ValueError("Argument `first_decay_steps` must be > 0. "
+                             f"Received: first_decay_steps={first_decay_steps}")
+        self.initial_learning_rate = initial_learning_rate
+        self.first_decay_steps = first_decay_steps
+        self._t_mul = t_mul
+        self._m_mul = m_mul
+        self.alpha = alpha
+        self.name = name
+
+    def __call__(self, step):
+        fraction = float(step) / self.first_decay_steps
+        if self._t_mul == 1.0:
+            restart = math.floor(fraction)
+            fraction -= restart
+        else:
+            restart = math.floor(math.log(1.0 - fraction * (1.0 - self._t_mul))
+                                 / math.log(self._t_mul))
+            done = (1.0 - self._t_mul ** restart) / (1.0 - self._t_mul)
+            fraction = (fraction - done) / self._t_mul ** restart
+        cosine = 0.5 * self._m_mul ** restart * (1.0 + math.cos(math.pi * fraction))
+        return self.initial_learning_rate * ((1 - self.alpha) * cosine + self.alpha)
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate,
+                "first_decay_steps": self.first_decay_steps, "t_mul": self._t_mul,
+                "m_mul": self._m_mul, "alpha": self.alpha, "name": self.name}
+
+
+CLASSES = {c.__name__: c for c in (ExponentialDecay, PiecewiseConstantDecay, PolynomialDecay,
+                                    InverseTimeDecay, CosineDecay, CosineDecayRestarts)}
+
+
+def serialize(schedule):
+    return {"module": "keras.optimizers.schedules", "class_name": type(schedule).__name__,
+            "config": schedule.get_config(), "registered_name": None}
+
+
+def deserialize(config, custom_objects=None):
+    name = config["class_name"]
+    cls = (custom_objects or {}).get(name) or CLASSES.get(name)
+    if cls is None:
+        raise ValueError(f"Unknown learning rate schedule: '{name}'.")
+    return cls.from_config(dict(config["config"]))

@@ -1,0 +1,143 @@
+"""The compiled loss: one Loss per model output, loss weights, and per-output trackers.
+
+`loss` may be one loss for every output, a list with one entry per output (a wrong length is
+an error, unlike Keras 2/3 which silently train a subset), or a dict keyed by output name
+(outputs missing from the dict get no loss; unknown keys are an error).
+Total loss = sum_i loss_weight_i * loss_i (the regularization losses are added by the model).
+"""
+
+from fkeras import losses as losses_module
+from fkeras.losses.losses import (
+    BinaryCrossentropy,
+    CategoricalCrossentropy,
+    SparseCategoricalCrossentropy,
+)
+from fkeras.metrics.metric import Mean
+from fkeras.ops import math as _math
+
+# Which output activation each crossentropy can be computed from as logits.
+_LOGIT_PAIRS = {BinaryCrossentropy: "sigmoid", CategoricalCrossentropy: "softmax",
+                SparseCategoricalCrossentropy: "softmax"}
+
+
+def to_loss_object(identifier):
+    """A Loss instance for a loss identifier (functions become their Loss class)."""
+    obj = losses_module.get(identifier)
+    if obj is None or isinstance(obj, losses_module.Loss):
+        return obj
+    cls = losses_module.losses.CLASS_OF_FUNCTION.get(obj)
+    if cls is not None:
+        return cls()
+    return losses_module.LossFunctionWrapper(obj, name=getattr(obj, "__name__", "loss"))
+
+
+def target_kind(loss):
+    """How fit checks y against the output for this loss: 'sparse', 'categorical', 'same'
+    (same shape) or None (a custom loss: only the sample count is checked)."""
+    if loss is None:
+        return None
+    if isinstance(loss, SparseCategoricalCrossentropy):
+        return "sparse"
+    if isinstance(loss, CategoricalCrossentropy):
+        return "categorical"
+    if type(loss).__module__ == "fkeras.losses.losses":
+        return "same"
+    return None
+
+
+def _per_output(value, names, what, default=None):
+    """A value for every output from a single value, a list or a dict keyed by name."""
+    n = len(names)
+    if isinstance(value, dict):
+        unknown = [k for k in value if k not in names]
+        if unknown:
+            raise ValueError(
+                f'Unknown entries in {what} dictionary: {unknown}. Only expected the '
+                f"following keys: {names}"
+            )
+        return [value.get(name, default) for name in names]
+    if isinstance(value, (list, tuple)):
+        if len(value) != n:
+            raise ValueError(
+                f"When passing a list as {what}, it should have one entry per model output. "
+                f"The model has {n} output(s) {names}, but you passed {what}={list(value)}"
+            )
+        return list(value)
+    return [value] * n
+
+
+class CompileLoss:
+    """Losses per output, with their weights, logits variants and trackers."""
+
+    def __init__(self, loss, loss_weights=None, output_names=None):
+        self._loss_spec = loss
+        self._weights_spec = loss_weights
+        self.output_names = output_names
+        self.built = False
+        if output_names is not None:
+            self._build(output_names)
+
+    def _build(self, output_names):
+        self.output_names = list(output_names)
+        self.losses = [to_loss_object(item)
+                       for item in _per_output(self._loss_spec, self.output_names, "loss")]
+        if self._weights_spec is None:
+            self.weights = [None] * len(self.losses)
+        else:
+            self.weights = _per_output(self._weights_spec, self.output_names, "loss_weights")
+        if all(loss is None for loss in self.losses):
+            raise ValueError("No loss to compute: `loss` gives no output a loss.")
+        self.trackers = None
+        if len(self.losses) > 1:
+            self.trackers = [None if loss is None else Mean(name=f"{name}_loss")
+                             for name, loss in zip(self.output_names, self.losses)]
+        self.logit_losses = list(self.losses)
+        self.built = True
+
+    def build_for(self, n_outputs):
+        """For models without named outputs (subclassed): outputs named output_1, ..."""
+        if not self.built:
+            self._build([f"output_{i + 1}" for i in range(n_outputs)])
+
+    def use_logits(self, recoverable):
+        """Picks the outputs whose loss runs from logits: {index: activation}."""
+        chosen = {}
+        self.logit_losses = list(self.losses)
+        for i, act in recoverable.items():
+            loss = self.losses[i]
+            if loss is not None and _LOGIT_PAIRS.get(type(loss)) == act:
+                variant = loss.logits_variant()
+                if variant is not None:
+                    self.logit_losses[i] = variant
+                    chosen[i] = act
+        return chosen
+
+    @property
+    def kinds(self):
+        return [target_kind(loss) for loss in self.losses]
+
+    @property
+    def metrics(self):
+        return [t for t in self.trackers or [] if t is not None]
+
+    def __call__(self, ys, preds, sws=None, logits=False, batch_size=None):
+        """Total loss (a 0-d array on the tape) over the flat lists ys / preds."""
+        table = self.logit_losses if logits else self.losses
+        total = None
+        for i, (loss, weight) in enumerate(zip(table, self.weights)):
+            if loss is None:
+                continue
+            value = loss(ys[i], preds[i], None if sws is None else sws[i])
+            if self.trackers is not None:
+                self.trackers[i].update_scalar(float(value), batch_size or len(preds[i]))
+            if weight is not None:
+                value = _math.multiply(value, float(weight))
+            total = value if total is None else _math.add(total, value)
+        return total
+
+    def reset_state(self):
+        for t in self.metrics:
+            t.reset_state()
+
+    def get_config(self):
+        return {"loss": self._loss_spec, "loss_weights": self._weights_spec}

@@ -1,0 +1,181 @@
+"""The trainer's forward pass: a Functional model's nodes as a flat plan, and logit recovery.
+
+`ForwardPlan` runs a Functional (or Sequential) model's layers in topological order on a flat
+list of input arrays, calling each layer's `call` directly: fit/evaluate/predict check the data
+against the model once up front, so the per-call checks of `Layer.__call__` are not repeated
+on every batch (the per-step Python overhead is what limits small models).
+
+Logit recovery (why: Keras 3's jax/torch backends clip sigmoid/softmax probabilities to
+[1e-7, 1 - 1e-7] before a crossentropy, so a confidently wrong prediction costs at most 16.1
+and the gradient vanishes where it matters; the exact loss needs the logits). For each model
+output whose loss is binary crossentropy over a sigmoid, or (sparse) categorical
+crossentropy over a softmax, with from_logits=False, the plan computes the output layer's
+PRE-activation instead of its output, and the loss runs from logits through the fused kernels.
+The output layer qualifies when:
+- it is an `Activation('sigmoid' | 'softmax')` or `Softmax` layer (the logits are its input),
+- or it is one of LOGIT_LAYERS (Dense, Conv*, ...: layers whose `call` applies
+  `self.activation` last) with activation sigmoid/softmax; the plan calls it with the
+  activation temporarily set to linear,
+and its output tensor feeds no other node of the model. Otherwise the loss clips
+probabilities like Keras. Metrics always receive probabilities (the activation applied to the
+logits outside the gradient tape). Only the built-in train/test steps take this path: a custom
+`train_step` that calls `self(x)` gets probabilities and the clipped loss.
+"""
+
+from fkeras import activations
+from fkeras.engine import tape as _tape
+from fkeras.engine.keras_tensor import KerasTensor
+from fkeras.utils import nest
+
+LOGIT_LAYERS = frozenset((
+    "Dense", "EinsumDense", "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose",
+    "Conv3DTranspose", "SeparableConv1D", "SeparableConv2D", "DepthwiseConv1D",
+    "DepthwiseConv2D",
+))
+
+
+def output_activation(layer):
+    """'sigmoid' / 'softmax' if `layer`'s output is that activation of a recoverable logit."""
+    cls = type(layer).__name__
+    if cls == "Softmax":
+        axis = getattr(layer, "axis", -1)
+        return "softmax" if axis in (-1, [-1], (-1,)) else None
+    fn = getattr(layer, "activation", None)
+    if fn is None or (cls != "Activation" and cls not in LOGIT_LAYERS):
+        return None
+    name = activations.serialize(fn)
+    return name if name in ("sigmoid", "softmax") else None
+
+
+def apply_activation(name, logits):
+    """Probabilities from logits, outside any gradient tape."""
+    with _tape.stop_recording():
+        if name == "sigmoid":
+            return activations.sigmoid(logits)
+        return activations.softmax(logits)
+
+
+def _accepts_training(layer):
+    from fkeras.models.functional import _accepts
+
+    return _accepts(layer, "training")
+
+
+class _Step:
+    __slots__ = ("layer", "fn", "single", "args", "kwargs", "out_ids", "logits", "training")
+
+
+class ForwardPlan:
+    """The nodes of a Functional model, ready to run on a flat list of input arrays.
+
+    Args:
+        model: a Functional/Sequential model.
+        logit_outputs: {output index: 'sigmoid' | 'softmax'} of outputs to return as logits.
+    """
+
+    def __init__(self, model, logit_outputs=None):
+        self.model = model
+        self.nodes_ref = model._nodes
+        self.input_ids = [id(t) for t in model._flat_inputs]
+        self.output_ids = [id(t) for t in model._flat_outputs]
+        logit_ids = {self.output_ids[i] for i in (logit_outputs or {})}
+        self.steps = []
+        for node in model._nodes:
+            if node.is_input:
+                continue
+            s = _Step()
+            s.layer = node.operation
+            args, kwargs = node.call_args, node.call_kwargs
+            s.single = (len(args) == 1 and isinstance(args[0], KerasTensor) and not kwargs)
+            s.args = id(args[0]) if s.single else (list(args), dict(kwargs))
+            s.kwargs = kwargs
+            s.out_ids = [id(t) for t in node.output_tensors]
+            s.logits = len(s.out_ids) == 1 and s.out_ids[0] in logit_ids
+            s.training = _accepts_training(s.layer) and "training" not in kwargs
+            s.fn = _sub_plan_runner(s.layer) or s.layer.call
+            self.steps.append(s)
+
+    def run(self, xs, training=False):
+        """Flat list of output arrays (logits for the requested outputs)."""
+        values = dict(zip(self.input_ids, xs))
+        for s in self.steps:
+            if s.single:
+                args, kwargs = (values[s.args],), {}
+            else:
+                args, kwargs = nest.map_structure(
+                    lambda t: values[id(t)] if isinstance(t, KerasTensor) else t, s.args)
+            if s.training:
+                kwargs = dict(kwargs, training=training)
+            if s.logits:
+                out = _pre_activation(s.layer, args, kwargs)
+            else:
+                out = s.fn(*args, **kwargs)
+            if len(s.out_ids) == 1:
+                values[s.out_ids[0]] = out
+            else:
+                for i, v in zip(s.out_ids, nest.flatten(out)):
+                    values[i] = v
+        return [values[i] for i in self.output_ids]
+
+
+def _sub_plan_runner(layer):
+    """A nested Functional model runs through its own plan (same shortcuts)."""
+    if getattr(layer, "_nodes", None) is None or not hasattr(layer, "_flat_inputs"):
+        return None
+    plan = get_plan(layer)
+
+    def run(inputs, training=None, **kwargs):
+        outs = plan.run(nest.flatten(inputs), training=bool(training))
+        return nest.pack_like(layer._outputs_structure, outs)
+
+    return run
+
+
+def _pre_activation(layer, args, kwargs):
+    if type(layer).__name__ in ("Activation", "Softmax"):
+        return args[0]
+    saved = layer.activation
+    layer.activation = activations.linear
+    try:
+        return layer.call(*args, **kwargs)
+    finally:
+        layer.activation = saved
+
+
+def get_plan(model, logit_outputs=None):
+    """The cached plan of `model` for these logit outputs (rebuilt if the graph changed)."""
+    key = tuple(sorted((logit_outputs or {}).items()))
+    cache = model.__dict__.setdefault("_fk_plans", {})
+    plan = cache.get(key)
+    if plan is None or plan.nodes_ref is not model._nodes:
+        plan = cache[key] = ForwardPlan(model, logit_outputs)
+    return plan
+
+
+def supports_plan(model):
+    return getattr(model, "_nodes", None) is not None and getattr(
+        model, "_flat_inputs", None) is not None and type(model).call is _functional_call()
+
+
+def _functional_call():
+    from fkeras.models.functional import Functional
+
+    return Functional.call
+
+
+def recoverable_outputs(model):
+    """{output index: activation name} for outputs whose logits the plan can compute."""
+    if not supports_plan(model):
+        return {}
+    consumers = {}
+    for node in model._nodes:
+        for t in node.input_tensors:
+            consumers[id(t)] = consumers.get(id(t), 0) + 1
+    out = {}
+    for i, t in enumerate(model._flat_outputs):
+        layer = t._keras_history.layer
+        act = output_activation(layer)
+        if act and not consumers.get(id(t)):
+            out[i] = act
+    return out
+

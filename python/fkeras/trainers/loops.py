@@ -1,0 +1,276 @@
+"""The epoch and batch loops of fit, evaluate and predict.
+
+fit: data checked and converted once; validation_split takes the last fraction before any
+shuffling; each epoch reshuffles (one gather per array, then contiguous batch views); the
+epoch logs are the running averages of the epoch's batches (weighted by batch size) and the
+validation logs are computed after the epoch with the final weights, prefixed `val_`.
+Callbacks fire in Keras's order (on_train_begin, on_epoch_begin, on_train_batch_begin/end...,
+on_test_begin, on_test_batch_begin/end..., on_test_end, on_epoch_end, ..., on_train_end).
+"""
+
+import numpy as np
+
+from fkeras.callbacks.callback_list import CallbackList
+from fkeras.trainers import data_adapter as da
+from fkeras.trainers.step_state import get_state
+from fkeras.utils import nest
+from fkeras.utils import random as _random
+
+
+def apply_class_weight(ys, sws, class_weight):
+    if ys is None or len(ys) != 1:
+        raise ValueError("`class_weight` is only supported for Models with a single output.")
+    w = da.class_weights_to_sample_weight(ys[0], class_weight)
+    if sws is not None and sws[0] is not None:
+        w = w * np.asarray(sws[0], dtype=np.float32).reshape(len(w))
+    return [w]
+
+
+def pack_outputs(model, outs):
+    structure = getattr(model, "_outputs_structure", None)
+    if structure is not None:
+        return nest.pack_like(structure, outs)
+    return outs[0] if len(outs) == 1 else outs
+
+
+def _array_dataset(model, x, y, sample_weight, class_weight, require_y):
+    xs = da.check_inputs(model, da.flatten_inputs(model, x))
+    ys = da.flatten_targets(model, y)
+    if ys is None and require_y:
+        raise ValueError(
+            "Target data is missing. Your model was compiled with a loss, and therefore "
+            "expects target data `y` to be passed to fit/evaluate."
+        )
+    loss = model.compiled_loss
+    if ys is not None and loss is not None and loss.built:
+        ys = da.check_targets(model, ys, loss.kinds)
+    sws = da.flatten_sample_weight(model, sample_weight, len(ys) if ys else 1)
+    if class_weight is not None:
+        sws = apply_class_weight(ys, sws, class_weight)
+    return da.ArrayDataset(xs, ys, sws)
+
+
+def make_dataset(model, x, y=None, sample_weight=None, class_weight=None, require_y=True):
+    """An ArrayDataset (arrays, lists, dicts) or an IterableDataset (batches)."""
+    if not da.is_array_like(x):
+        if y is not None:
+            raise ValueError("`y` argument is not supported when using a generator or an "
+                             "iterable of batches as `x` (yield (x, y) pairs instead).")
+        if sample_weight is not None or class_weight is not None:
+            raise ValueError("`sample_weight`/`class_weight` are not supported with an "
+                             "iterable `x`; yield (x, y, sample_weight) batches instead.")
+        return da.IterableDataset(x)
+    return _array_dataset(model, x, y, sample_weight, class_weight, require_y)
+
+
+def _validation_dataset(model, validation_data):
+    if isinstance(validation_data, (tuple, list)) and da.is_array_like(validation_data[0]):
+        if len(validation_data) not in (2, 3):
+            raise ValueError(
+                "When passing validation_data, it must contain 2 (x_val, y_val) or 3 (x_val, "
+                "y_val, val_sample_weights) items, however it contains "
+                f"{len(validation_data)} items"
+            )
+        return make_dataset(model, *validation_data)
+    return make_dataset(model, validation_data)
+
+
+class _Batches:
+    """Batches of one epoch as flat (xs, ys, sws), from arrays or an iterable."""
+
+    def __init__(self, model, data, batch_size, shuffle=False, steps=None, class_weight=None):
+        self.model, self.data = model, data
+        self.batch_size, self.shuffle, self.steps = batch_size, shuffle, steps
+        self.class_weight = class_weight
+        self._persistent = None
+        if isinstance(data, da.ArrayDataset):
+            self.num_batches = data.num_batches(batch_size)
+        else:
+            self.num_batches = data.num_batches()
+        self.target = steps if steps is not None else self.num_batches
+
+    def _array_iter(self):
+        return self.data.batches(self.batch_size, self.shuffle, _random.global_rng())
+
+    def _iterable_iter(self, state):
+        if self.steps is None:
+            items = self.data.iterator(persistent=False)
+        else:
+            items = self.data.iterator(persistent=True)
+        for item in items:
+            yield self._flatten_item(item, state)
+
+    def _flatten_item(self, item, state):
+        x, y, sw = da.unpack_x_y_sample_weight(item)
+        xs = da.check_inputs(self.model, da.flatten_inputs(self.model, x))
+        ys = da.flatten_targets(self.model, y)
+        loss = self.model.compiled_loss
+        if ys is not None and loss is not None and loss.built:
+            ys = da.check_targets(self.model, ys, loss.kinds)
+        sws = da.flatten_sample_weight(self.model, sw, len(ys) if ys else 1)
+        if not state.plan_ok:
+            state.x_template = x
+        return xs, ys, sws
+
+    def epoch(self, state):
+        """Yields (step, (xs, ys, sws)) for one epoch; warns when data runs out early."""
+        if isinstance(self.data, da.ArrayDataset):
+            if self.steps is None:
+                yield from enumerate(self._array_iter())
+                return
+            source = self._persistent or self._array_iter()
+        else:
+            source = self._iterable_iter(state)
+        for step in range(self.steps if self.steps is not None else 1 << 62):
+            try:
+                batch = next(source)
+            except StopIteration:
+                if self.steps is not None:
+                    da.ran_out_of_data_warning(self.steps)
+                    self._persistent = None
+                    self.model.stop_training = isinstance(self.data, da.IterableDataset)
+                return
+            if isinstance(self.data, da.ArrayDataset):
+                self._persistent = source
+            yield step, batch
+
+
+def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
+        validation_data, shuffle, class_weight, sample_weight, initial_epoch, steps_per_epoch,
+        validation_steps, validation_batch_size, validation_freq):
+    if steps_per_epoch is None and batch_size is None:
+        batch_size = 32
+    batch_size = batch_size or 32
+    state = get_state(model)
+    train = make_dataset(model, x, y, sample_weight, class_weight)
+    val = None
+    if validation_data is not None:
+        val = _validation_dataset(model, validation_data)
+    elif validation_split:
+        if not isinstance(train, da.ArrayDataset):
+            raise ValueError("Argument `validation_split` is only supported for NumPy arrays "
+                             f"(or lists/dicts of them). Found incompatible type: {type(x)}")
+        train, val = train.split(validation_split)
+    batches = _Batches(model, train, batch_size, shuffle, steps_per_epoch)
+    if not model.optimizer.built:
+        model.optimizer.build(state.variables)
+    cbs = callbacks if isinstance(callbacks, CallbackList) else CallbackList(
+        callbacks, add_history=True, add_progbar=verbose != 0, model=model,
+        verbose=verbose, epochs=epochs, steps=batches.target)
+    custom = model._fk_custom("train_step")
+    begin, end = cbs.wants("on_train_batch_begin"), cbs.wants("on_train_batch_end")
+    model.stop_training = False
+    cbs.on_train_begin()
+    epoch_logs = {}
+    for epoch in range(initial_epoch, epochs):
+        model.reset_metrics()
+        cbs.on_epoch_begin(epoch)
+        for step, (xs, ys, sws) in batches.epoch(state):
+            if begin:
+                cbs.on_train_batch_begin(step)
+            if custom:
+                logs = model.train_step(_structured(model, state, xs, ys, sws))
+            else:
+                model._fk_train_step(state, xs, ys, sws)
+                logs = model.get_metrics_result() if end else None
+            if end:
+                cbs.on_train_batch_end(step, logs)
+            if model.stop_training:
+                break
+        epoch_logs = model.get_metrics_result()
+        if val is not None and _should_validate(epoch, validation_freq):
+            val_logs = _run_evaluate(model, val, validation_batch_size or batch_size,
+                                     validation_steps, cbs)
+            epoch_logs.update({f"val_{k}": v for k, v in val_logs.items()})
+        cbs.on_epoch_end(epoch, epoch_logs)
+        if model.stop_training:
+            break
+    if getattr(model.optimizer, "use_ema", False):
+        model.optimizer.finalize_variable_values(state.variables)
+    cbs.on_train_end(epoch_logs)
+    return cbs._history
+
+
+def _should_validate(epoch, freq):
+    if isinstance(freq, int):
+        return (epoch + 1) % freq == 0
+    return epoch + 1 in freq
+
+
+def _structured(model, state, xs, ys, sws):
+    """A batch in the structure a custom train_step/test_step expects."""
+    inputs = getattr(model, "_inputs_structure", None)
+    x = nest.pack_like(inputs, xs) if inputs is not None else (
+        nest.pack_like(state.x_template, xs) if state.x_template is not None else
+        (xs[0] if len(xs) == 1 else xs))
+    y = None if ys is None else (ys[0] if len(ys) == 1 else ys)
+    sw = None if sws is None else (sws[0] if len(sws) == 1 else sws)
+    return da.pack_x_y_sample_weight(x, y, sw)
+
+
+def _run_evaluate(model, data, batch_size, steps, cbs):
+    state = get_state(model)
+    batches = _Batches(model, data, batch_size, False, steps)
+    custom = model._fk_custom("test_step")
+    begin, end = cbs.wants("on_test_batch_begin"), cbs.wants("on_test_batch_end")
+    model.reset_metrics()
+    cbs.on_test_begin()
+    for step, (xs, ys, sws) in batches.epoch(state):
+        if begin:
+            cbs.on_test_batch_begin(step)
+        if custom:
+            logs = model.test_step(_structured(model, state, xs, ys, sws))
+        else:
+            model._fk_test_step(state, xs, ys, sws)
+            logs = model.get_metrics_result() if end else None
+        if end:
+            cbs.on_test_batch_end(step, logs)
+    logs = model.get_metrics_result()
+    cbs.on_test_end(logs)
+    return logs
+
+
+def evaluate(model, x, y, batch_size, verbose, sample_weight, steps, callbacks):
+    data = make_dataset(model, x, y, sample_weight)
+    batch_size = batch_size or 32
+    target = steps if steps is not None else data.num_batches(batch_size)
+    cbs = callbacks if isinstance(callbacks, CallbackList) else CallbackList(
+        callbacks, add_progbar=verbose != 0, model=model, verbose=verbose, epochs=1,
+        steps=target)
+    return _run_evaluate(model, data, batch_size, steps, cbs)
+
+
+def predict(model, x, batch_size, verbose, steps, callbacks):
+    batch_size = 32 if batch_size is None else int(batch_size)
+    if batch_size <= 0:
+        raise ValueError(f"`batch_size` must be a positive integer, received {batch_size}.")
+    state = get_state(model)
+    data = make_dataset(model, x, require_y=False)
+    if isinstance(data, da.ArrayDataset):
+        data = da.ArrayDataset(data.xs)
+        if not state.plan_ok:
+            state.x_template = x
+    batches = _Batches(model, data, batch_size, False, steps)
+    cbs = callbacks if isinstance(callbacks, CallbackList) else CallbackList(
+        callbacks, add_progbar=verbose != 0, model=model, verbose=verbose, epochs=1,
+        steps=batches.target)
+    custom = model._fk_custom("predict_step")
+    begin, end = cbs.wants("on_predict_batch_begin"), cbs.wants("on_predict_batch_end")
+    cbs.on_predict_begin()
+    outs = []
+    for step, (xs, _, _) in batches.epoch(state):
+        if begin:
+            cbs.on_predict_batch_begin(step)
+        if custom:
+            x_batch = _structured(model, state, xs, None, None)[0]
+            flat = [np.asarray(o) for o in nest.flatten(model.predict_step((x_batch,)))]
+        else:
+            flat = model._fk_predict_step(state, xs)
+        outs.append(flat)
+        if end:
+            cbs.on_predict_batch_end(step, {"outputs": flat})
+    cbs.on_predict_end()
+    if not outs:
+        raise ValueError("Expected input data to be non-empty.")
+    flat = [np.concatenate([o[i] for o in outs], axis=0) for i in range(len(outs[0]))]
+    return pack_outputs(model, flat)

@@ -1,0 +1,101 @@
+"""StepState: what a training/test step needs, prepared once per fit/evaluate call.
+
+It fixes the forward function (a ForwardPlan for Functional models, `model(x)` otherwise),
+which outputs come back as logits, the trainable variables (in a fixed list, so the
+optimizer's packed buffers line up), and the regularized weights. The state is rebuilt when
+the model graph, the compiled loss or the set of trainable variables changes.
+"""
+
+import warnings
+
+from fkeras.ops import math as _math
+from fkeras.trainers import forward_plan
+from fkeras.utils import nest
+
+
+class StepState:
+    def __init__(self, model):
+        self.model = model
+        self.compile_loss = model.compiled_loss
+        self.plan_ok = forward_plan.supports_plan(model)
+        self.nodes_ref = getattr(model, "_nodes", None)
+        self.logits = {}
+        if self.plan_ok and self.compile_loss is not None:
+            if not self.compile_loss.built:
+                self.compile_loss._build(model.output_names)
+            self.logits = self.compile_loss.use_logits(forward_plan.recoverable_outputs(model))
+        self.variables = list(model.trainable_variables)
+        self.var_ids = tuple(map(id, self.variables))
+        self.regularized = [v for v in self.variables if v.regularizer is not None]
+        self.layers = model._all_layers() if hasattr(model, "_all_layers") else []
+        self._train_plan = forward_plan.get_plan(model, self.logits) if self.plan_ok else None
+        self._infer_plan = forward_plan.get_plan(model) if self.plan_ok else None
+        self.x_template = None
+
+    def valid_for(self, model):
+        return (model.compiled_loss is self.compile_loss
+                and getattr(model, "_nodes", None) is self.nodes_ref)
+
+    # ---- forward ----
+    def forward(self, xs, training, logits=True):
+        """Flat list of outputs (logits where chosen, when `logits`)."""
+        if self.plan_ok:
+            plan = self._train_plan if logits else self._infer_plan
+            return plan.run(xs, training=training)
+        x = nest.pack_like(self.x_template, xs) if self.x_template is not None else (
+            xs[0] if len(xs) == 1 else xs)
+        return nest.flatten(self.model(x, training=training))
+
+    def probabilities(self, preds):
+        """Predictions for metrics: logits turned into probabilities (outside the tape)."""
+        if not self.logits:
+            return preds
+        out = list(preds)
+        for i, act in self.logits.items():
+            out[i] = forward_plan.apply_activation(act, preds[i])
+        return out
+
+    # ---- loss ----
+    def total_loss(self, ys, preds, sws, logits=True, batch_size=None):
+        """Compiled loss + weight regularization + losses added during the forward."""
+        compile_loss = self.compile_loss
+        if not compile_loss.built:
+            compile_loss.build_for(len(preds))
+        loss = compile_loss(ys, preds, sws, logits=logits and bool(self.logits),
+                            batch_size=batch_size)
+        for v in self.regularized:
+            loss = _math.add(loss, v.regularizer(v))
+        return loss
+
+    def snapshot_added_losses(self):
+        return [len(layer._losses) for layer in self.layers]
+
+    def pop_added_losses(self, snapshot):
+        """Losses layers added (add_loss) during the forward; removed from the layers."""
+        added = []
+        for layer, n in zip(self.layers, snapshot):
+            if len(layer._losses) > n:
+                added.extend(layer._losses[n:])
+                del layer._losses[n:]
+        return added
+
+
+def get_state(model):
+    """The model's StepState, rebuilt (with a warning for the optimizer) when stale."""
+    state = model.__dict__.get("_fk_step_state")
+    if state is not None and state.valid_for(model):
+        ids = tuple(map(id, model.trainable_variables))
+        if ids == state.var_ids:
+            return state
+    state = StepState(model)
+    optimizer = getattr(model, "optimizer", None)
+    if optimizer is not None and optimizer.built and optimizer._known_ids != state.var_ids:
+        warnings.warn(
+            "The set of trainable variables changed since the optimizer was built (was "
+            "`trainable` changed after compile?): the optimizer state is rebuilt for the new "
+            "set. Call `compile()` again after changing `trainable` to silence this warning.",
+            stacklevel=3,
+        )
+        optimizer.built = False
+    model.__dict__["_fk_step_state"] = state
+    return state

@@ -1,0 +1,280 @@
+"""Trainer: compile, the train/test/predict steps and the *_on_batch methods (mixed into
+Model). The epoch loops of fit/evaluate/predict are in fkeras/trainers/loops.py.
+
+The built-in steps take flat lists of arrays (model input / output order, checked once per
+fit): `train_step(data)` / `test_step(data)` / `predict_step(data)` may be overridden with
+Keras's signatures, and the loops then call the override with batches in the user's
+structure.
+"""
+
+import numpy as np
+
+from fkeras import optimizers
+from fkeras.engine.tape import GradientTape
+from fkeras.metrics.metric import Mean
+from fkeras.ops import math as _math
+from fkeras.trainers import data_adapter as da
+from fkeras.trainers import loops
+from fkeras.trainers.compile_loss import CompileLoss
+from fkeras.trainers.compile_metrics import CompileMetrics
+from fkeras.trainers.step_state import get_state
+from fkeras.utils import nest
+
+
+class Trainer:
+    """Training and evaluation API (Keras 3): compile, fit, evaluate, predict, ..."""
+
+    compiled = False
+    optimizer = None
+    compiled_loss = None
+    compiled_metrics = None
+    stop_training = False
+    history = None
+
+    def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None,
+                weighted_metrics=None, run_eagerly=False, steps_per_execution=1,
+                jit_compile="auto", auto_scale_loss=True):
+        """Configures the model for training.
+
+        Args:
+            optimizer: name or Optimizer instance. Defaults to "rmsprop".
+            loss: a loss (name, function or Loss) for every output, a list with one per
+                output, or a dict keyed by output name.
+            loss_weights: list or dict of scalar weights per output.
+            metrics: list of metrics for every output, list of lists, or dict by output.
+            weighted_metrics: metrics that receive the sample weights.
+            run_eagerly, steps_per_execution, jit_compile, auto_scale_loss: accepted for
+                Keras compatibility (fkeras always runs eagerly, one step per batch).
+
+        Example:
+        ```python
+        model.compile(optimizer="adam", loss="binary_crossentropy", metrics=["accuracy"])
+        ```
+        """
+        self.optimizer = optimizers.get(optimizer)
+        names = self._fk_output_names()
+        self.loss = loss
+        self.compiled_loss = None if loss is None else CompileLoss(loss, loss_weights, names)
+        self.compiled_metrics = CompileMetrics(metrics, weighted_metrics)
+        self._loss_tracker = Mean(name="loss")
+        self._compile_config = {"optimizer": optimizer, "loss": loss,
+                                "loss_weights": loss_weights, "metrics": metrics,
+                                "weighted_metrics": weighted_metrics}
+        self.compiled = True
+        self.stop_training = False
+        self.__dict__.pop("_fk_step_state", None)
+
+    def _fk_output_names(self):
+        try:
+            return list(self.output_names)
+        except (AttributeError, TypeError):
+            return None
+
+    def _fk_assert_compiled(self):
+        if not self.compiled or self.optimizer is None:
+            raise ValueError("You must call `compile()` before using the model.")
+
+    def _fk_assert_loss(self):
+        self._fk_assert_compiled()
+        if self.compiled_loss is None and not self._fk_custom("train_step"):
+            raise ValueError(
+                "No loss to compute. Provide a `loss` argument in `compile()`."
+            )
+
+    def _fk_custom(self, name):
+        return getattr(type(self), name) is not getattr(Trainer, name)
+
+    # ---- metrics ----
+    @property
+    def metrics(self):
+        """The loss tracker, the per-output loss trackers and the compiled metrics."""
+        out = []
+        if self.compiled:
+            out.append(self._loss_tracker)
+            if self.compiled_loss is not None and self.compiled_loss.built:
+                out.extend(self.compiled_loss.metrics)
+            out.extend(self.compiled_metrics.metrics)
+        return out
+
+    @property
+    def metrics_names(self):
+        return [m.name for m in self.metrics]
+
+    def reset_metrics(self):
+        for m in self.metrics:
+            m.reset_state()
+
+    def get_metrics_result(self):
+        """{name: value} of every metric, as Python floats (lists for vector results)."""
+        logs = {}
+        for m in self.metrics:
+            value = m.result()
+            logs[m.name] = float(value) if np.ndim(value) == 0 else np.asarray(value).tolist()
+        return logs
+
+    # ---- steps on flat lists (the loops' fast path) ----
+    def _fk_train_step(self, state, xs, ys, sws):
+        n = len(xs[0]) if xs and np.ndim(xs[0]) else 1
+        snapshot = state.snapshot_added_losses()
+        with GradientTape() as tape:
+            preds = state.forward(xs, training=True)
+            loss = state.total_loss(ys, preds, sws, batch_size=n)
+            for extra in state.pop_added_losses(snapshot):
+                loss = _math.add(loss, extra)
+        grads = tape.gradient(loss, state.variables)
+        self.optimizer.apply(grads, state.variables)
+        self._fk_update_metrics(state, ys, preds, sws, loss, n)
+
+    def _fk_test_step(self, state, xs, ys, sws):
+        n = len(xs[0]) if xs and np.ndim(xs[0]) else 1
+        snapshot = state.snapshot_added_losses()
+        preds = state.forward(xs, training=False)
+        loss = state.total_loss(ys, preds, sws, batch_size=n)
+        for extra in state.pop_added_losses(snapshot):
+            loss = _math.add(loss, extra)
+        self._fk_update_metrics(state, ys, preds, sws, loss, n)
+
+    def _fk_update_metrics(self, state, ys, preds, sws, loss, n):
+        self._loss_tracker.update_scalar(float(loss), n)
+        cm = self.compiled_metrics
+        if not cm.built:
+            cm.build(state.compile_loss.output_names, ys, state.probabilities(preds))
+        if cm.entries:
+            cm.update_state(ys, state.probabilities(preds), sws)
+
+    def _fk_predict_step(self, state, xs):
+        return state.forward(xs, training=False, logits=False)
+
+    # ---- Keras's overridable steps ----
+    def train_step(self, data):
+        """One optimizer step on a batch `(x, y, sample_weight)`; returns the metric logs."""
+        state, xs, ys, sws = self._fk_flat_batch(data)
+        self._fk_train_step(state, xs, ys, sws)
+        return self.get_metrics_result()
+
+    def test_step(self, data):
+        state, xs, ys, sws = self._fk_flat_batch(data)
+        self._fk_test_step(state, xs, ys, sws)
+        return self.get_metrics_result()
+
+    def predict_step(self, data):
+        x, _, _ = da.unpack_x_y_sample_weight(data)
+        return self(x, training=False)
+
+    def _fk_flat_batch(self, data, class_weight=None):
+        x, y, sample_weight = da.unpack_x_y_sample_weight(data)
+        state = get_state(self)
+        xs = da.check_inputs(self, da.flatten_inputs(self, x))
+        ys = da.flatten_targets(self, y)
+        if self.compiled_loss is not None and self.compiled_loss.built:
+            ys = da.check_targets(self, ys, self.compiled_loss.kinds)
+        sws = da.flatten_sample_weight(self, sample_weight, len(ys) if ys else 1)
+        if class_weight is not None:
+            sws = loops.apply_class_weight(ys, sws, class_weight)
+        da.num_samples(xs, ys, sws)
+        if not state.plan_ok:
+            state.x_template = x
+        return state, xs, ys, sws
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """The compiled loss (on probabilities, as a custom train_step gets them) plus the
+        regularization losses."""
+        state = get_state(self)
+        ys = [None if t is None else da.to_array(t) for t in nest.flatten(y)]
+        preds = nest.flatten(y_pred)
+        sws = da.flatten_sample_weight(self, sample_weight, len(preds))
+        return state.total_loss(ys, preds, sws, logits=False)
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        """Updates the loss-free metrics with a batch and returns all metric results."""
+        state = get_state(self)
+        ys = [None if t is None else da.to_array(t) for t in nest.flatten(y)]
+        preds = [np.asarray(p) for p in nest.flatten(y_pred)]
+        sws = da.flatten_sample_weight(self, sample_weight, len(preds))
+        cm = self.compiled_metrics
+        if not cm.built:
+            names = state.compile_loss.output_names if state.compile_loss else [
+                f"output_{i + 1}" for i in range(len(preds))]
+            cm.build(names, ys, preds)
+        cm.update_state(ys, preds, sws)
+        return self.get_metrics_result()
+
+    # ---- on_batch ----
+    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None,
+                       return_dict=False):
+        """One step on one batch; returns the loss (and metrics) of that batch."""
+        self._fk_assert_loss()
+        self.reset_metrics()
+        if self._fk_custom("train_step"):
+            logs = self.train_step(da.pack_x_y_sample_weight(x, y, sample_weight))
+        else:
+            state, xs, ys, sws = self._fk_flat_batch((x, y, sample_weight), class_weight)
+            self._fk_train_step(state, xs, ys, sws)
+            logs = self.get_metrics_result()
+        return self._fk_format_logs(logs, return_dict)
+
+    def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
+        """Loss (and metrics) of one batch, without updating the weights."""
+        self._fk_assert_loss()
+        self.reset_metrics()
+        if self._fk_custom("test_step"):
+            logs = self.test_step(da.pack_x_y_sample_weight(x, y, sample_weight))
+        else:
+            state, xs, ys, sws = self._fk_flat_batch((x, y, sample_weight))
+            self._fk_test_step(state, xs, ys, sws)
+            logs = self.get_metrics_result()
+        return self._fk_format_logs(logs, return_dict)
+
+    def predict_on_batch(self, x):
+        """The model's outputs on one batch (no batching, no callbacks)."""
+        if self._fk_custom("predict_step"):
+            return self.predict_step((x,))
+        state = get_state(self)
+        xs = da.check_inputs(self, da.flatten_inputs(self, x))
+        if not state.plan_ok:
+            state.x_template = x
+        outs = self._fk_predict_step(state, xs)
+        return loops.pack_outputs(self, outs)
+
+    def _fk_format_logs(self, logs, return_dict):
+        if return_dict:
+            return logs
+        values = list(logs.values())
+        return values[0] if len(values) == 1 else values
+
+    # ---- loops ----
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,
+            validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
+            sample_weight=None, initial_epoch=0, steps_per_epoch=None, validation_steps=None,
+            validation_batch_size=None, validation_freq=1):
+        """Trains the model for a fixed number of epochs; returns a History."""
+        self._fk_assert_loss()
+        return loops.fit(self, x, y, batch_size, epochs, verbose, callbacks, validation_split,
+                         validation_data, shuffle, class_weight, sample_weight, initial_epoch,
+                         steps_per_epoch, validation_steps, validation_batch_size,
+                         validation_freq)
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None,
+                 steps=None, callbacks=None, return_dict=False, **kwargs):
+        """Loss and metrics over the data: a scalar (no metrics), a list in `metrics_names`
+        order, or a dict with return_dict=True."""
+        self._fk_assert_loss()
+        logs = loops.evaluate(self, x, y, batch_size, verbose, sample_weight, steps, callbacks)
+        return self._fk_format_logs(logs, return_dict)
+
+    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
+        """Output predictions for the input samples, in batches (inference mode)."""
+        return loops.predict(self, x, batch_size, verbose, steps, callbacks)
+
+    # ---- weights on disk ----
+    def save_weights(self, filepath, overwrite=True):
+        """Saves the weights in Keras 3's `.weights.h5` layout (needs h5py)."""
+        from fkeras.saving import weights_h5
+
+        weights_h5.save_weights(self, filepath, overwrite=overwrite)
+
+    def load_weights(self, filepath, skip_mismatch=False, **kwargs):
+        """Loads weights saved by `save_weights` (fkeras or Keras 3, `.weights.h5`)."""
+        from fkeras.saving import weights_h5
+
+        weights_h5.load_weights(self, filepath, skip_mismatch=skip_mismatch)
