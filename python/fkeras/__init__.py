@@ -8,6 +8,7 @@ from fkeras import _native  # noqa: F401  (checks the build before anything else
 from fkeras import backend, config, ops
 from fkeras import activations, constraints, initializers, regularizers
 from fkeras import layers, models, utils
+from fkeras import callbacks, losses, metrics, optimizers
 from fkeras.backend import device
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.engine.tape import GradientTape
@@ -20,7 +21,16 @@ version = __version__
 
 __all__ = [
     "GradientTape", "Input", "InputSpec", "KerasTensor", "Layer", "Model", "Sequential",
-    "Variable", "__version__", "activations", "backend", "clear_session", "config",
-    "constraints", "device", "initializers", "layers", "models", "ops", "regularizers",
-    "utils", "version",
+    "Variable", "__version__", "activations", "backend", "callbacks", "clear_session",
+    "config", "constraints", "datasets", "device", "initializers", "layers", "losses",
+    "metrics", "models", "ops", "optimizers", "regularizers", "utils", "version",
 ]
+
+
+def __getattr__(name):
+    # fkeras.datasets loads on first use (it is not needed to train on your own data).
+    if name == "datasets":
+        import importlib
+
+        return importlib.import_module("fkeras.datasets")
+    raise AttributeError(f"module 'fkeras' has no attribute '{name}'")

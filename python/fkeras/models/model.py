@@ -4,11 +4,9 @@
 gives a subclassed model, as in Keras.
 """
 
-import numpy as np
-
 from fkeras.engine import naming
 from fkeras.layers.layer import Layer
-from fkeras.utils import nest
+from fkeras.trainers.trainer import Trainer
 
 
 def _is_functional_init(args, kwargs):
@@ -16,8 +14,9 @@ def _is_functional_init(args, kwargs):
         "inputs" in kwargs and "outputs" in kwargs)
 
 
-class Model(Layer):
-    """Groups layers into an object with training and inference features."""
+class Model(Trainer, Layer):
+    """Groups layers into an object with training and inference features (the Trainer mixin:
+    compile, fit, evaluate, predict, ...)."""
 
     def __new__(cls, *args, **kwargs):
         if cls is Model and _is_functional_init(args, kwargs):
@@ -31,37 +30,6 @@ class Model(Layer):
             name = kwargs.pop("name", None)
             Layer.__init__(self, name=name or naming.unique_name(
                 naming.to_snake_case(type(self).__name__)), **kwargs)
-
-    # ---- inference ----
-    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
-        """Generates output predictions for the input samples, in batches (inference mode)."""
-        from fkeras.models.data_checks import as_input_arrays, check_model_inputs, num_samples
-
-        arrays = as_input_arrays(self, x)
-        if getattr(self, "_flat_inputs", None) is not None:
-            check_model_inputs(self, arrays, context="predict")
-        n = num_samples(arrays)
-        batch_size = 32 if batch_size is None else int(batch_size)
-        if batch_size <= 0:
-            raise ValueError(f"`batch_size` must be a positive integer, received {batch_size}.")
-        outs = []
-        for start in range(0, n, batch_size):
-            batch = [a[start:start + batch_size] for a in arrays]
-            inputs = batch[0] if len(batch) == 1 else batch
-            outs.append(nest.flatten(self(inputs, training=False)))
-        if not outs:
-            raise ValueError("Expected input data to be non-empty.")
-        flat = [np.concatenate([o[i] for o in outs], axis=0) for i in range(len(outs[0]))]
-        structure = getattr(self, "_outputs_structure", None)
-        if structure is not None:
-            return nest.pack_like(structure, flat)
-        return flat[0] if len(flat) == 1 else flat
-
-    def predict_on_batch(self, x):
-        from fkeras.models.data_checks import as_input_arrays
-
-        arrays = as_input_arrays(self, x)
-        return self(arrays[0] if len(arrays) == 1 else arrays, training=False)
 
     # ---- inspection ----
     def get_layer(self, name=None, index=None):
