@@ -24,29 +24,29 @@ inline void window(int64_t start, int64_t k, int64_t n, int64_t& lo, int64_t& hi
 }
 
 void max_row_impl(float* y, int64_t* idx, const float* x, const Geom& g, int64_t n, int64_t p) {
+  // Sizes in locals: the int64 index stores could otherwise alias g's fields, which would stop
+  // the compiler from vectorizing.
+  const int64_t C = g.C, H = g.H, W = g.W, S = g.S, sw = g.sw, pl = g.pl, Q = g.Q;
   int64_t h_lo, h_hi;
-  window(p * g.sh - g.pt, g.R, g.H, h_lo, h_hi);
-  for (int64_t q = 0; q < g.Q; ++q) {
+  window(p * g.sh - g.pt, g.R, H, h_lo, h_hi);
+  for (int64_t q = 0; q < Q; ++q) {
     int64_t w_lo, w_hi;
-    window(q * g.sw - g.pl, g.S, g.W, w_lo, w_hi);
-    float* __restrict yq = y + q * g.C;      // (C)
-    int64_t* __restrict iq = idx + q * g.C;  // (C)
-    bool first = true;
+    window(q * sw - pl, S, W, w_lo, w_hi);
+    float* __restrict yq = y + q * C;      // (C)
+    int64_t* __restrict iq = idx + q * C;  // (C)
+    const int64_t first = ((n * H + h_lo) * W + w_lo) * C;
+    const float* __restrict x0 = x + first;  // (C)
+    for (int64_t c = 0; c < C; ++c) {
+      yq[c] = x0[c];
+      iq[c] = first + c;
+    }
     for (int64_t h = h_lo; h < h_hi; ++h) {
-      for (int64_t w = w_lo; w < w_hi; ++w) {
-        const int64_t off = ((n * g.H + h) * g.W + w) * g.C;
+      for (int64_t w = (h == h_lo ? w_lo + 1 : w_lo); w < w_hi; ++w) {
+        const int64_t off = ((n * H + h) * W + w) * C;
         const float* __restrict xt = x + off;  // (C)
-        if (first) {
-          for (int64_t c = 0; c < g.C; ++c) {
-            yq[c] = xt[c];
-            iq[c] = off + c;
-          }
-          first = false;
-          continue;
-        }
-        for (int64_t c = 0; c < g.C; ++c) {
+        for (int64_t c = 0; c < C; ++c) {
           const float v = xt[c], b = yq[c];
-          const bool take = v > b || (v != v && b == b);
+          const bool take = (v > b) | ((v != v) & (b == b));
           yq[c] = take ? v : b;
           iq[c] = take ? off + c : iq[c];
         }
@@ -56,42 +56,43 @@ void max_row_impl(float* y, int64_t* idx, const float* x, const Geom& g, int64_t
 }
 
 void avg_row_impl(float* y, const float* x, const Geom& g, int64_t n, int64_t p) {
+  const int64_t C = g.C, H = g.H, W = g.W, S = g.S, sw = g.sw, pl = g.pl, Q = g.Q;
   int64_t h_lo, h_hi;
-  window(p * g.sh - g.pt, g.R, g.H, h_lo, h_hi);
-  for (int64_t q = 0; q < g.Q; ++q) {
+  window(p * g.sh - g.pt, g.R, H, h_lo, h_hi);
+  for (int64_t q = 0; q < Q; ++q) {
     int64_t w_lo, w_hi;
-    window(q * g.sw - g.pl, g.S, g.W, w_lo, w_hi);
-    float* __restrict yq = y + q * g.C;  // (C)
-    for (int64_t c = 0; c < g.C; ++c) yq[c] = 0.f;
+    window(q * sw - pl, S, W, w_lo, w_hi);
+    float* __restrict yq = y + q * C;  // (C)
+    for (int64_t c = 0; c < C; ++c) yq[c] = 0.f;
     for (int64_t h = h_lo; h < h_hi; ++h)
       for (int64_t w = w_lo; w < w_hi; ++w) {
-        const float* __restrict xt = x + ((n * g.H + h) * g.W + w) * g.C;  // (C)
-        for (int64_t c = 0; c < g.C; ++c) yq[c] += xt[c];
+        const float* __restrict xt = x + ((n * H + h) * W + w) * C;  // (C)
+        for (int64_t c = 0; c < C; ++c) yq[c] += xt[c];
       }
     const float inv = 1.f / static_cast<float>((h_hi - h_lo) * (w_hi - w_lo));
-    for (int64_t c = 0; c < g.C; ++c) yq[c] *= inv;
+    for (int64_t c = 0; c < C; ++c) yq[c] *= inv;
   }
 }
 
 void avg_backward_impl(float* dx, const float* dy, const Geom& g, int64_t n, int64_t c0,
                        int64_t c1) {
-  const int64_t nc = c1 - c0;
-  float* dxn = dx + n * g.H * g.W * g.C + c0;  // (H, W, C) from channel c0
-  for (int64_t i = 0; i < g.H * g.W; ++i) {
-    float* __restrict d = dxn + i * g.C;
+  const int64_t C = g.C, H = g.H, W = g.W, P = g.P, Q = g.Q, nc = c1 - c0;
+  float* dxn = dx + n * H * W * C + c0;  // (H, W, C) from channel c0
+  for (int64_t i = 0; i < H * W; ++i) {
+    float* __restrict d = dxn + i * C;
     for (int64_t c = 0; c < nc; ++c) d[c] = 0.f;
   }
-  for (int64_t p = 0; p < g.P; ++p) {
+  for (int64_t p = 0; p < P; ++p) {
     int64_t h_lo, h_hi;
-    window(p * g.sh - g.pt, g.R, g.H, h_lo, h_hi);
-    for (int64_t q = 0; q < g.Q; ++q) {
+    window(p * g.sh - g.pt, g.R, H, h_lo, h_hi);
+    for (int64_t q = 0; q < Q; ++q) {
       int64_t w_lo, w_hi;
-      window(q * g.sw - g.pl, g.S, g.W, w_lo, w_hi);
+      window(q * g.sw - g.pl, g.S, W, w_lo, w_hi);
       const float inv = 1.f / static_cast<float>((h_hi - h_lo) * (w_hi - w_lo));
-      const float* __restrict dyq = dy + ((n * g.P + p) * g.Q + q) * g.C + c0;  // (nc)
+      const float* __restrict dyq = dy + ((n * P + p) * Q + q) * C + c0;  // (nc)
       for (int64_t h = h_lo; h < h_hi; ++h)
         for (int64_t w = w_lo; w < w_hi; ++w) {
-          float* __restrict d = dxn + (h * g.W + w) * g.C;
+          float* __restrict d = dxn + (h * W + w) * C;
           for (int64_t c = 0; c < nc; ++c) d[c] += dyq[c] * inv;
         }
     }

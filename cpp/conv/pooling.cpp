@@ -87,14 +87,14 @@ void maxpool2d_backward(float* dx, const float* dy, const int64_t* indices, int6
       float* dxn = dx + n * image;  // (H, W, C)
       for (int64_t i = 0; i < H * W; ++i)
         for (int64_t c = c0; c < c1; ++c) dxn[i * C + c] = 0.f;
+      // Race freedom of the (image, channel block) split needs each index in its own image and
+      // (when the channels are split) its own channel, as maxpool2d_forward writes them.
       for (int64_t pq = 0; pq < P * Q; ++pq) {
         const int64_t at = (n * P * Q + pq) * C;
         for (int64_t c = c0; c < c1; ++c) {
-          // Race freedom of the (image, channel block) split needs each index in its own image
-          // and channel, which maxpool2d_forward guarantees.
           const int64_t off = indices[at + c] - n * image;
-          FK_CHECK(off >= 0 && off < image && off % C == c, "maxpool2d_backward: index ",
-                   indices[at + c], " at position ", at + c,
+          FK_CHECK(off >= 0 && off < image && (nb == 1 || off % C == c),
+                   "maxpool2d_backward: index ", indices[at + c], " at position ", at + c,
                    " does not point into its own image and channel");
           dxn[off] += dy[at + c];
         }
