@@ -3,7 +3,7 @@
 `import fkeras as keras` and write Keras code: `keras.layers.Dense`, `keras.Model`, ...
 """
 
-from fkeras.version import __version__
+from fkeras._version import __version__
 from fkeras import _native  # noqa: F401  (checks the build before anything else loads)
 from fkeras import backend, config, ops
 from fkeras import activations, constraints, initializers, regularizers
@@ -16,7 +16,12 @@ from fkeras.layers import Input, InputSpec, Layer
 from fkeras.models import Model, Sequential
 from fkeras.utils import clear_session
 
-version = __version__
+
+
+def version():
+    """The fkeras version string (keras.version())."""
+    return __version__
+
 
 __all__ = [
     "GradientTape", "Input", "InputSpec", "KerasTensor", "Layer", "Model", "Sequential",

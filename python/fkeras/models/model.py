@@ -32,6 +32,14 @@ class Model(Layer):
             Layer.__init__(self, name=name or naming.unique_name(
                 naming.to_snake_case(type(self).__name__)), **kwargs)
 
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        if "input_layers" in config and "output_layers" in config:
+            from fkeras.models.functional import Functional
+
+            return Functional.from_config(config, custom_objects)
+        return cls(**config)
+
     # ---- inference ----
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """Generates output predictions for the input samples, in batches (inference mode)."""

@@ -264,7 +264,7 @@ class Mean(_Reduce):
     def backward(self, dev, shape, g, needs, axis=None, keepdims=False):
         axes = su.normalize_axes(axis, len(shape))
         count = int(np.prod([shape[a] for a in axes])) if axes else 1
-        g = g.reshape(su.reduced_shape(shape, axes, True)) / max(count, 1)
+        g = g.reshape(su.reduced_shape(shape, axes, True)) / (count if count > 0 else 1)
         return (np.broadcast_to(g, shape).astype(dev.dtype),)
 
 
