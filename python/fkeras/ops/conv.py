@@ -103,11 +103,11 @@ class Conv2D(Op):
     def _geometry(self, xshape, kshape, strides, padding, dilation_rate, data_format):
         rank = len(xshape)
         N, H, W, C = spatial_nhwc(xshape, data_format)
-        R, S, Cg, K = (1,) + tuple(kshape) if rank == 3 else tuple(kshape)
         if len(kshape) != rank:
             raise ValueError(
                 "Kernel shape must have the same length as input, but received kernel of shape "
                 f"{tuple(kshape)} and input of shape {tuple(xshape)}.")
+        R, S, Cg, K = (1,) + tuple(kshape) if rank == 3 else tuple(kshape)
         groups = 1
         if C is not None:
             if Cg == 0 or C % Cg:
