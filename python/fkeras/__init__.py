@@ -7,7 +7,7 @@ from fkeras._version import __version__
 from fkeras import _native  # noqa: F401  (checks the build before anything else loads)
 from fkeras import backend, config, ops
 from fkeras import activations, constraints, initializers, regularizers
-from fkeras import layers, models, utils
+from fkeras import layers, models, random, utils
 from fkeras.backend import device
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.engine.tape import GradientTape
@@ -26,6 +26,6 @@ def version():
 __all__ = [
     "GradientTape", "Input", "InputSpec", "KerasTensor", "Layer", "Model", "Sequential",
     "Variable", "__version__", "activations", "backend", "clear_session", "config",
-    "constraints", "device", "initializers", "layers", "models", "ops", "regularizers",
+    "constraints", "device", "initializers", "layers", "models", "ops", "random", "regularizers",
     "utils", "version",
 ]
