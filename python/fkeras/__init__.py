@@ -3,11 +3,11 @@
 `import fkeras as keras` and write Keras code: `keras.layers.Dense`, `keras.Model`, ...
 """
 
-from fkeras.version import __version__
+from fkeras._version import __version__
 from fkeras import _native  # noqa: F401  (checks the build before anything else loads)
 from fkeras import backend, config, ops
 from fkeras import activations, constraints, initializers, regularizers
-from fkeras import layers, models, utils
+from fkeras import layers, models, random, utils
 from fkeras import callbacks, losses, metrics, optimizers
 from fkeras.backend import device
 from fkeras.engine.keras_tensor import KerasTensor
@@ -17,13 +17,18 @@ from fkeras.layers import Input, InputSpec, Layer
 from fkeras.models import Model, Sequential
 from fkeras.utils import clear_session
 
-version = __version__
+
+
+def version():
+    """The fkeras version string (keras.version())."""
+    return __version__
+
 
 __all__ = [
     "GradientTape", "Input", "InputSpec", "KerasTensor", "Layer", "Model", "Sequential",
     "Variable", "__version__", "activations", "backend", "callbacks", "clear_session",
     "config", "constraints", "datasets", "device", "initializers", "layers", "losses",
-    "metrics", "models", "ops", "optimizers", "regularizers", "utils", "version",
+    "metrics", "models", "ops", "optimizers", "random", "regularizers", "utils", "version",
 ]
 
 

@@ -4,7 +4,7 @@
 without nvcc) or present on a machine without a GPU (it then reports "no CUDA device").
 """
 
-from fkeras.version import __version__
+from fkeras._version import __version__
 
 try:
     from fkeras import _C
@@ -14,21 +14,25 @@ except ImportError as e:  # pragma: no cover - only on a broken install
         f"({e}). Reinstall with `pip install .` from the source tree."
     ) from e
 
-if _C.__version__ != __version__:
-    raise ImportError(
-        f"fkeras: stale build: fkeras._C was built for version {_C.__version__} but the Python "
-        f"package is {__version__}. Rebuild with `pip install .`."
-    )
+
+
+def check_build(module, expected=__version__):
+    """Raises ImportError if a compiled module was built from another version of the source."""
+    if module.__version__ != expected:
+        raise ImportError(
+            f"fkeras: stale build: {module.__name__} was built for version {module.__version__} "
+            f"but the Python package is {expected}. Rebuild with `pip install .`."
+        )
+
+
+check_build(_C)
 
 try:
     from fkeras import _C_cuda
 except ImportError:
     _C_cuda = None
 
-if _C_cuda is not None and _C_cuda.__version__ != __version__:
-    raise ImportError(
-        f"fkeras: stale build: fkeras._C_cuda was built for version {_C_cuda.__version__} but "
-        f"the Python package is {__version__}. Rebuild with `pip install .`."
-    )
+if _C_cuda is not None:
+    check_build(_C_cuda)
 
-__all__ = ["_C", "_C_cuda"]
+__all__ = ["_C", "_C_cuda", "check_build"]

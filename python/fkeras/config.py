@@ -103,3 +103,13 @@ def data_format_or_default(data_format):
             f"Received: data_format={data_format}"
         )
     return value
+
+
+def enable_unsafe_deserialization():
+    """Allows loading configs that hold Python bytecode (Lambda layers with a `lambda`)."""
+    _settings["safe_mode"] = False
+
+
+def in_safe_mode():
+    """True unless `enable_unsafe_deserialization()` was called."""
+    return _settings.get("safe_mode", True)

@@ -208,6 +208,7 @@ ALIASES = {
     "glorot_uniform": GlorotUniform, "glorot_normal": GlorotNormal,
     "he_uniform": HeUniform, "he_normal": HeNormal, "lecun_uniform": LecunUniform,
     "lecun_normal": LecunNormal, "orthogonal": Orthogonal,
+    "uniform": RandomUniform, "normal": RandomNormal,  # Keras 3 aliases (Embedding's default)
 }
 CLASSES = {c.__name__: c for c in set(ALIASES.values())}
 CLASSES.update({"RandomNormal": RandomNormal, "Zeros": Zeros, "Ones": Ones})

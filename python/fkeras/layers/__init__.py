@@ -1,11 +1,30 @@
 """fkeras.layers: the Keras layer catalogue."""
 
+from fkeras.layers.convolutional.conv2d import Conv2D
 from fkeras.layers.core.activation import Activation
 from fkeras.layers.core.dense import Dense
+from fkeras.layers.core.embedding import Embedding
 from fkeras.layers.core.input_layer import Input, InputLayer
+from fkeras.layers.core.lambda_layer import Lambda
+from fkeras.layers.merging.add import Add
+from fkeras.layers.merging.concatenate import Concatenate
+from fkeras.layers.normalization.batch_normalization import BatchNormalization
+from fkeras.layers.pooling.average_pooling2d import AveragePooling2D
+from fkeras.layers.pooling.max_pooling2d import MaxPooling2D
+from fkeras.layers.regularization.dropout import Dropout
+from fkeras.layers.reshaping.flatten import Flatten
+from fkeras.layers.reshaping.reshape import Reshape
+from fkeras.layers.rnn.gru import GRU
+from fkeras.layers.rnn.lstm import LSTM
+from fkeras.layers.rnn.simple_rnn import SimpleRNN
 from fkeras.layers.layer import Layer
 from fkeras.engine.input_spec import InputSpec
 from fkeras.layers.op_layer import OpLayer
+
+# Keras's alternative names.
+Convolution2D = Conv2D
+MaxPool2D = MaxPooling2D
+AvgPool2D = AveragePooling2D
 
 # Class registry for (de)serialization: every public layer class by name.
 LAYER_CLASSES = {}

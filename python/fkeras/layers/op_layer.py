@@ -16,6 +16,8 @@ class OpLayer(Layer):
         self.built = True
 
     def call(self, *inputs):
+        if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)):
+            inputs = tuple(inputs[0])
         return apply(self.op, *inputs, **self.attrs)
 
     def _record_call(self, inputs, outputs):

@@ -31,6 +31,14 @@ class Model(Trainer, Layer):
             Layer.__init__(self, name=name or naming.unique_name(
                 naming.to_snake_case(type(self).__name__)), **kwargs)
 
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        if "input_layers" in config and "output_layers" in config:
+            from fkeras.models.functional import Functional
+
+            return Functional.from_config(config, custom_objects)
+        return cls(**config)
+
     # ---- inspection ----
     def get_layer(self, name=None, index=None):
         if index is not None and name is not None:

@@ -4,6 +4,8 @@ Every op works eagerly on arrays (NumPy on the cpu device) and symbolically on K
 (shape inference; inside a functional graph a raw op call becomes a node).
 """
 
+from fkeras.ops.conv import conv, conv2d  # noqa: F401
+from fkeras.ops.lookup import embedding  # noqa: F401
 from fkeras.ops.math import (  # noqa: F401
     abs,
     absolute,
@@ -46,7 +48,14 @@ from fkeras.ops.nn import (  # noqa: F401
     swish,
     tanh,
 )
+from fkeras.ops.normalization import (  # noqa: F401
+    batch_norm_train,
+    batch_normalization,
+    moments,
+)
+from fkeras.ops.pooling import average_pool, max_pool  # noqa: F401
 from fkeras.ops.registry import REGISTRY, Op, apply  # noqa: F401
+from fkeras.ops.rnn import gru, lstm, simple_rnn  # noqa: F401
 from fkeras.ops.shape import (  # noqa: F401
     concatenate,
     expand_dims,

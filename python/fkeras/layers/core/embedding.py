@@ -1,0 +1,79 @@
+"""Embedding: maps integer indices to rows of a trainable (input_dim, output_dim) table."""
+
+import numpy as np
+
+from fkeras import constraints, initializers, ops, regularizers
+from fkeras.engine.keras_tensor import KerasTensor
+from fkeras.layers.layer import Layer
+
+
+class Embedding(Layer):
+    """Turns non-negative integers (indices) into dense vectors of size `output_dim`.
+
+    Args:
+        input_dim: positive int, the vocabulary size (largest index + 1).
+        output_dim: positive int, the embedding size.
+        embeddings_initializer: default "uniform" (U(-0.05, 0.05)).
+        embeddings_regularizer, embeddings_constraint: as Keras.
+        mask_zero: whether index 0 is padding (stored; `compute_mask` gives inputs != 0).
+        input_length: Keras 2's argument, accepted and ignored (the input shape decides).
+
+    Example:
+    ```python
+    y = Embedding(1000, 64)(Input(shape=(10,), dtype="int32"))   # y.shape == (None, 10, 64)
+    ```
+    """
+
+    def __init__(self, input_dim, output_dim, embeddings_initializer="uniform",
+                 embeddings_regularizer=None, embeddings_constraint=None, mask_zero=False,
+                 input_length=None, lora_rank=None, **kwargs):
+        super().__init__(**kwargs)
+        if not _positive_int(input_dim) or not _positive_int(output_dim):
+            raise ValueError("Both `input_dim` and `output_dim` should be positive, Received "
+                             f"input_dim = {input_dim} and output_dim = {output_dim}")
+        self.input_dim, self.output_dim = int(input_dim), int(output_dim)
+        self.embeddings_initializer = initializers.get(embeddings_initializer)
+        self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
+        self.embeddings_constraint = constraints.get(embeddings_constraint)
+        self.mask_zero = bool(mask_zero)
+        self.input_length = input_length
+        self.supports_masking = self.mask_zero
+
+    def build(self, input_shape=None):
+        self.embeddings = self.add_weight(shape=(self.input_dim, self.output_dim),
+                                          initializer=self.embeddings_initializer,
+                                          regularizer=self.embeddings_regularizer,
+                                          constraint=self.embeddings_constraint,
+                                          name="embeddings")
+        self.built = True
+
+    def call(self, inputs):
+        return ops.embedding(inputs, self.embeddings)
+
+    def compute_mask(self, inputs, mask=None):
+        if not self.mask_zero:
+            return None
+        if isinstance(inputs, KerasTensor):
+            return KerasTensor(inputs.shape, "bool")
+        return np.asarray(inputs) != 0
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape) + (self.output_dim,)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({
+            "input_dim": self.input_dim,
+            "output_dim": self.output_dim,
+            "embeddings_initializer": initializers.serialize(self.embeddings_initializer),
+            "embeddings_regularizer": regularizers.serialize(self.embeddings_regularizer),
+            "embeddings_constraint": constraints.serialize(self.embeddings_constraint),
+            "mask_zero": self.mask_zero,
+        })
+        if self.input_length is not None:
+            config["input_length"] = self.input_length
+        return config
+
+
+def _positive_int(v):
+    return isinstance(v, int) and not isinstance(v, bool) and v > 0

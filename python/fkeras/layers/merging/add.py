@@ -1,0 +1,21 @@
+"""Add: the elementwise sum of a list of tensors (broadcast on the non-batch axes)."""
+
+from fkeras import ops
+from fkeras.layers.merging.base_merge import Merge
+
+
+class Add(Merge):
+    """Adds a list of inputs, all of the same shape up to broadcasting.
+
+    Example:
+    ```python
+    y = Add()([Input(shape=(4, 1)), Input(shape=(4, 5))])   # y.shape == (None, 4, 5)
+    ```
+    """
+
+    def _merge(self, inputs):
+        inputs = self._expand_to_same_rank(inputs)
+        out = inputs[0]
+        for x in inputs[1:]:
+            out = ops.add(out, x)
+        return out

@@ -1,0 +1,73 @@
+"""The shared body of the merging layers: a list of inputs in, one tensor out."""
+
+from fkeras import ops
+from fkeras.engine.keras_tensor import KerasTensor
+from fkeras.layers.layer import Layer
+from fkeras.ops import shape_utils as su
+
+
+def elementwise_output_shape(shape1, shape2):
+    """Broadcast of two batch-less shapes aligned on the right (Keras's merge rule)."""
+    if len(shape1) < len(shape2):
+        return elementwise_output_shape(shape2, shape1)
+    if not shape2:
+        return tuple(shape1)
+    out = list(shape1[:-len(shape2)])
+    for i, j in zip(shape1[-len(shape2):], shape2):
+        if i is None or j is None:
+            out.append(None)
+        elif i == 1 or j == 1:
+            out.append(j if i == 1 else i)
+        elif i != j:
+            raise ValueError("Inputs have incompatible shapes. "
+                             f"Received shapes {tuple(shape1)} and {tuple(shape2)}")
+        else:
+            out.append(i)
+    return tuple(out)
+
+
+class Merge(Layer):
+    """Checks that it is called on a list of tensors; subclasses define `_merge(inputs)`."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.supports_masking = True
+        self.built = True
+
+    def __call__(self, inputs, *args, **kwargs):
+        if not isinstance(inputs, (list, tuple)):
+            shape = tuple(getattr(inputs, "shape", ()))
+            raise ValueError("A merge layer should be called on a list of inputs. "
+                             f"Received: input_shape={shape} (not a list of shapes)")
+        if len(inputs) < 1:
+            raise ValueError("A merge layer should be called on a list of at least 1 input. "
+                             "Got 0 inputs.")
+        shapes = [tuple(su.shape_of(x)) for x in inputs]
+        self.compute_output_shape(shapes)  # Keras's shape checks, before any computation
+        return super().__call__(list(inputs), *args, **kwargs)
+
+    def call(self, inputs):
+        return self._merge(list(inputs))
+
+    def compute_output_shape(self, input_shape):
+        batch = {s[0] for s in input_shape if s} - {None}
+        if len(batch) > 1:
+            raise ValueError("Cannot merge tensors with different batch sizes. Got tensors with "
+                             f"shapes {list(input_shape)}")
+        out = tuple(input_shape[0])[1:]
+        for shape in input_shape[1:]:
+            out = elementwise_output_shape(out, tuple(shape)[1:])
+        first_batch = next(iter(batch)) if batch else None
+        return (first_batch,) + out
+
+    def _expand_to_same_rank(self, inputs):
+        """Lower-rank inputs gain axes at position 1, as Keras does before merging."""
+        ranks = [len(x.shape) if isinstance(x, KerasTensor) else len(su.shape_of(x))
+                 for x in inputs]
+        top = max(ranks)
+        out = []
+        for x, r in zip(inputs, ranks):
+            for _ in range(top - r):
+                x = ops.expand_dims(x, 1)
+            out.append(x)
+        return out

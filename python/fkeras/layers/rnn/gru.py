@@ -1,0 +1,54 @@
+"""GRU: gated recurrent unit over a whole sequence in one op call (gates z, r, h)."""
+
+from fkeras import activations, ops
+from fkeras.layers.rnn.base_rnn import RecurrentBase
+from fkeras.ops.rnn import recurrent_code
+
+
+class GRU(RecurrentBase):
+    """Gated Recurrent Unit (Cho et al., 2014), Keras 3 semantics.
+
+    z, r = recurrent_activation(x W_z,r + h R_z,r + b); the candidate is
+    act(x W_h + r * (h R_h + b_rh)) with reset_after (the default, cuDNN-compatible; bias
+    shape (2, 3U): input bias row, recurrent bias row) or act(x W_h + (r * h) R_h + b_h)
+    without (bias (3U,)); h' = z * h + (1 - z) * candidate.
+
+    Args:
+        units: positive int.
+        activation ("tanh"), recurrent_activation ("sigmoid"), reset_after (True).
+        Other arguments as LSTM.
+
+    Example:
+    ```python
+    seq = GRU(16, return_sequences=True)(Input(shape=(None, 4)))   # (None, None, 16)
+    ```
+    """
+
+    gates = 3
+    n_states = 1
+
+    def __init__(self, units, activation="tanh", recurrent_activation="sigmoid",
+                 reset_after=True, **kwargs):
+        super().__init__(units, activation=activation, **kwargs)
+        self.recurrent_activation = activations.get(recurrent_activation)
+        self._recurrent_code = recurrent_code(activations.serialize(self.recurrent_activation),
+                                              "recurrent_activation")
+        self.reset_after = bool(reset_after)
+
+    def _bias_shape(self):
+        return (2, 3 * self.units) if self.reset_after else (3 * self.units,)
+
+    def _run(self, x, states):
+        hs, h = ops.gru(x, states[0], self.kernel, self.recurrent_kernel, self.bias,
+                        go_backwards=self.go_backwards, reset_after=self.reset_after,
+                        activation=self._activation_code,
+                        recurrent_activation=self._recurrent_code)
+        return hs, [h]
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({
+            "recurrent_activation": activations.serialize(self.recurrent_activation),
+            "reset_after": self.reset_after,
+        })
+        return config

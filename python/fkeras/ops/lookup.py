@@ -1,0 +1,41 @@
+"""The embedding lookup op: rows of a table gathered by integer indices."""
+
+import numpy as np
+
+from fkeras.ops import shape_utils as su
+from fkeras.ops.registry import REGISTRY as _R
+from fkeras.ops.registry import Op, apply
+
+
+class Embedding(Op):
+    """y = table[indices]: indices of any shape (integers), table (V, D); y = indices + (D,)."""
+
+    name = "embedding"
+
+    def output_spec(self, indices, table):
+        return su.shape_of(indices) + su.shape_of(table)[1:]
+
+    def forward(self, dev, indices, table):
+        V, D = table.shape
+        idx = np.ascontiguousarray(indices, dtype=np.int64).reshape(-1)
+        if idx.size and (idx.min() < 0 or idx.max() >= V):
+            bad = idx[(idx < 0) | (idx >= V)][0]
+            raise ValueError(f"`embedding`: index {bad} is out of range for a table of {V} rows "
+                             f"(valid indices are 0 to {V - 1}).")
+        y = dev.empty((idx.size, D))
+        dev.kernels["embedding_forward"](y, idx, table, idx.size, V, D)
+        return y.reshape(np.shape(indices) + (D,)), (idx, V, D)
+
+    def backward(self, dev, saved, g, needs):
+        idx, V, D = saved
+        dtable = None
+        if needs[1]:
+            dtable = dev.empty((V, D))
+            dev.kernels["embedding_backward"](dtable, np.ascontiguousarray(g).reshape(-1, D),
+                                              idx, idx.size, V, D)
+        return None, dtable
+
+
+def embedding(indices, table):
+    """table[indices] with a gradient for the table (the Embedding layer's op)."""
+    return apply(_R["embedding"], indices, table)

@@ -1,0 +1,215 @@
+"""Batch normalization ops: training (batch statistics) and inference (given statistics).
+
+`axis` names the KEPT (feature) axes, as in BatchNormalization: statistics are taken over every
+other axis. The kernels see the tensor as (outer, C, inner): when the kept axes are contiguous
+that is a free reshape (C = the product of their sizes); otherwise the op transposes the kept
+axes to the end, giving (outer, C, 1), and transposes the result back.
+"""
+
+import numpy as np
+
+from fkeras.ops import shape_utils as su
+from fkeras.ops.registry import REGISTRY as _R
+from fkeras.ops.registry import Op, apply
+
+
+def kept_axes(axis, ndim, op_name="batch_normalization"):
+    """Sorted non-negative kept axes from an int or a list (negative allowed); checks range."""
+    axes = list(axis) if isinstance(axis, (list, tuple)) else [axis]
+    out = []
+    for a in axes:
+        if not isinstance(a, (int, np.integer)) or not -ndim <= a < ndim:
+            raise ValueError(
+                "Invalid value for `axis` argument. Expected 0 <= axis < inputs.rank (with "
+                f"inputs.rank={ndim}). Received: axis={axis}")
+        out.append(int(a) % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"Duplicate axis: {axis}")
+    return tuple(sorted(out))
+
+
+class _View:
+    """How a tensor of `shape` is seen as (outer, C, inner) for the kept `axes`."""
+
+    def __init__(self, shape, axes):
+        self.shape = tuple(shape)
+        self.kept = tuple(shape[a] for a in axes)
+        self.C = int(np.prod(self.kept))
+        if list(axes) == list(range(axes[0], axes[-1] + 1)):
+            self.perm = None
+            self.outer = int(np.prod(shape[:axes[0]]))
+            self.inner = int(np.prod(shape[axes[-1] + 1:]))
+        else:
+            reduced = [a for a in range(len(shape)) if a not in axes]
+            self.perm = tuple(reduced) + tuple(axes)
+            self.outer, self.inner = int(np.prod([shape[a] for a in reduced])), 1
+        self.m = self.outer * self.inner  # elements per channel
+
+    def to_kernel(self, x):
+        if self.perm is not None:
+            x = np.transpose(x, self.perm)
+        return np.ascontiguousarray(x).reshape(self.outer, self.C, self.inner)
+
+    def from_kernel(self, y):
+        if self.perm is None:
+            return y.reshape(self.shape)
+        permuted = tuple(self.shape[a] for a in self.perm)
+        return np.ascontiguousarray(np.transpose(y.reshape(permuted), np.argsort(self.perm)))
+
+
+def _flat(a):
+    return None if a is None else a.reshape(-1)
+
+
+def _param_spec(name, p, kept):
+    if p is not None and None not in kept and int(np.prod(su.shape_of(p))) != int(np.prod(kept)):
+        raise ValueError(f"`batch_normalization`: `{name}` must hold one value per channel "
+                         f"(shape {kept}), received shape {su.shape_of(p)}.")
+
+
+class BatchNormTrain(Op):
+    """(y, mean, var): y normalized with the batch mean and biased variance over the non-kept
+    axes; mean and var have the kept axes' shape. gamma and beta are optional."""
+
+    name = "batch_norm_train"
+    n_outputs = 3
+
+    def output_spec(self, x, gamma=None, beta=None, axis=(-1,), epsilon=1e-3):
+        shape = su.shape_of(x)
+        kept = tuple(shape[a] for a in kept_axes(axis, len(shape)))
+        _param_spec("gamma", gamma, kept)
+        _param_spec("beta", beta, kept)
+        return [shape, kept, kept]
+
+    def forward(self, dev, x, gamma=None, beta=None, axis=(-1,), epsilon=1e-3):
+        v = _View(x.shape, kept_axes(axis, x.ndim))
+        xv = v.to_kernel(x)
+        y = dev.empty(xv.shape)
+        var, mean, inv_std = dev.empty((v.C,)), dev.empty((v.C,)), dev.empty((v.C,))
+        dev.kernels["batchnorm_forward_train"](y, var, mean, inv_std, xv, _flat(gamma),
+                                               _flat(beta), v.outer, v.C, v.inner, epsilon)
+        saved = (v, xv, mean, inv_std, gamma, None if beta is None else beta.shape)
+        return (v.from_kernel(y), mean.reshape(v.kept).copy(), var.reshape(v.kept)), saved
+
+    def backward(self, dev, saved, grads, needs, axis=(-1,), epsilon=1e-3):
+        v, xv, mean, inv_std, gamma, beta_shape = saved
+        gy, gmean, gvar = grads
+        dyv = v.to_kernel(gy)
+        dx = dev.empty(xv.shape) if needs[0] else None
+        dgamma = dev.empty((v.C,)) if needs[1] else None
+        dbeta = dev.empty((v.C,)) if needs[2] else None
+        dev.kernels["batchnorm_backward"](dx, dgamma, dbeta, dyv, xv, mean, inv_std,
+                                          _flat(gamma), v.outer, v.C, v.inner)
+        if dx is not None and v.m and (np.any(gmean) or np.any(gvar)):
+            # The statistics are outputs too: d mean/dx = 1/m, d var/dx = 2 (x - mean) / m.
+            gm = np.asarray(gmean, dx.dtype).reshape(1, v.C, 1)
+            gv = np.asarray(gvar, dx.dtype).reshape(1, v.C, 1)
+            dx += (gm + 2.0 * gv * (xv - mean.reshape(1, v.C, 1))) / v.m
+        return (None if dx is None else v.from_kernel(dx),
+                None if dgamma is None else dgamma.reshape(gamma.shape),
+                None if dbeta is None else dbeta.reshape(beta_shape))
+
+
+class BatchNormInfer(Op):
+    """y = (x - mean) / sqrt(variance + epsilon) * scale + offset, per kept channel."""
+
+    name = "batch_norm_infer"
+
+    def output_spec(self, x, mean, variance, offset=None, scale=None, axis=(-1,),
+                    epsilon=1e-3):
+        shape = su.shape_of(x)
+        kept = tuple(shape[a] for a in kept_axes(axis, len(shape)))
+        for name, p in (("mean", mean), ("variance", variance), ("offset", offset),
+                        ("scale", scale)):
+            _param_spec(name, p, kept)
+        return shape
+
+    def forward(self, dev, x, mean, variance, offset=None, scale=None, axis=(-1,),
+                epsilon=1e-3):
+        v = _View(x.shape, kept_axes(axis, x.ndim))
+        xv = v.to_kernel(x)
+        y = dev.empty(xv.shape)
+        dev.kernels["batchnorm_forward_infer"](y, xv, _flat(mean), _flat(variance),
+                                               _flat(scale), _flat(offset), v.outer, v.C,
+                                               v.inner, epsilon)
+        return v.from_kernel(y), (v, xv, mean, variance, offset, scale)
+
+    def backward(self, dev, saved, gy, needs, axis=(-1,), epsilon=1e-3):
+        v, xv, mean, variance, offset, scale = saved
+        dyv = v.to_kernel(gy)
+        zeros = dev.zeros((v.C,))
+        dx = None
+        if needs[0]:
+            # dx = dy * scale / sqrt(var + eps): the inference kernel applied to dy with mean 0.
+            dx = dev.empty(xv.shape)
+            dev.kernels["batchnorm_forward_infer"](dx, dyv, zeros, _flat(variance),
+                                                   _flat(scale), None, v.outer, v.C, v.inner,
+                                                   epsilon)
+            dx = v.from_kernel(dx)
+        if not any(needs[1:]):
+            return dx, None, None, None, None
+        d64 = dyv.astype(np.float64)
+        inv = 1.0 / np.sqrt(variance.reshape(-1).astype(np.float64) + epsilon)
+        g = np.ones(v.C) if scale is None else scale.reshape(-1).astype(np.float64)
+        xc = xv.astype(np.float64) - mean.reshape(1, v.C, 1)
+        sum_dy = d64.sum(axis=(0, 2))
+        sum_dy_xc = (d64 * xc).sum(axis=(0, 2))
+        cast = dev.asarray
+        grads = [
+            cast(-sum_dy * g * inv).reshape(mean.shape) if needs[1] else None,
+            cast(-0.5 * sum_dy_xc * g * inv**3).reshape(variance.shape) if needs[2] else None,
+            cast(sum_dy).reshape(offset.shape) if needs[3] and offset is not None else None,
+            cast(sum_dy_xc * inv).reshape(scale.shape) if needs[4] and scale is not None
+            else None,
+        ]
+        return (dx, *grads)
+
+
+# ---- public functions ----
+
+def batch_norm_train(x, gamma=None, beta=None, axis=-1, epsilon=1e-3):
+    """Training-mode batch normalization: returns (y, batch_mean, batch_variance).
+
+    Args:
+        x: any rank.
+        gamma, beta: per-channel scale and offset (or None), one value per kept element.
+        axis: the kept axis or axes (BatchNormalization's meaning); negative allowed.
+        epsilon: added to the variance inside the square root.
+
+    Returns:
+        y like x; mean and the biased variance with the kept axes' shape.
+    """
+    axes = tuple(axis) if isinstance(axis, (list, tuple)) else (axis,)
+    return apply(_R["batch_norm_train"], x, gamma, beta, axis=axes, epsilon=float(epsilon))
+
+
+def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilon=1e-3):
+    """keras.ops.batch_normalization: normalizes x with the given statistics.
+
+    Args:
+        x: any rank.
+        mean, variance: one value per channel of `axis` (the feature axis, which is kept).
+        axis: the feature axis (an int, or a list of kept axes).
+        offset, scale: optional beta and gamma.
+        epsilon: added to the variance inside the square root.
+
+    Example:
+    ```python
+    y = fkeras.ops.batch_normalization(x, mean, var, axis=-1, scale=gamma, offset=beta)
+    ```
+    """
+    axes = tuple(axis) if isinstance(axis, (list, tuple)) else (axis,)
+    return apply(_R["batch_norm_infer"], x, mean, variance, offset, scale, axis=axes,
+                 epsilon=float(epsilon))
+
+
+def moments(x, axes, keepdims=False, synchronized=False):
+    """keras.ops.moments: (mean, biased variance) over `axes`, differentiable."""
+    from fkeras.ops import math
+
+    mean = math.mean(x, axis=axes, keepdims=True)
+    centred = math.subtract(x, mean)
+    variance = math.mean(math.square(centred), axis=axes, keepdims=keepdims)
+    if not keepdims:
+        mean = math.mean(x, axis=axes, keepdims=False)
+    return mean, variance
