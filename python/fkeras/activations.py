@@ -51,10 +51,15 @@ def get(identifier):
     raise ValueError(f"Could not interpret activation function identifier: {identifier!r}")
 
 
+_NAME_OF = {}
+for _name, _fn in _BY_NAME.items():
+    _NAME_OF.setdefault(id(_fn), _name)  # the first name wins (silu before swish)
+
+
 def serialize(fn):
-    for name, f in _BY_NAME.items():
-        if f is fn:
-            return name
+    name = _NAME_OF.get(id(fn))
+    if name is not None and _BY_NAME[name] is fn:
+        return name
     return getattr(fn, "__name__", str(fn))
 
 

@@ -77,6 +77,10 @@ _default = ["cpu"]
 def get_device(name=None):
     """Returns the Device called `name` ('cpu', 'reference' or 'cuda'); None: the current one."""
     if name is None:
+        stack = getattr(_state, "stack", None)
+        dev = _devices.get(stack[-1] if stack else _default[0])
+        if dev is not None:
+            return dev
         name = current_device_name()
     if isinstance(name, Device):
         return name

@@ -72,12 +72,13 @@ class GradientTape:
             self._tracked[id(var.value)] = var.value
 
     def record(self, op, dev, arrays, outputs, saved, attrs):
-        needs = tuple(a is not None and id(a) in self._tracked for a in arrays)
-        if not any(needs):
+        tracked = self._tracked
+        needs = tuple([a is not None and id(a) in tracked for a in arrays])
+        if True not in needs:
             return
         outs = outputs if isinstance(outputs, tuple) else (outputs,)
         for o in outs:
-            self._tracked[id(o)] = o
+            tracked[id(o)] = o
         self._entries.append((op, dev, arrays, needs, outs, saved, attrs))
 
     def gradient(self, target, sources, output_gradients=None,
@@ -101,11 +102,17 @@ class GradientTape:
             _accumulate(grads, t, g)
 
         for op, dev, arrays, needs, outs, saved, attrs in reversed(self._entries):
-            gouts = [grads.pop(id(o), None) for o in outs]
-            if all(g is None for g in gouts):
-                continue
-            gouts = [np.zeros_like(o) if g is None else g for o, g in zip(outs, gouts)]
-            gin = op.backward(dev, saved, gouts if len(outs) > 1 else gouts[0], needs, **attrs)
+            if len(outs) == 1:
+                g = grads.pop(id(outs[0]), None)
+                if g is None:
+                    continue
+                gin = op.backward(dev, saved, g, needs, **attrs)
+            else:
+                gouts = [grads.pop(id(o), None) for o in outs]
+                if all(g is None for g in gouts):
+                    continue
+                gouts = [np.zeros_like(o) if g is None else g for o, g in zip(outs, gouts)]
+                gin = op.backward(dev, saved, gouts, needs, **attrs)
             if not isinstance(gin, (tuple, list)):
                 gin = (gin,)
             for a, need, g in zip(arrays, needs, gin):
@@ -127,6 +134,7 @@ class GradientTape:
 
 def _accumulate(grads, array, g):
     key = id(array)
-    g = np.asarray(g).reshape(np.shape(array)) if np.shape(g) != np.shape(array) else g
+    if getattr(g, "shape", None) != array.shape:
+        g = np.asarray(g).reshape(array.shape)
     prev = grads.get(key)
     grads[key] = g if prev is None else prev + g

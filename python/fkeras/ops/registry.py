@@ -68,10 +68,10 @@ def in_symbolic_call():
 def _to_array(dev, x):
     if x is None:
         return None
+    if type(x) is np.ndarray and x.dtype == dev.dtype and x.flags.c_contiguous:
+        return x
     if isinstance(x, Variable):
         return x.value
-    if isinstance(x, np.ndarray) and x.dtype == dev.dtype and x.flags.c_contiguous:
-        return x
     if isinstance(x, np.ndarray) and x.dtype.kind in "iub":
         return x  # integer data (indices, labels) stays integer
     return dev.asarray(x)
@@ -85,8 +85,9 @@ def _spec_to_tensor(spec):
 
 def apply(op, *inputs, **attrs):
     """Runs `op` on `inputs`: symbolically on KerasTensors, eagerly on arrays."""
-    if any(isinstance(x, KerasTensor) for x in inputs):
-        return _apply_symbolic(op, inputs, attrs)
+    for x in inputs:
+        if isinstance(x, KerasTensor):
+            return _apply_symbolic(op, inputs, attrs)
     dev = _device.get_device()
     tape = _tape.current_tape()
     if tape is not None:
@@ -103,10 +104,16 @@ def apply(op, *inputs, **attrs):
 
 def _no_aliasing(outputs, arrays):
     # The tape keys on array identity: an output must never be one of the inputs.
-    ids = {id(a) for a in arrays if a is not None}
     if isinstance(outputs, tuple):
-        return tuple(o.view() if id(o) in ids else o for o in outputs)
-    return outputs.view() if id(outputs) in ids else outputs
+        return tuple(_unaliased(o, arrays) for o in outputs)
+    return _unaliased(outputs, arrays)
+
+
+def _unaliased(output, arrays):
+    for a in arrays:
+        if output is a:
+            return output.view()
+    return output
 
 
 def _apply_symbolic(op, inputs, attrs):
