@@ -7,6 +7,8 @@ them) and reduces them with the sample weights in one op:
 - "none" / None: the weighted per-sample values.
 """
 
+import contextvars
+
 import numpy as np
 
 from fkeras.backend import devices as _devices
@@ -15,6 +17,14 @@ from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.losses import loss_ops
 from fkeras.ops.registry import REGISTRY as _R
 from fkeras.ops.registry import apply
+
+
+# The reduction a LossFunctionWrapper asks of the built-in loss functions when there are no
+# sample weights: their per-sample op then returns the mean or sum itself, so an unweighted
+# loss costs one op instead of two (read by fkeras.losses.losses._apply).
+REDUCE_IN_OP = contextvars.ContextVar("fkeras_loss_reduce", default="none")
+_UNWEIGHTED = {"sum_over_batch_size": "mean", "mean": "mean", "sum": "sum",
+               "mean_with_sample_weight": "mean"}
 
 
 def standardize_reduction(reduction):
@@ -104,6 +114,16 @@ class LossFunctionWrapper(Loss):
                          dtype=dtype)
         self.fn = fn
         self._fn_kwargs = kwargs
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        reduce = _UNWEIGHTED.get(self.reduction) if sample_weight is None else None
+        if reduce is None or not getattr(self.fn, "_fk_reduce_in_op", False):
+            return super().__call__(y_true, y_pred, sample_weight)
+        token = REDUCE_IN_OP.set(reduce)
+        try:
+            return self.fn(as_tensor(y_true), as_pred(y_pred), **self._fn_kwargs)
+        finally:
+            REDUCE_IN_OP.reset(token)
 
     def call(self, y_true, y_pred):
         return self.fn(y_true, y_pred, **self._fn_kwargs)

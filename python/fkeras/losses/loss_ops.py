@@ -40,10 +40,28 @@ def _as_float(t, like):
 
 
 class _PerSample(Op):
-    """Base: output_spec drops the last axis (the per-sample loss)."""
+    """Base of the per-sample losses: `values_forward` / `values_backward` compute the
+    per-sample values; with `reduce="mean"` or `"sum"` (the unweighted reductions) the op
+    returns their mean or sum directly, so an unweighted loss is one op."""
 
-    def output_spec(self, y_true, y_pred, **attrs):
-        return su.shape_of(y_pred)[:-1]
+    def output_spec(self, y_true, y_pred, reduce="none", **attrs):
+        return su.shape_of(y_pred)[:-1] if reduce == "none" else ()
+
+    def forward(self, dev, y_true, y_pred, reduce="none", **attrs):
+        values, saved = self.values_forward(dev, y_true, y_pred, **attrs)
+        if reduce == "none":
+            return values, (saved, None)
+        n = values.size
+        scale = (1.0 / n if n else 0.0) if reduce == "mean" else 1.0
+        out = np.asarray(values.sum() * scale, dtype=values.dtype)
+        return out, (saved, (values.shape, scale))
+
+    def backward(self, dev, saved, g, needs, reduce="none", **attrs):
+        inner, reduced = saved
+        if reduced is not None:
+            shape, scale = reduced
+            g = np.full(shape, float(g) * scale, dtype=np.asarray(g).dtype)
+        return self.values_backward(dev, inner, g, needs, **attrs)
 
 
 # ---- elementwise losses, averaged (or summed) over the last axis ----
@@ -63,13 +81,13 @@ class _Elementwise(_PerSample):
         check_same_shape(t.shape, p.shape, self.name[5:])
         return t
 
-    def forward(self, dev, y_true, y_pred, **attrs):
+    def values_forward(self, dev, y_true, y_pred, **attrs):
         t = self.prepare(y_true, y_pred)
         v = self.value(t, y_pred, **attrs)
         out = v.sum(axis=-1) if self.reduce_sum else v.mean(axis=-1)
         return np.asarray(out, dtype=y_pred.dtype), (y_true.shape, t, y_pred)
 
-    def backward(self, dev, saved, g, needs, **attrs):
+    def values_backward(self, dev, saved, g, needs, **attrs):
         t_shape, t, p = saved
         scale = 1.0 if self.reduce_sum or p.shape[-1] == 0 else 1.0 / p.shape[-1]
         gp = (np.asarray(g)[..., None] * scale) * self.grad(t, p, **attrs)
@@ -221,7 +239,7 @@ class BinaryCrossentropyFromLogits(_PerSample):
 
     name = "loss_binary_crossentropy_from_logits"
 
-    def forward(self, dev, y_true, y_pred):
+    def values_forward(self, dev, y_true, y_pred):
         t = np.ascontiguousarray(_as_float(match_ranks(y_true, y_pred), y_pred))
         check_same_shape(t.shape, y_pred.shape, "binary_crossentropy")
         x = np.ascontiguousarray(y_pred)
@@ -230,7 +248,7 @@ class BinaryCrossentropyFromLogits(_PerSample):
         out = loss.mean(axis=-1) if x.shape[-1] else loss.sum(axis=-1)
         return np.asarray(out, dtype=x.dtype), (t, x)
 
-    def backward(self, dev, saved, g, needs):
+    def values_backward(self, dev, saved, g, needs):
         t, x = saved
         cols = x.shape[-1] or 1
         dloss = np.ascontiguousarray(
@@ -252,7 +270,7 @@ class CategoricalCrossentropy(_PerSample):
 
     name = "loss_categorical_crossentropy"
 
-    def forward(self, dev, y_true, y_pred, epsilon=1e-7):
+    def values_forward(self, dev, y_true, y_pred, epsilon=1e-7):
         t = _as_float(y_true, y_pred)
         check_same_shape(t.shape, y_pred.shape, "categorical_crossentropy")
         s = y_pred.sum(axis=-1, keepdims=True)
@@ -261,7 +279,7 @@ class CategoricalCrossentropy(_PerSample):
         out = -(t * np.log(qc)).sum(axis=-1)
         return np.asarray(out, dtype=y_pred.dtype), (t, s, q, qc, epsilon)
 
-    def backward(self, dev, saved, g, needs):
+    def values_backward(self, dev, saved, g, needs):
         t, s, q, qc, eps = saved
         dq = -(t / qc) * ((q >= eps) & (q <= 1.0 - eps)) * np.asarray(g)[..., None]
         dp = (dq - (dq * q).sum(axis=-1, keepdims=True)) / s
@@ -273,11 +291,11 @@ class SparseCategoricalCrossentropy(CategoricalCrossentropy):
 
     name = "loss_sparse_categorical_crossentropy"
 
-    def forward(self, dev, y_true, y_pred, epsilon=1e-7):
+    def values_forward(self, dev, y_true, y_pred, epsilon=1e-7):
         labels = sparse_labels(y_true, y_pred)
         onehot = np.zeros(y_pred.shape, dtype=y_pred.dtype)
         np.put_along_axis(onehot, labels[..., None], 1.0, axis=-1)
-        return super().forward(dev, onehot, y_pred, epsilon=epsilon)
+        return super().values_forward(dev, onehot, y_pred, epsilon=epsilon)
 
 
 def sparse_labels(y_true, y_pred):
@@ -305,7 +323,7 @@ def sparse_labels(y_true, y_pred):
 class CategoricalCrossentropyFromLogits(_PerSample):
     name = "loss_categorical_crossentropy_from_logits"
 
-    def forward(self, dev, y_true, y_pred):
+    def values_forward(self, dev, y_true, y_pred):
         t = np.ascontiguousarray(_as_float(y_true, y_pred))
         check_same_shape(t.shape, y_pred.shape, "categorical_crossentropy")
         x2, cols = _rows(np.ascontiguousarray(y_pred))
@@ -315,7 +333,7 @@ class CategoricalCrossentropyFromLogits(_PerSample):
                                                     rows, cols)
         return loss.reshape(y_pred.shape[:-1]), (probs, t, y_pred.shape)
 
-    def backward(self, dev, saved, g, needs):
+    def values_backward(self, dev, saved, g, needs):
         probs, t, shape = saved
         rows, cols = probs.shape
         dx = dev.empty((rows, cols))
@@ -328,7 +346,7 @@ class CategoricalCrossentropyFromLogits(_PerSample):
 class SparseCategoricalCrossentropyFromLogits(_PerSample):
     name = "loss_sparse_categorical_crossentropy_from_logits"
 
-    def forward(self, dev, y_true, y_pred):
+    def values_forward(self, dev, y_true, y_pred):
         labels = sparse_labels(y_true, y_pred)
         x2, cols = _rows(np.ascontiguousarray(y_pred))
         rows = x2.shape[0]
@@ -337,7 +355,7 @@ class SparseCategoricalCrossentropyFromLogits(_PerSample):
                                                            labels.reshape(rows), rows, cols)
         return loss.reshape(y_pred.shape[:-1]), (probs, labels.reshape(rows), y_pred.shape)
 
-    def backward(self, dev, saved, g, needs):
+    def values_backward(self, dev, saved, g, needs):
         probs, labels, shape = saved
         rows, cols = probs.shape
         dx = dev.empty((rows, cols))
@@ -352,7 +370,7 @@ class CosineSimilarity(_PerSample):
 
     name = "loss_cosine_similarity"
 
-    def forward(self, dev, y_true, y_pred):
+    def values_forward(self, dev, y_true, y_pred):
         t = _as_float(match_ranks(y_true, y_pred), y_pred)
         check_same_shape(t.shape, y_pred.shape, "cosine_similarity")
         tn = t / np.sqrt(np.maximum((t * t).sum(axis=-1, keepdims=True), 1e-12))
@@ -362,7 +380,7 @@ class CosineSimilarity(_PerSample):
         out = -(tn * pn).sum(axis=-1)
         return np.asarray(out, dtype=y_pred.dtype), (tn, pn, r, sq >= 1e-12)
 
-    def backward(self, dev, saved, g, needs):
+    def values_backward(self, dev, saved, g, needs):
         tn, pn, r, unclamped = saved
         gn = -np.asarray(g)[..., None] * tn  # d loss / d pn
         dp = r * (gn - unclamped * pn * (gn * pn).sum(axis=-1, keepdims=True))
@@ -374,7 +392,7 @@ class CategoricalHinge(_PerSample):
 
     name = "loss_categorical_hinge"
 
-    def forward(self, dev, y_true, y_pred):
+    def values_forward(self, dev, y_true, y_pred):
         t = _as_float(y_true, y_pred)
         check_same_shape(t.shape, y_pred.shape, "categorical_hinge")
         pos = (t * y_pred).sum(axis=-1)
@@ -384,7 +402,7 @@ class CategoricalHinge(_PerSample):
         out = np.maximum(neg - pos + 1.0, 0.0)
         return np.asarray(out, dtype=y_pred.dtype), (t, arg, out > 0)
 
-    def backward(self, dev, saved, g, needs):
+    def values_backward(self, dev, saved, g, needs):
         t, arg, active = saved
         ga = np.asarray(g) * active
         dp = -t * ga[..., None]

@@ -6,13 +6,23 @@ import numpy as np
 from fkeras import config as _config
 from fkeras import ops
 from fkeras.engine.keras_tensor import KerasTensor
-from fkeras.losses.loss import LossFunctionWrapper, as_pred, as_tensor, reduce_weighted_values
+from fkeras.losses.loss import (
+    REDUCE_IN_OP as _REDUCE,
+    LossFunctionWrapper,
+    as_pred,
+    as_tensor,
+    reduce_weighted_values,
+)
 from fkeras.ops.registry import REGISTRY as _R
 from fkeras.ops.registry import apply
 
 
 def _eps():
     return _config.epsilon()
+
+
+def _apply(op_name, *args, **attrs):
+    return apply(_R[op_name], *args, reduce=_REDUCE.get(), **attrs)
 
 
 def _class_axis_last(y_true, y_pred, axis):
@@ -36,66 +46,66 @@ def _float_labels(y_true):
 
 def mean_squared_error(y_true, y_pred):
     """mean(square(y_true - y_pred), axis=-1)."""
-    return apply(_R["loss_mean_squared_error"], as_tensor(y_true), as_pred(y_pred))
+    return _apply("loss_mean_squared_error", as_tensor(y_true), as_pred(y_pred))
 
 
 def mean_absolute_error(y_true, y_pred):
     """mean(abs(y_true - y_pred), axis=-1)."""
-    return apply(_R["loss_mean_absolute_error"], as_tensor(y_true), as_pred(y_pred))
+    return _apply("loss_mean_absolute_error", as_tensor(y_true), as_pred(y_pred))
 
 
 def mean_absolute_percentage_error(y_true, y_pred):
     """100 * mean(abs((y_true - y_pred) / max(abs(y_true), epsilon)), axis=-1)."""
-    return apply(_R["loss_mean_absolute_percentage_error"], as_tensor(y_true),
+    return _apply("loss_mean_absolute_percentage_error", as_tensor(y_true),
                  as_pred(y_pred), epsilon=_eps())
 
 
 def mean_squared_logarithmic_error(y_true, y_pred):
     """mean(square(log(max(y_pred, eps) + 1) - log(max(y_true, eps) + 1)), axis=-1)."""
-    return apply(_R["loss_mean_squared_logarithmic_error"], as_tensor(y_true),
+    return _apply("loss_mean_squared_logarithmic_error", as_tensor(y_true),
                  as_pred(y_pred), epsilon=_eps())
 
 
 def huber(y_true, y_pred, delta=1.0):
     """0.5 e^2 where |e| <= delta, else delta (|e| - 0.5 delta); averaged over the last axis."""
-    return apply(_R["loss_huber"], as_tensor(y_true), as_pred(y_pred), delta=float(delta))
+    return _apply("loss_huber", as_tensor(y_true), as_pred(y_pred), delta=float(delta))
 
 
 def log_cosh(y_true, y_pred):
     """mean(log(cosh(y_pred - y_true)), axis=-1)."""
-    return apply(_R["loss_log_cosh"], as_tensor(y_true), as_pred(y_pred))
+    return _apply("loss_log_cosh", as_tensor(y_true), as_pred(y_pred))
 
 
 def hinge(y_true, y_pred):
     """mean(maximum(1 - y_true * y_pred, 0), axis=-1); {0, 1} labels become {-1, 1}."""
-    return apply(_R["loss_hinge"], as_tensor(y_true), as_pred(y_pred))
+    return _apply("loss_hinge", as_tensor(y_true), as_pred(y_pred))
 
 
 def squared_hinge(y_true, y_pred):
     """mean(square(maximum(1 - y_true * y_pred, 0)), axis=-1)."""
-    return apply(_R["loss_squared_hinge"], as_tensor(y_true), as_pred(y_pred))
+    return _apply("loss_squared_hinge", as_tensor(y_true), as_pred(y_pred))
 
 
 def categorical_hinge(y_true, y_pred):
     """maximum(max((1 - y_true) * y_pred) - sum(y_true * y_pred) + 1, 0)."""
-    return apply(_R["loss_categorical_hinge"], as_tensor(y_true), as_pred(y_pred))
+    return _apply("loss_categorical_hinge", as_tensor(y_true), as_pred(y_pred))
 
 
 def kl_divergence(y_true, y_pred):
     """sum(y_true * log(y_true / y_pred), axis=-1), both clipped to [epsilon, 1]."""
-    return apply(_R["loss_kl_divergence"], as_tensor(y_true), as_pred(y_pred),
+    return _apply("loss_kl_divergence", as_tensor(y_true), as_pred(y_pred),
                  epsilon=_eps())
 
 
 def poisson(y_true, y_pred):
     """mean(y_pred - y_true * log(y_pred + epsilon), axis=-1)."""
-    return apply(_R["loss_poisson"], as_tensor(y_true), as_pred(y_pred), epsilon=_eps())
+    return _apply("loss_poisson", as_tensor(y_true), as_pred(y_pred), epsilon=_eps())
 
 
 def cosine_similarity(y_true, y_pred, axis=-1):
     """-sum(l2_normalize(y_true) * l2_normalize(y_pred), axis)."""
     y_true, y_pred = _class_axis_last(as_tensor(y_true), as_pred(y_pred), axis)
-    return apply(_R["loss_cosine_similarity"], y_true, y_pred)
+    return _apply("loss_cosine_similarity", y_true, y_pred)
 
 
 def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
@@ -106,8 +116,8 @@ def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, 
     y_pred = as_pred(y_pred)
     t, y_pred = _class_axis_last(t, y_pred, axis)
     if from_logits:
-        return apply(_R["loss_binary_crossentropy_from_logits"], t, y_pred)
-    return apply(_R["loss_binary_crossentropy"], t, y_pred, epsilon=_eps())
+        return _apply("loss_binary_crossentropy_from_logits", t, y_pred)
+    return _apply("loss_binary_crossentropy", t, y_pred, epsilon=_eps())
 
 
 def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
@@ -118,8 +128,8 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
         t = t * (1.0 - label_smoothing) + label_smoothing / y_pred.shape[axis]
     t, y_pred = _class_axis_last(t, y_pred, axis)
     if from_logits:
-        return apply(_R["loss_categorical_crossentropy_from_logits"], t, y_pred)
-    return apply(_R["loss_categorical_crossentropy"], t, y_pred, epsilon=_eps())
+        return _apply("loss_categorical_crossentropy_from_logits", t, y_pred)
+    return _apply("loss_categorical_crossentropy", t, y_pred, epsilon=_eps())
 
 
 def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_class=None,
@@ -137,10 +147,10 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_cl
         t = np.where(mask, t, 0).astype(np.int64)
     op = "loss_sparse_categorical_crossentropy" + ("_from_logits" if from_logits else "")
     attrs = {} if from_logits else {"epsilon": _eps()}
+    if mask is None:
+        return _apply(op, t, y_pred, **attrs)
     values = apply(_R[op], t, y_pred, **attrs)
-    if mask is not None:
-        values = ops.multiply(values, mask.reshape(values.shape).astype(values.dtype))
-    return values
+    return ops.multiply(values, mask.reshape(values.shape).astype(values.dtype))
 
 
 # ---- classes ----
@@ -275,6 +285,9 @@ CLASSES = {c.__name__: c for c in (
     MeanSquaredLogarithmicError, Huber, LogCosh, Hinge, SquaredHinge, CategoricalHinge,
     KLDivergence, Poisson, CosineSimilarity, BinaryCrossentropy, CategoricalCrossentropy,
     SparseCategoricalCrossentropy)}
+
+for _fn in FUNCTIONS.values():
+    _fn._fk_reduce_in_op = True  # honours REDUCE_IN_OP (see LossFunctionWrapper.__call__)
 
 # Function -> class, so compile() turns a function into a Loss that can use the logits path.
 CLASS_OF_FUNCTION = {
