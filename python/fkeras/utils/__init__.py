@@ -1,5 +1,8 @@
 """Utilities (keras.utils)."""
 
+from fkeras.utils.file_utils import get_file
+from fkeras.utils.numerical_utils import normalize, to_categorical
+from fkeras.utils.progbar import Progbar
 from fkeras.utils.random import set_random_seed
 
 
@@ -10,4 +13,5 @@ def clear_session():
     naming.reset()
 
 
-__all__ = ["clear_session", "set_random_seed"]
+__all__ = ["Progbar", "clear_session", "get_file", "normalize", "set_random_seed",
+           "to_categorical"]
