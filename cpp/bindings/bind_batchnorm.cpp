@@ -1,4 +1,79 @@
-// bind_batchnorm.cpp: Python bindings of the batchnorm kernels (see fkeras/kernels.h).
-#include "check.h"
+// bind_batchnorm.cpp: Python bindings of the batch-norm kernels (see fkeras/kernels.h).
+// Buffers are checked by element count against the (outer, C, inner) view, so an (N, H, W, C)
+// array passes as (N*H*W, C, 1) without a reshape.
+#include <cmath>
 
-void bind_batchnorm(py::module_& m) { (void)m; }
+#include "check.h"
+#include "fkeras/kernels.h"
+
+namespace {
+
+void check_epsilon(const char* kernel, float epsilon) {
+  if (!(epsilon >= 0.f) || !std::isfinite(epsilon))
+    throw py::value_error(std::string(kernel) + ": argument 'epsilon' must be finite and >= 0, "
+                          "received " + std::to_string(epsilon));
+}
+
+}  // namespace
+
+void bind_batchnorm(py::module_& m) {
+  m.def("batchnorm_forward_train", [](py::object y, py::object var, py::object mean,
+                                      py::object inv_std, py::object x, py::object gamma,
+                                      py::object beta, int64_t outer, int64_t C, int64_t inner,
+                                      float epsilon) {
+    const char* k = "batchnorm_forward_train";
+    fkb::check_sizes(k, {{"outer", outer}, {"C", C}, {"inner", inner}});
+    check_epsilon(k, epsilon);
+    float* py_ = fkb::out_f32(y, k, "y", {outer, C, inner});
+    float* pvar = fkb::out_f32(var, k, "var", {C});
+    float* pmean = fkb::out_f32(mean, k, "mean", {C});
+    float* pinv = fkb::out_f32(inv_std, k, "inv_std", {C});
+    const float* px = fkb::in_f32(x, k, "x", {outer, C, inner});
+    const float* pg = fkb::in_f32(gamma, k, "gamma", {C}, true);
+    const float* pb = fkb::in_f32(beta, k, "beta", {C}, true);
+    py::gil_scoped_release nogil;
+    fk::batchnorm_forward_train(py_, pvar, pmean, pinv, px, pg, pb, outer, C, inner, epsilon);
+  }, py::arg("y"), py::arg("var"), py::arg("mean"), py::arg("inv_std"), py::arg("x"),
+     py::arg("gamma"), py::arg("beta"), py::arg("outer"), py::arg("C"), py::arg("inner"),
+     py::arg("epsilon"),
+     "Training batch norm over (outer, C, inner): y, var (biased); saves mean, inv_std.");
+
+  m.def("batchnorm_forward_infer", [](py::object y, py::object x, py::object mean,
+                                      py::object var, py::object gamma, py::object beta,
+                                      int64_t outer, int64_t C, int64_t inner, float epsilon) {
+    const char* k = "batchnorm_forward_infer";
+    fkb::check_sizes(k, {{"outer", outer}, {"C", C}, {"inner", inner}});
+    check_epsilon(k, epsilon);
+    float* py_ = fkb::out_f32(y, k, "y", {outer, C, inner});
+    const float* px = fkb::in_f32(x, k, "x", {outer, C, inner});
+    const float* pmean = fkb::in_f32(mean, k, "mean", {C});
+    const float* pvar = fkb::in_f32(var, k, "var", {C});
+    const float* pg = fkb::in_f32(gamma, k, "gamma", {C}, true);
+    const float* pb = fkb::in_f32(beta, k, "beta", {C}, true);
+    py::gil_scoped_release nogil;
+    fk::batchnorm_forward_infer(py_, px, pmean, pvar, pg, pb, outer, C, inner, epsilon);
+  }, py::arg("y"), py::arg("x"), py::arg("mean"), py::arg("var"), py::arg("gamma"),
+     py::arg("beta"), py::arg("outer"), py::arg("C"), py::arg("inner"), py::arg("epsilon"),
+     "Inference batch norm with the given mean and var.");
+
+  m.def("batchnorm_backward", [](py::object dx, py::object dgamma, py::object dbeta,
+                                 py::object dy, py::object x, py::object mean,
+                                 py::object inv_std, py::object gamma, int64_t outer, int64_t C,
+                                 int64_t inner) {
+    const char* k = "batchnorm_backward";
+    fkb::check_sizes(k, {{"outer", outer}, {"C", C}, {"inner", inner}});
+    float* pdx = fkb::out_f32(dx, k, "dx", {outer, C, inner}, true);
+    float* pdg = fkb::out_f32(dgamma, k, "dgamma", {C}, true);
+    float* pdb = fkb::out_f32(dbeta, k, "dbeta", {C}, true);
+    const float* pdy = fkb::in_f32(dy, k, "dy", {outer, C, inner});
+    const float* px = fkb::in_f32(x, k, "x", {outer, C, inner});
+    const float* pmean = fkb::in_f32(mean, k, "mean", {C});
+    const float* pinv = fkb::in_f32(inv_std, k, "inv_std", {C});
+    const float* pg = fkb::in_f32(gamma, k, "gamma", {C}, true);
+    py::gil_scoped_release nogil;
+    fk::batchnorm_backward(pdx, pdg, pdb, pdy, px, pmean, pinv, pg, outer, C, inner);
+  }, py::arg("dx"), py::arg("dgamma"), py::arg("dbeta"), py::arg("dy"), py::arg("x"),
+     py::arg("mean"), py::arg("inv_std"), py::arg("gamma"), py::arg("outer"), py::arg("C"),
+     py::arg("inner"),
+     "Batch norm backward: dx, dgamma, dbeta (each optional) from dy and the saved state.");
+}

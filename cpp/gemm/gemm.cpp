@@ -1,119 +1,166 @@
-// gemm.cpp: GEMM driver (public gemm, gemm_strided) and the Dense kernels.
-// Placeholder-quality loops: correct on every size; the packed, vectorized version replaces it.
+// gemm.cpp: the GEMM driver: fk::gemm, fk::gemm_strided, activation_inplace and
+// activation_grad_from_output_inplace (portable code; the arithmetic is in the per-ISA files).
+//
+// C (M, N; ldc) = epilogue(alpha * op(A) @ op(B) + beta * C), see gemm.h. beta == 0 never reads
+// C; K == 0 or alpha == 0 never reads A or B and gives epilogue(beta * C).
+//
+// Plan: tiny products (at most kDirectWork multiply-adds) run on the calling thread with no
+// packing of A (and of B unless it is transposed). Larger ones split C into a grid of blocks
+// handed out dynamically by fk::parallel_for; each block packs its own panels into a
+// thread-local buffer (gemm_block.h). The grid is chosen by a small cost model: compute plus the
+// packing that each extra block repeats, over the threads, plus a margin for the last block
+// (the one a descheduled thread may hold up). Small-M shapes split over N, small-N shapes over
+// M, large ones over both.
+#include <cstdlib>
 #include "fkeras/gemm.h"
-
-#include <cmath>
-#include <vector>
-
 #include "fkeras/kernels.h"
 #include "fkeras/runtime.h"
+#include "gemm_internal.h"
+#include "gemm_scratch.h"
 
 namespace fk {
+namespace gemm_detail {
+namespace {
+
+// Below this many multiply-adds a product runs on the calling thread without packing.
+constexpr double kDirectWork = 24.0 * 24.0 * 24.0;
+// Below this many, it is not worth waking the pool (a wake-up costs ~5-20 us).
+constexpr double kSerialWork = 96.0 * 96.0 * 96.0;
+
+thread_local Scratch<float> t_work_b;  // each thread's packed B panels
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// C = epilogue(beta * C): the K == 0 / alpha == 0 case.
+void scale_only(const Problem& p, const IsaOps& ops) {
+  for (int64_t i = 0; i < p.M; ++i) {
+    float* c = p.C + i * p.ldc;
+    for (int64_t j = 0; j < p.N; ++j) {
+      float v = p.beta == 0.f ? 0.f : p.beta * c[j];
+      c[j] = p.bias ? v + p.bias[j] : v;
+    }
+    ops.activation(c, p.N, p.act, p.act_alpha);
+  }
+}
+
+struct Grid {
+  int64_t rows, cols;  // block size (multiples of the tile), the last ones may be smaller
+};
+
+// The cost model, in multiply-add units (the microkernel does ~32 per cycle per core).
+Grid plan_grid(const Problem& p, const IsaOps& ops, int threads) {
+  const int64_t tm = ceil_div(p.M, ops.mr), tn = ceil_div(p.N, ops.nr);
+  if (threads <= 1) return {p.M, p.N};
+  // Cost of packing one element: a plain copy, or an in-register transpose.
+  const double pack_a = p.ta ? 3.0 : 8.0, pack_b = p.tb ? 8.0 : 3.0;
+  const double K = static_cast<double>(p.K);
+  Grid best{p.M, p.N};
+  double best_cost = -1.0;
+  const int64_t max_blocks = 8 * static_cast<int64_t>(threads);
+  for (int64_t gm = 1; gm <= tm && gm <= max_blocks; ++gm) {
+    for (int64_t gn = 1; gn <= tn && gm * gn <= max_blocks; ++gn) {
+      const int64_t rows = ceil_div(tm, gm) * ops.mr, cols = ceil_div(tn, gn) * ops.nr;
+      const int64_t nblocks = ceil_div(p.M, rows) * ceil_div(p.N, cols);
+      if (nblocks != gm * gn) continue;  // an equivalent, smaller grid was already scored
+      const double r = static_cast<double>(rows < p.M ? rows : p.M);
+      const double c = static_cast<double>(cols < p.N ? cols : p.N);
+      const double jblocks = static_cast<double>(ceil_div(static_cast<int64_t>(c), ops.nc));
+      const double block = r * c * K + K * (r * jblocks * pack_a + c * pack_b) + 2000.0;
+      const double rounds = static_cast<double>(ceil_div(nblocks, threads));
+      const double cost = (rounds + 0.5) * block;
+      if (best_cost < 0.0 || cost < best_cost) best_cost = cost, best = {rows, cols};
+    }
+  }
+  return best;
+}
+
+void run(const Problem& p) {
+  const IsaOps& ops = current_ops();
+  if (p.K == 0 || p.alpha == 0.f) return scale_only(p, ops);
+  const double work = static_cast<double>(p.M) * static_cast<double>(p.N) *
+                      static_cast<double>(p.K);
+  const size_t kc = static_cast<size_t>(ops.kc);
+  static const double direct_work = std::getenv("FKG_DIRECT") ? std::atof(std::getenv("FKG_DIRECT")) : kDirectWork;  // TUNING
+  static const double serial_work = std::getenv("FKG_SERIAL") ? std::atof(std::getenv("FKG_SERIAL")) : kSerialWork;  // TUNING
+  if (work <= direct_work) {
+    float* wb = p.tb ? t_work_b.get(kc * static_cast<size_t>(ceil_div(p.N, ops.nr) * ops.nr))
+                     : nullptr;
+    ops.block(p, Block{0, p.M, 0, p.N}, false, p.tb, wb);
+    return;
+  }
+  const Grid g = plan_grid(p, ops, work <= serial_work ? 1 : num_threads());
+  const int64_t gm = ceil_div(p.M, g.rows), gn = ceil_div(p.N, g.cols);
+  const int64_t cols = g.cols < ops.nc ? g.cols : ops.nc;
+  const size_t work_b = kc * static_cast<size_t>(ceil_div(cols, ops.nr) * ops.nr);
+  // Blocks in column-major order: consecutive blocks share a B panel column (L3 reuse).
+  parallel_for(gm * gn, 1, [&](int64_t b0, int64_t b1) {
+    float* wb = t_work_b.get(work_b);
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t bi = b % gm, bj = b / gm;
+      const int64_t i0 = bi * g.rows, j0 = bj * g.cols;
+      const Block blk{i0, i0 + g.rows < p.M ? i0 + g.rows : p.M, j0,
+                      j0 + g.cols < p.N ? j0 + g.cols : p.N};
+      ops.block(p, blk, true, true, wb);
+    }
+  });
+}
+
+}  // namespace
+
+const IsaOps& current_ops() {
+  const Isa isa = cpu_isa();
+  return isa == Isa::kAvx512 ? ops_avx512() : isa == Isa::kAvx2 ? ops_avx2() : ops_scalar();
+}
+
+void check_fused(int64_t act) {
+  FK_CHECK(act >= kLinear && act <= kLeakyRelu && act != kGelu && act != kGeluTanh &&
+               act != kSwish,
+           "activation code ", act, " is not a fused-epilogue activation");
+}
+
+}  // namespace gemm_detail
 
 void activation_inplace(float* y, int64_t n, int64_t act, float alpha) {
-  const float selu_a = 1.6732632423543772f, selu_s = 1.0507009873554805f;
-  for (int64_t i = 0; i < n; ++i) {
-    float x = y[i];
-    switch (act) {
-      case kLinear: break;
-      case kRelu: x = x > 0.f ? x : 0.f; break;
-      case kSigmoid: x = 1.f / (1.f + std::exp(-x)); break;
-      case kTanh: x = std::tanh(x); break;
-      case kElu: x = x > 0.f ? x : alpha * std::expm1(x); break;
-      case kSelu: x = selu_s * (x > 0.f ? x : selu_a * std::expm1(x)); break;
-      case kSoftplus: x = x > 0.f ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); break;
-      case kSoftsign: x = x / (1.f + std::fabs(x)); break;
-      case kHardSigmoid: x = std::fmin(std::fmax(x + 3.f, 0.f), 6.f) / 6.f; break;
-      case kExponential: x = std::exp(x); break;
-      case kLeakyRelu: x = x > 0.f ? x : alpha * x; break;
-      default: fail("activation code ", act, " is not a fused-epilogue activation");
-    }
-    y[i] = x;
-  }
+  gemm_detail::check_fused(act);
+  if (act == kLinear || n <= 0) return;
+  const auto& ops = gemm_detail::current_ops();
+  // exp-based codes cost ~10 ns per element: thread them from a smaller size.
+  const bool cheap = act == kRelu || act == kLeakyRelu || act == kHardSigmoid || act == kSoftsign;
+  parallel_for(n, cheap ? (int64_t(1) << 16) : (int64_t(1) << 12), [&](int64_t b, int64_t e) {
+    ops.activation(y + b, e - b, act, alpha);
+  });
 }
 
 void activation_grad_from_output_inplace(float* dy, const float* y, int64_t n, int64_t act,
                                          float alpha) {
-  const float selu_a = 1.6732632423543772f, selu_s = 1.0507009873554805f;
-  for (int64_t i = 0; i < n; ++i) {
-    const float v = y[i];
-    float d = 1.f;
-    switch (act) {
-      case kLinear: break;
-      case kRelu: d = v > 0.f ? 1.f : 0.f; break;
-      case kSigmoid: d = v * (1.f - v); break;
-      case kTanh: d = 1.f - v * v; break;
-      case kElu: d = v > 0.f ? 1.f : v + alpha; break;
-      case kSelu: d = v > 0.f ? selu_s : v + selu_s * selu_a; break;
-      case kSoftplus: d = -std::expm1(-v); break;
-      case kSoftsign: d = (1.f - std::fabs(v)) * (1.f - std::fabs(v)); break;
-      case kHardSigmoid: d = (v > 0.f && v < 1.f) ? 1.f / 6.f : 0.f; break;
-      case kExponential: d = v; break;
-      case kLeakyRelu: d = v > 0.f ? 1.f : alpha; break;
-      default: fail("activation code ", act, " is not a fused-epilogue activation");
-    }
-    dy[i] *= d;
-  }
+  gemm_detail::check_fused(act);
+  if (act == kLinear || n <= 0) return;
+  const auto& ops = gemm_detail::current_ops();
+  const bool cheap = act != kSoftplus;
+  parallel_for(n, cheap ? (int64_t(1) << 16) : (int64_t(1) << 12), [&](int64_t b, int64_t e) {
+    ops.activation_grad(dy + b, y + b, e - b, act, alpha);
+  });
 }
 
 void gemm_strided(float* C, int64_t ldc, const float* A, int64_t lda, const float* B,
                   int64_t ldb, int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b,
                   float alpha, float beta, const Epilogue& ep) {
-  parallel_for(M, 16, [&](int64_t m0, int64_t m1) {
-    std::vector<float> acc(static_cast<size_t>(N));
-    for (int64_t i = m0; i < m1; ++i) {
-      for (int64_t j = 0; j < N; ++j) acc[j] = 0.f;
-      for (int64_t k = 0; k < K; ++k) {
-        const float a = trans_a ? A[k * lda + i] : A[i * lda + k];
-        if (trans_b) {
-          for (int64_t j = 0; j < N; ++j) acc[j] += a * B[j * ldb + k];
-        } else {
-          const float* b = B + k * ldb;
-          for (int64_t j = 0; j < N; ++j) acc[j] += a * b[j];
-        }
-      }
-      float* c = C + i * ldc;
-      for (int64_t j = 0; j < N; ++j) {
-        float v = alpha * acc[j] + (beta != 0.f ? beta * c[j] : 0.f);
-        c[j] = ep.bias ? v + ep.bias[j] : v;
-      }
-      if (ep.activation != kLinear) activation_inplace(c, N, ep.activation, ep.alpha);
-    }
-  });
+  FK_CHECK(M >= 0 && N >= 0 && K >= 0, "gemm: negative size M=", M, " N=", N, " K=", K);
+  FK_CHECK(ldc >= N && lda >= (trans_a ? M : K) && ldb >= (trans_b ? K : N),
+           "gemm: a row stride is smaller than its row (ldc=", ldc, ", lda=", lda,
+           ", ldb=", ldb, ")");
+  gemm_detail::check_fused(ep.activation);
+  if (M == 0 || N == 0) return;
+  gemm_detail::Problem p{C,     ldc,  A,          lda,           B,       ldb,
+                         M,     N,    K,          trans_a,       trans_b, alpha,
+                         beta,  ep.bias, ep.activation, ep.alpha};
+  gemm_detail::run(p);
 }
 
 void gemm(float* C, const float* A, const float* B, int64_t M, int64_t N, int64_t K,
           bool trans_a, bool trans_b, float alpha, float beta) {
   gemm_strided(C, N, A, trans_a ? M : K, B, trans_b ? K : N, M, N, K, trans_a, trans_b, alpha,
                beta);
-}
-
-void dense_forward(float* y, const float* x, const float* kernel, const float* bias, int64_t M,
-                   int64_t N, int64_t K, int64_t activation, float alpha) {
-  Epilogue ep;
-  ep.bias = bias;
-  ep.activation = activation;
-  ep.alpha = alpha;
-  gemm_strided(y, N, x, K, kernel, N, M, N, K, false, false, 1.f, 0.f, ep);
-}
-
-void dense_backward(float* dx, float* dkernel, float* dbias, const float* dy, const float* x,
-                    const float* y, const float* kernel, int64_t M, int64_t N, int64_t K,
-                    int64_t activation, float alpha) {
-  const float* dz = dy;
-  std::vector<float> scratch;
-  if (activation != kLinear) {
-    scratch.assign(dy, dy + M * N);
-    activation_grad_from_output_inplace(scratch.data(), y, M * N, activation, alpha);
-    dz = scratch.data();
-  }
-  if (dx) gemm_strided(dx, K, dz, N, kernel, N, M, K, N, false, true, 1.f, 0.f);
-  if (dkernel) gemm_strided(dkernel, N, x, K, dz, N, K, N, M, true, false, 1.f, 0.f);
-  if (dbias) {
-    for (int64_t j = 0; j < N; ++j) dbias[j] = 0.f;
-    for (int64_t i = 0; i < M; ++i)
-      for (int64_t j = 0; j < N; ++j) dbias[j] += dz[i * N + j];
-  }
 }
 
 }  // namespace fk

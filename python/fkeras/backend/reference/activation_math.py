@@ -19,9 +19,25 @@ def _sigmoid(x):
     return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
+_erfc = np.vectorize(math.erfc, otypes=[np.float64])
+
+# GELU tanh approximation: 0.5 (1 + tanh(u)) = sigmoid(2u), u = c (x + 0.044715 x^3).
+_GELU_C = math.sqrt(2.0 / math.pi)
+_GELU_A = 0.044715
+
+
 def _phi(x):
-    erf = np.vectorize(math.erf, otypes=[np.float64])
-    return 0.5 * (1.0 + erf(x / math.sqrt(2.0)))
+    # Phi(x) = erfc(-x / sqrt 2) / 2: no cancellation in the lower tail (1 + erf(x / sqrt 2)
+    # loses every digit below x = -8, where float32 GELU values are still normal numbers).
+    return 0.5 * _erfc(-x / math.sqrt(2.0))
+
+
+def _gelu_tanh_v(x):
+    """v = 2u and dv/dx for the tanh approximation (inf-free for huge |x|)."""
+    with np.errstate(over="ignore"):
+        v = 2.0 * _GELU_C * (x + _GELU_A * x**3)
+        dv = 2.0 * _GELU_C * (1.0 + 3.0 * _GELU_A * x * x)
+    return v, dv
 
 
 def forward(x, code, alpha=0.0):
@@ -42,8 +58,8 @@ def forward(x, code, alpha=0.0):
     if code == codes.GELU:
         return x * _phi(x)
     if code == codes.GELU_TANH:
-        c = math.sqrt(2.0 / math.pi)
-        return 0.5 * x * (1.0 + np.tanh(c * (x + 0.044715 * x**3)))
+        # 0.5 x (1 + tanh(u)) written as x sigmoid(2u): no cancellation for negative x.
+        return x * _sigmoid(_gelu_tanh_v(x)[0])
     if code == codes.SOFTPLUS:
         return np.logaddexp(0.0, x)
     if code == codes.SOFTSIGN:
@@ -78,9 +94,12 @@ def derivative(x, y, code, alpha=0.0):
     if code == codes.GELU:
         return _phi(x) + x * np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
     if code == codes.GELU_TANH:
-        c = math.sqrt(2.0 / math.pi)
-        t = np.tanh(c * (x + 0.044715 * x**3))
-        return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * c * (1.0 + 3 * 0.044715 * x * x)
+        # With s = sigmoid(v), v = 2u: d/dx x s = s + x s (1 - s) v', and 1 - s = sigmoid(-v).
+        v, dv = _gelu_tanh_v(x)
+        s, one_m_s = _sigmoid(v), _sigmoid(-v)
+        with np.errstate(invalid="ignore", over="ignore"):
+            tail = np.where(s * one_m_s == 0.0, 0.0, x * s * one_m_s * dv)
+        return s + tail
     if code == codes.SOFTPLUS:
         return _sigmoid(x)
     if code == codes.SOFTSIGN:

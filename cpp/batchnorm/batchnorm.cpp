@@ -1,0 +1,342 @@
+// batchnorm.cpp: batch normalization over a tensor viewed as (outer, C, inner) (kernels.h).
+//
+// Layouts: x, y, dy, dx (outer, C, inner) row-major float32; mean, var, inv_std, gamma, beta,
+// dgamma, dbeta (C). channels_last (N, H, W, C) is (N*H*W, C, 1); channels_first (N, C, H, W)
+// is (N, C, H*W). Every output is overwritten.
+//
+// Saved state: the forward (train) writes mean (C) and inv_std (C) = 1 / sqrt(var + eps); the
+// backward reads them with x. var (C) is the biased batch variance (for the moving average).
+//
+// Passes (see batchnorm_kernels.h for the vector code):
+//   forward (train): 1. per-channel float64 sums of (x - k) and (x - k)^2, k = the channel's
+//                       first sample (shifted data: the cancellation in E[d^2] - E[d]^2 is
+//                       bounded by (k - mean)^2 <= n * var, so it stays harmless in float64);
+//                    2. y = (x - mean_f) * scale + (beta - scale * (mean - mean_f)): mean_f is
+//                       the float32 saved mean; x - mean_f is exact when x is near the mean, and
+//                       the float64 remainder mean - mean_f folds into the shift, so large-mean /
+//                       small-std channels normalize to the float64 answer.
+//   backward:        1. float64 sums of dy, d = x - mean_f and dy * d; the exact centring
+//                       xc = d - mean(d) removes the float32 rounding of the saved mean;
+//                    2. dx = gamma * inv_std * (dy - mean(dy) - xhat * mean(dy * xhat)),
+//                       folded into dx = a * dy + (b * (x - mean_f) + c) per channel.
+// Work is split into tiles (rows x columns for inner < 16, runs of one channel otherwise);
+// every tile writes its own float64 partial sums, merged in a fixed order, so the results do
+// not depend on the thread count.
+// Reference: Ioffe & Szegedy 2015 (the backward as in llm.c's layernorm_backward); Chan,
+// Golub & LeVeque 1983 for the shifted sums.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "fkeras/kernels.h"
+#include "fkeras/runtime.h"
+
+#define FK_BN_NS bn_scalar
+#include "batchnorm_kernels.h"
+
+namespace fk {
+namespace bn_scalar {
+namespace {
+
+// The portable path: one lane, plain float / double arithmetic.
+struct VScalar {
+  static constexpr int kF = 1;
+  static constexpr int kURows = 4;
+  using F = float;
+  using D = double;
+  static F load(const float* p) { return *p; }
+  static F load_n(const float* p, int n) { return n > 0 ? *p : 0.f; }
+  static void store(float* p, F v) { *p = v; }
+  static void store_n(float* p, F v, int n) {
+    if (n > 0) *p = v;
+  }
+  static F set1(float a) { return a; }
+  static F sub(F a, F b) { return a - b; }
+  static F fma(F a, F b, F c) { return a * b + c; }
+  static F first_n(F v, int n) { return n > 0 ? v : 0.f; }
+  static D widen(F v) { return static_cast<double>(v); }
+  static D dzero() { return 0.0; }
+  static D dadd(D a, D b) { return a + b; }
+  static D dsub(D a, D b) { return a - b; }
+  static D dfma(D a, D b, D c) { return a * b + c; }
+  static D dload(const double* p) { return *p; }
+  static D dload_n(const double* p, int n) { return n > 0 ? *p : 0.0; }
+  static void dstore(double* p, D v) { *p = v; }
+  static void dstore_n(double* p, D v, int n) {
+    if (n > 0) *p = v;
+  }
+  static double dsum(D v) { return v; }
+};
+
+}  // namespace
+}  // namespace bn_scalar
+
+namespace bn {
+const BlockKernels kScalarKernels = bn_scalar::make_block_kernels<bn_scalar::VScalar>();
+}  // namespace bn
+
+namespace {
+
+const bn::BlockKernels& block_kernels() {
+  switch (cpu_isa()) {
+    case Isa::kAvx512: return bn::kAvx512Kernels;
+    case Isa::kAvx2: return bn::kAvx2Kernels;
+    default: return bn::kScalarKernels;
+  }
+}
+
+constexpr int64_t kPlaneMinInner = 16;  // below this, runs are too short to vectorize along
+constexpr int64_t kTileElems = 32768;   // elements per tile: 128 KiB of x, several tiles/thread
+constexpr int64_t kMaxRowChunks = 64;
+constexpr int64_t kMaxPartialDoubles = int64_t{1} << 23;  // 64 MiB of partial sums at most
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The tiling of one (outer, C, inner) view. Rows mode (inner < 16) sees a (outer, W = C*inner)
+// matrix: tiles are `a` row chunks by `b` column blocks, and partial sums are (a_count, q, W).
+// Plane mode: per channel, `a` blocks of outer by `b` pieces of inner; partial sums are
+// (tiles, q), tiles channel-major.
+struct Plan {
+  bool rows;
+  int64_t outer, C, inner, W;
+  int64_t a_size, a_count, b_size, b_count;
+
+  int64_t tiles() const { return (rows ? 1 : C) * a_count * b_count; }
+  int64_t partial_size(int q) const { return rows ? a_count * q * W : tiles() * q; }
+};
+
+Plan make_plan(int64_t outer, int64_t C, int64_t inner) {
+  Plan p{inner < kPlaneMinInner, outer, C, inner, C * inner, 0, 0, 0, 0};
+  if (p.rows) {
+    p.b_size = p.W <= 4096 ? p.W : 1024;
+    p.b_count = ceil_div(p.W, p.b_size);
+    p.a_size = std::max<int64_t>(1, kTileElems / p.b_size);
+    p.a_count = ceil_div(outer, p.a_size);
+    const int64_t cap =
+        std::max<int64_t>(1, std::min(kMaxRowChunks, kMaxPartialDoubles / (3 * p.W)));
+    if (p.a_count > cap) {
+      p.a_size = ceil_div(outer, cap);
+      p.a_count = ceil_div(outer, p.a_size);
+    }
+  } else {
+    p.b_count = ceil_div(inner, kTileElems);
+    p.b_size = ceil_div(ceil_div(inner, p.b_count), 64) * 64;
+    p.b_count = ceil_div(inner, p.b_size);
+    p.a_size = std::max<int64_t>(1, kTileElems / std::min(inner, p.b_size));
+    p.a_count = ceil_div(outer, p.a_size);
+  }
+  return p;
+}
+
+// One tile: rows mode (r0, rows) x (j0, cols) of the (outer, W) matrix; plane mode channel c,
+// outer rows [r0, r0 + rows), inner [j0, j0 + cols), starting at element `offset`.
+struct Tile {
+  int64_t index, chunk, c, r0, rows, j0, cols, offset;
+};
+
+Tile tile_at(const Plan& p, int64_t t) {
+  Tile k{};
+  k.index = t;
+  const int64_t per_channel = p.a_count * p.b_count;
+  k.c = p.rows ? 0 : t / per_channel;
+  const int64_t rest = p.rows ? t : t % per_channel;
+  k.chunk = rest / p.b_count;
+  const int64_t ib = rest % p.b_count;
+  k.r0 = k.chunk * p.a_size;
+  k.rows = std::min(p.outer, k.r0 + p.a_size) - k.r0;
+  const int64_t extent = p.rows ? p.W : p.inner;
+  k.j0 = ib * p.b_size;
+  k.cols = std::min(extent, k.j0 + p.b_size) - k.j0;
+  k.offset = p.rows ? k.r0 * p.W + k.j0 : (k.r0 * p.C + k.c) * p.inner + k.j0;
+  return k;
+}
+
+template <class Fn>
+void for_tiles(const Plan& p, Fn&& fn) {
+  parallel_for(p.tiles(), 1, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) fn(tile_at(p, t));
+  });
+}
+
+// Per-channel sums (q, C) of the tiles' partial sums, in a fixed order.
+std::vector<double> channel_sums(const Plan& p, const std::vector<double>& partial, int q) {
+  std::vector<double> out(static_cast<size_t>(q * p.C), 0.0);
+  if (p.rows) {
+    for (int64_t a = 0; a < p.a_count; ++a)
+      for (int k = 0; k < q; ++k) {
+        const double* src = partial.data() + (a * q + k) * p.W;
+        for (int64_t c = 0; c < p.C; ++c)
+          for (int64_t i = 0; i < p.inner; ++i) out[k * p.C + c] += src[c * p.inner + i];
+      }
+  } else {
+    const int64_t per_channel = p.a_count * p.b_count;
+    for (int64_t c = 0; c < p.C; ++c)
+      for (int64_t t = c * per_channel; t < (c + 1) * per_channel; ++t)
+        for (int k = 0; k < q; ++k) out[k * p.C + c] += partial[t * q + k];
+  }
+  return out;
+}
+
+// A per-channel coefficient spread over the W = C * inner columns of rows mode.
+std::vector<float> per_column(const Plan& p, const std::vector<float>& v) {
+  if (p.inner == 1) return v;
+  std::vector<float> out(static_cast<size_t>(p.W));
+  for (int64_t c = 0; c < p.C; ++c)
+    for (int64_t i = 0; i < p.inner; ++i) out[c * p.inner + i] = v[c];
+  return out;
+}
+
+// y = (x - m) * s + t with per-channel m, s, t (C).
+void apply_forward(const Plan& p, float* y, const float* x, const std::vector<float>& m,
+                   const std::vector<float>& s, const std::vector<float>& t) {
+  const bn::BlockKernels& K = block_kernels();
+  if (p.rows) {
+    const std::vector<float> mc = per_column(p, m), sc = per_column(p, s), tc = per_column(p, t);
+    for_tiles(p, [&](const Tile& k) {
+      K.rows_forward(y + k.offset, x + k.offset, k.rows, k.cols, p.W, mc.data() + k.j0,
+                     sc.data() + k.j0, tc.data() + k.j0);
+    });
+  } else {
+    for_tiles(p, [&](const Tile& k) {
+      K.plane_forward(y + k.offset, x + k.offset, k.rows, k.cols, p.W, m[k.c], s[k.c], t[k.c]);
+    });
+  }
+}
+
+void check_sizes(const char* kernel, int64_t outer, int64_t C, int64_t inner) {
+  FK_CHECK(outer >= 0 && C >= 0 && inner >= 0, kernel, ": sizes must be >= 0, received outer=",
+           outer, ", C=", C, ", inner=", inner);
+}
+
+}  // namespace
+
+void batchnorm_forward_train(float* y, float* var, float* mean, float* inv_std, const float* x,
+                             const float* gamma, const float* beta, int64_t outer, int64_t C,
+                             int64_t inner, float epsilon) {
+  check_sizes("batchnorm_forward_train", outer, C, inner);
+  const int64_t n = outer * inner;
+  if (C == 0) return;
+  if (n == 0) {
+    for (int64_t c = 0; c < C; ++c) {
+      mean[c] = 0.f;
+      var[c] = 0.f;
+      inv_std[c] = static_cast<float>(1.0 / std::sqrt(static_cast<double>(epsilon)));
+    }
+    return;
+  }
+  const Plan p = make_plan(outer, C, inner);
+  const bn::BlockKernels& K = block_kernels();
+  std::vector<float> shift(static_cast<size_t>(C));
+  for (int64_t c = 0; c < C; ++c) shift[c] = x[c * inner];
+
+  std::vector<double> partial(static_cast<size_t>(p.partial_size(2)));
+  if (p.rows) {
+    const std::vector<float> kc = per_column(p, shift);
+    for_tiles(p, [&](const Tile& k) {
+      double* s1 = partial.data() + (k.chunk * 2) * p.W + k.j0;
+      K.rows_stats(x + k.offset, k.rows, k.cols, p.W, kc.data() + k.j0, s1, s1 + p.W);
+    });
+  } else {
+    for_tiles(p, [&](const Tile& k) {
+      K.plane_stats(x + k.offset, k.rows, k.cols, p.W, shift[k.c], partial.data() + k.index * 2);
+    });
+  }
+  const std::vector<double> sums = channel_sums(p, partial, 2);
+
+  std::vector<float> m(C), s(C), t(C);
+  const double dn = static_cast<double>(n);
+  for (int64_t c = 0; c < C; ++c) {
+    const double d1 = sums[c] / dn;
+    const double mean64 = shift[c] + d1;
+    const double var64 = std::max(sums[C + c] / dn - d1 * d1, 0.0);
+    const double inv = 1.0 / std::sqrt(var64 + static_cast<double>(epsilon));
+    mean[c] = static_cast<float>(mean64);
+    var[c] = static_cast<float>(var64);
+    inv_std[c] = static_cast<float>(inv);
+    const double scale = (gamma ? gamma[c] : 1.0) * inv;
+    m[c] = mean[c];
+    s[c] = static_cast<float>(scale);
+    t[c] = static_cast<float>((beta ? beta[c] : 0.0) - scale * (mean64 - m[c]));
+  }
+  apply_forward(p, y, x, m, s, t);
+}
+
+void batchnorm_forward_infer(float* y, const float* x, const float* mean, const float* var,
+                             const float* gamma, const float* beta, int64_t outer, int64_t C,
+                             int64_t inner, float epsilon) {
+  check_sizes("batchnorm_forward_infer", outer, C, inner);
+  if (C == 0 || outer * inner == 0) return;
+  std::vector<float> m(mean, mean + C), s(C), t(C);
+  for (int64_t c = 0; c < C; ++c) {
+    const double inv = 1.0 / std::sqrt(static_cast<double>(var[c]) + epsilon);
+    s[c] = static_cast<float>((gamma ? gamma[c] : 1.0) * inv);
+    t[c] = beta ? beta[c] : 0.f;
+  }
+  apply_forward(make_plan(outer, C, inner), y, x, m, s, t);
+}
+
+void batchnorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x,
+                        const float* mean, const float* inv_std, const float* gamma,
+                        int64_t outer, int64_t C, int64_t inner) {
+  check_sizes("batchnorm_backward", outer, C, inner);
+  const int64_t n = outer * inner;
+  if (C == 0) return;
+  if (n == 0) {
+    for (int64_t c = 0; c < C; ++c) {
+      if (dgamma) dgamma[c] = 0.f;
+      if (dbeta) dbeta[c] = 0.f;
+    }
+    return;
+  }
+  if (!dx && !dgamma && !dbeta) return;
+  const Plan p = make_plan(outer, C, inner);
+  const bn::BlockKernels& K = block_kernels();
+  const std::vector<float> m(mean, mean + C);
+
+  std::vector<double> partial(static_cast<size_t>(p.partial_size(3)));
+  if (p.rows) {
+    const std::vector<float> mc = per_column(p, m);
+    for_tiles(p, [&](const Tile& k) {
+      double* s = partial.data() + (k.chunk * 3) * p.W + k.j0;
+      K.rows_reduce(dy + k.offset, x + k.offset, k.rows, k.cols, p.W, mc.data() + k.j0, s,
+                    s + p.W, s + 2 * p.W);
+    });
+  } else {
+    for_tiles(p, [&](const Tile& k) {
+      K.plane_reduce(dy + k.offset, x + k.offset, k.rows, k.cols, p.W, m[k.c],
+                     partial.data() + k.index * 3);
+    });
+  }
+  const std::vector<double> sums = channel_sums(p, partial, 3);
+
+  std::vector<float> a(C), b(C), cc(C);
+  const double dn = static_cast<double>(n);
+  for (int64_t c = 0; c < C; ++c) {
+    const double sum_dy = sums[c], delta = sums[C + c] / dn;
+    const double inv = inv_std[c];
+    const double dg = inv * (sums[2 * C + c] - delta * sum_dy);  // sum dy * xhat
+    if (dgamma) dgamma[c] = static_cast<float>(dg);
+    if (dbeta) dbeta[c] = static_cast<float>(sum_dy);
+    const double A = (gamma ? gamma[c] : 1.0) * inv;
+    const double B = -A * inv * dg / dn;
+    a[c] = static_cast<float>(A);
+    b[c] = static_cast<float>(B);
+    cc[c] = static_cast<float>(-A * sum_dy / dn - B * delta);
+  }
+  if (!dx) return;
+  if (p.rows) {
+    const std::vector<float> mc = per_column(p, m), ac = per_column(p, a),
+                             bc = per_column(p, b), ccc = per_column(p, cc);
+    for_tiles(p, [&](const Tile& k) {
+      K.rows_backward(dx + k.offset, dy + k.offset, x + k.offset, k.rows, k.cols, p.W,
+                      mc.data() + k.j0, ac.data() + k.j0, bc.data() + k.j0, ccc.data() + k.j0);
+    });
+  } else {
+    for_tiles(p, [&](const Tile& k) {
+      K.plane_backward(dx + k.offset, dy + k.offset, x + k.offset, k.rows, k.cols, p.W, m[k.c],
+                       a[k.c], b[k.c], cc[k.c]);
+    });
+  }
+}
+
+}  // namespace fk

@@ -1,0 +1,331 @@
+// batchnorm_kernels.h: the block kernels of batchnorm_isa.h, written once over a vector type V.
+//
+// Included by exactly three translation units (batchnorm.cpp, batchnorm_avx2.cpp,
+// batchnorm_avx512.cpp), each compiled with its own ISA flags, after it defines FK_BN_NS (a
+// namespace of its own, so the three instantiations never merge at link time) and its V inside
+// that namespace. V provides, for F (kF floats) and D (the same kF lanes widened to float64):
+//   F load(p), load_n(p, n), set1(a), sub(a, b), fma(a, b, c) = a * b + c, first_n(v, n);
+//   store(p, v), store_n(p, v, n)  (the _n forms touch lanes [0, n) only, n < kF);
+//   D widen(F), dzero(), dadd, dsub, dfma(a, b, c) = a * b + c; dload(p), dstore(p, d) (kF
+//   doubles), dload_n(p, n), dstore_n(p, d, n); double dsum(d);  kURows: column vectors per row block (register budget).
+//
+// Every block kernel below handles full vectors first, then one masked tail, so any cols / len
+// (including those below kF) is exact; masked lanes are loaded as zero and never stored.
+#pragma once
+
+#ifndef FK_BN_NS
+#error "define FK_BN_NS before including batchnorm_kernels.h"
+#endif
+
+#include <algorithm>
+#include <cstdint>
+
+#include "batchnorm_isa.h"
+
+namespace fk {
+namespace FK_BN_NS {
+
+// ---- rows (channels-last): vectors across columns, accumulators held over all rows ----------
+
+// One block of U vectors of columns (kTail: U == 1 and only `tail` columns are valid).
+template <class V, int U, bool kTail>
+inline void stats_block(const float* x, int64_t rows, int64_t ld, int tail, const float* shift,
+                        double* s1, double* s2) {
+  using D = typename V::D;
+  D k[U], a1[U], a2[U];
+  for (int u = 0; u < U; ++u) {
+    k[u] = V::widen(kTail ? V::load_n(shift, tail) : V::load(shift + u * V::kF));
+    a1[u] = kTail ? V::dload_n(s1, tail) : V::dload(s1 + u * V::kF);
+    a2[u] = kTail ? V::dload_n(s2, tail) : V::dload(s2 + u * V::kF);
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* p = x + r * ld;
+    for (int u = 0; u < U; ++u) {
+      const D d = V::dsub(V::widen(kTail ? V::load_n(p, tail) : V::load(p + u * V::kF)), k[u]);
+      a1[u] = V::dadd(a1[u], d);
+      a2[u] = V::dfma(d, d, a2[u]);
+    }
+  }
+  for (int u = 0; u < U; ++u) {
+    if (kTail) {
+      V::dstore_n(s1, a1[u], tail);
+      V::dstore_n(s2, a2[u], tail);
+    } else {
+      V::dstore(s1 + u * V::kF, a1[u]);
+      V::dstore(s2 + u * V::kF, a2[u]);
+    }
+  }
+}
+
+template <class V, int U, bool kTail>
+inline void reduce_block(const float* dy, const float* x, int64_t rows, int64_t ld, int tail,
+                         const float* m, double* sdy, double* sd, double* sdyd) {
+  using D = typename V::D;
+  D mu[U], ady[U], ad[U], adyd[U];
+  for (int u = 0; u < U; ++u) {
+    mu[u] = V::widen(kTail ? V::load_n(m, tail) : V::load(m + u * V::kF));
+    ady[u] = kTail ? V::dload_n(sdy, tail) : V::dload(sdy + u * V::kF);
+    ad[u] = kTail ? V::dload_n(sd, tail) : V::dload(sd + u * V::kF);
+    adyd[u] = kTail ? V::dload_n(sdyd, tail) : V::dload(sdyd + u * V::kF);
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* px = x + r * ld;
+    const float* pdy = dy + r * ld;
+    for (int u = 0; u < U; ++u) {
+      const D g = V::widen(kTail ? V::load_n(pdy, tail) : V::load(pdy + u * V::kF));
+      const D d = V::dsub(V::widen(kTail ? V::load_n(px, tail) : V::load(px + u * V::kF)), mu[u]);
+      ady[u] = V::dadd(ady[u], g);
+      ad[u] = V::dadd(ad[u], d);
+      adyd[u] = V::dfma(g, d, adyd[u]);
+    }
+  }
+  for (int u = 0; u < U; ++u) {
+    if (kTail) {
+      V::dstore_n(sdy, ady[u], tail);
+      V::dstore_n(sd, ad[u], tail);
+      V::dstore_n(sdyd, adyd[u], tail);
+    } else {
+      V::dstore(sdy + u * V::kF, ady[u]);
+      V::dstore(sd + u * V::kF, ad[u]);
+      V::dstore(sdyd + u * V::kF, adyd[u]);
+    }
+  }
+}
+
+template <class V, int U, bool kTail>
+inline void forward_block(float* y, const float* x, int64_t rows, int64_t ld, int tail,
+                          const float* m, const float* s, const float* t) {
+  using F = typename V::F;
+  F vm[U], vs[U], vt[U];
+  for (int u = 0; u < U; ++u) {
+    const int o = u * V::kF;
+    vm[u] = kTail ? V::load_n(m, tail) : V::load(m + o);
+    vs[u] = kTail ? V::load_n(s, tail) : V::load(s + o);
+    vt[u] = kTail ? V::load_n(t, tail) : V::load(t + o);
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* px = x + r * ld;
+    float* py = y + r * ld;
+    for (int u = 0; u < U; ++u) {
+      const int o = u * V::kF;
+      const F v = V::fma(V::sub(kTail ? V::load_n(px, tail) : V::load(px + o), vm[u]), vs[u],
+                         vt[u]);
+      if (kTail) {
+        V::store_n(py, v, tail);
+      } else {
+        V::store(py + o, v);
+      }
+    }
+  }
+}
+
+template <class V, int U, bool kTail>
+inline void backward_block(float* dx, const float* dy, const float* x, int64_t rows, int64_t ld,
+                           int tail, const float* m, const float* a, const float* b,
+                           const float* c) {
+  using F = typename V::F;
+  F vm[U], va[U], vb[U], vc[U];
+  for (int u = 0; u < U; ++u) {
+    const int o = u * V::kF;
+    vm[u] = kTail ? V::load_n(m, tail) : V::load(m + o);
+    va[u] = kTail ? V::load_n(a, tail) : V::load(a + o);
+    vb[u] = kTail ? V::load_n(b, tail) : V::load(b + o);
+    vc[u] = kTail ? V::load_n(c, tail) : V::load(c + o);
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* px = x + r * ld;
+    const float* pdy = dy + r * ld;
+    float* pdx = dx + r * ld;
+    for (int u = 0; u < U; ++u) {
+      const int o = u * V::kF;
+      const F xv = kTail ? V::load_n(px, tail) : V::load(px + o);
+      const F gv = kTail ? V::load_n(pdy, tail) : V::load(pdy + o);
+      const F v = V::fma(va[u], gv, V::fma(vb[u], V::sub(xv, vm[u]), vc[u]));
+      if (kTail) {
+        V::store_n(pdx, v, tail);
+      } else {
+        V::store(pdx + o, v);
+      }
+    }
+  }
+}
+
+template <int U, bool kTailBlock>
+struct Block {
+  static constexpr int kU = U;
+  static constexpr bool kTail = kTailBlock;
+};
+
+// Visits a (rows, cols) tile in slabs of rows of about 16 KiB, so that every column block of a
+// slab re-reads it from L1 (the accumulators go through memory once per slab), and each slab in
+// column blocks: kURows vectors, then single vectors, then the masked tail.
+// fn(Block<U, kTail>, first row, row count, first column, tail lanes).
+template <class V, class Fn>
+inline void for_blocks(int64_t rows, int64_t cols, Fn&& fn) {
+  constexpr int64_t kWide = V::kF * V::kURows;
+  const int64_t slab = cols <= kWide ? rows : std::max<int64_t>(1, 4096 / cols);
+  for (int64_t r = 0; r < rows; r += slab) {
+    const int64_t nr = std::min(slab, rows - r);
+    int64_t j = 0;
+    for (; j + kWide <= cols; j += kWide) fn(Block<V::kURows, false>{}, r, nr, j, 0);
+    for (; j + V::kF <= cols; j += V::kF) fn(Block<1, false>{}, r, nr, j, 0);
+    if (j < cols) fn(Block<1, true>{}, r, nr, j, static_cast<int>(cols - j));
+  }
+}
+
+// The rows-mode entry points (batchnorm_isa.h); the reductions ACCUMULATE into their outputs,
+// which the caller zeroes.
+template <class V>
+void rows_stats(const float* x, int64_t rows, int64_t cols, int64_t ld, const float* shift,
+                double* s1, double* s2) {
+  for_blocks<V>(rows, cols, [&](auto b, int64_t r, int64_t nr, int64_t j, int tail) {
+    using B = decltype(b);
+    stats_block<V, B::kU, B::kTail>(x + r * ld + j, nr, ld, tail, shift + j, s1 + j, s2 + j);
+  });
+}
+
+template <class V>
+void rows_reduce(const float* dy, const float* x, int64_t rows, int64_t cols, int64_t ld,
+                 const float* m, double* sdy, double* sd, double* sdyd) {
+  for_blocks<V>(rows, cols, [&](auto b, int64_t r, int64_t nr, int64_t j, int tail) {
+    using B = decltype(b);
+    reduce_block<V, B::kU, B::kTail>(dy + r * ld + j, x + r * ld + j, nr, ld, tail, m + j,
+                                     sdy + j, sd + j, sdyd + j);
+  });
+}
+
+template <class V>
+void rows_forward(float* y, const float* x, int64_t rows, int64_t cols, int64_t ld,
+                  const float* m, const float* s, const float* t) {
+  for_blocks<V>(rows, cols, [&](auto b, int64_t r, int64_t nr, int64_t j, int tail) {
+    using B = decltype(b);
+    forward_block<V, B::kU, B::kTail>(y + r * ld + j, x + r * ld + j, nr, ld, tail, m + j, s + j,
+                                      t + j);
+  });
+}
+
+template <class V>
+void rows_backward(float* dx, const float* dy, const float* x, int64_t rows, int64_t cols,
+                   int64_t ld, const float* m, const float* a, const float* b, const float* c) {
+  for_blocks<V>(rows, cols, [&](auto blk, int64_t r, int64_t nr, int64_t j, int tail) {
+    using B = decltype(blk);
+    const int64_t o = r * ld + j;
+    backward_block<V, B::kU, B::kTail>(dx + o, dy + o, x + o, nr, ld, tail, m + j, a + j, b + j,
+                                       c + j);
+  });
+}
+
+// ---- plane (channels-first): vectors along each run, two accumulator sets for latency -------
+
+template <class V>
+void plane_stats(const float* x, int64_t rows, int64_t len, int64_t stride, float shift,
+                 double* out) {
+  using D = typename V::D;
+  const auto ks = V::set1(shift);
+  const D k = V::widen(ks);
+  D a1[2] = {V::dzero(), V::dzero()}, a2[2] = {V::dzero(), V::dzero()};
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* p = x + r * stride;
+    int64_t i = 0;
+    for (; i + 2 * V::kF <= len; i += 2 * V::kF) {
+      const D d0 = V::dsub(V::widen(V::load(p + i)), k);
+      const D d1 = V::dsub(V::widen(V::load(p + i + V::kF)), k);
+      a1[0] = V::dadd(a1[0], d0);
+      a2[0] = V::dfma(d0, d0, a2[0]);
+      a1[1] = V::dadd(a1[1], d1);
+      a2[1] = V::dfma(d1, d1, a2[1]);
+    }
+    for (; i + V::kF <= len; i += V::kF) {
+      const D d = V::dsub(V::widen(V::load(p + i)), k);
+      a1[0] = V::dadd(a1[0], d);
+      a2[0] = V::dfma(d, d, a2[0]);
+    }
+    if (i < len) {
+      const int n = static_cast<int>(len - i);
+      const D d = V::dsub(V::widen(V::load_n(p + i, n)), V::widen(V::first_n(ks, n)));
+      a1[1] = V::dadd(a1[1], d);
+      a2[1] = V::dfma(d, d, a2[1]);
+    }
+  }
+  out[0] = V::dsum(V::dadd(a1[0], a1[1]));
+  out[1] = V::dsum(V::dadd(a2[0], a2[1]));
+}
+
+template <class V>
+void plane_reduce(const float* dy, const float* x, int64_t rows, int64_t len, int64_t stride,
+                  float m, double* out) {
+  using D = typename V::D;
+  const auto ms = V::set1(m);
+  const D mu = V::widen(ms);
+  D ady[2] = {V::dzero(), V::dzero()}, ad[2] = {V::dzero(), V::dzero()};
+  D adyd[2] = {V::dzero(), V::dzero()};
+  auto step = [&](int s, const D& g, const D& d) {
+    ady[s] = V::dadd(ady[s], g);
+    ad[s] = V::dadd(ad[s], d);
+    adyd[s] = V::dfma(g, d, adyd[s]);
+  };
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* px = x + r * stride;
+    const float* pg = dy + r * stride;
+    int64_t i = 0;
+    for (; i + 2 * V::kF <= len; i += 2 * V::kF) {
+      step(0, V::widen(V::load(pg + i)), V::dsub(V::widen(V::load(px + i)), mu));
+      step(1, V::widen(V::load(pg + i + V::kF)), V::dsub(V::widen(V::load(px + i + V::kF)), mu));
+    }
+    for (; i + V::kF <= len; i += V::kF)
+      step(0, V::widen(V::load(pg + i)), V::dsub(V::widen(V::load(px + i)), mu));
+    if (i < len) {
+      const int n = static_cast<int>(len - i);
+      step(1, V::widen(V::load_n(pg + i, n)),
+           V::dsub(V::widen(V::load_n(px + i, n)), V::widen(V::first_n(ms, n))));
+    }
+  }
+  out[0] = V::dsum(V::dadd(ady[0], ady[1]));
+  out[1] = V::dsum(V::dadd(ad[0], ad[1]));
+  out[2] = V::dsum(V::dadd(adyd[0], adyd[1]));
+}
+
+template <class V>
+void plane_forward(float* y, const float* x, int64_t rows, int64_t len, int64_t stride, float m,
+                   float s, float t) {
+  const auto vm = V::set1(m), vs = V::set1(s), vt = V::set1(t);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* p = x + r * stride;
+    float* q = y + r * stride;
+    int64_t i = 0;
+    for (; i + V::kF <= len; i += V::kF) V::store(q + i, V::fma(V::sub(V::load(p + i), vm), vs, vt));
+    if (i < len) {
+      const int n = static_cast<int>(len - i);
+      V::store_n(q + i, V::fma(V::sub(V::load_n(p + i, n), vm), vs, vt), n);
+    }
+  }
+}
+
+template <class V>
+void plane_backward(float* dx, const float* dy, const float* x, int64_t rows, int64_t len,
+                    int64_t stride, float m, float a, float b, float c) {
+  const auto vm = V::set1(m), va = V::set1(a), vb = V::set1(b), vc = V::set1(c);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* px = x + r * stride;
+    const float* pg = dy + r * stride;
+    float* q = dx + r * stride;
+    int64_t i = 0;
+    for (; i + V::kF <= len; i += V::kF)
+      V::store(q + i, V::fma(va, V::load(pg + i), V::fma(vb, V::sub(V::load(px + i), vm), vc)));
+    if (i < len) {
+      const int n = static_cast<int>(len - i);
+      const auto v = V::fma(va, V::load_n(pg + i, n), V::fma(vb, V::sub(V::load_n(px + i, n), vm), vc));
+      V::store_n(q + i, v, n);
+    }
+  }
+}
+
+template <class V>
+constexpr bn::BlockKernels make_block_kernels() {
+  return bn::BlockKernels{&rows_stats<V>,   &rows_reduce<V>,   &rows_forward<V>,
+                          &rows_backward<V>, &plane_stats<V>,  &plane_reduce<V>,
+                          &plane_forward<V>, &plane_backward<V>};
+}
+
+}  // namespace FK_BN_NS
+}  // namespace fk

@@ -1,0 +1,235 @@
+// conv2d_backward.cpp: conv2d_backward_input and conv2d_backward_weight.
+//
+// Layouts: dy (N, P, Q, K), w (R, S, C/groups, K), x and dx (N, H, W, C), dw (R, S, C/groups, K).
+// Both outputs are OVERWRITTEN. The bias gradient is bias_add_backward's job and the fused
+// activation's derivative is applied to dy by the op before these kernels.
+//
+// backward_input, as a gather (every dx element written exactly once, so blocks of dx pixels
+// run in parallel without atomics or a reduction):
+//   dx[n,h,w,c] = sum over taps (r, s) with p = (h + pt - r*dh) / sh and q = (w + pl - s*dw) / sw
+//                 integral and inside [0, P) x [0, Q) of sum_k dy[n,p,q,k] * w[r,s,c,k].
+// Whether (h + pt - r*dh) is divisible by sh depends only on h mod sh, so the dx pixels split
+// into sh*sw "phases" (h mod sh, w mod sw), each with a fixed set of taps (each tap belongs to
+// exactly one phase). Per phase and block of its pixels: gather dy rows (taps, Kg) into a
+// buffer, one GEMM with that phase's transposed filter (taps*Kg, Cg). Stride 1 is one phase
+// with every tap; strided convolutions do no multiply-by-zero work.
+//
+// backward_weight: dw (R*S*Cg, Kg) per group = sum over blocks of output pixels of
+//   cols^T (R*S*Cg, rows) @ dy[block] (rows, Kg), cols being the forward's im2col rows.
+// Blocks are split into a few contiguous slices; slice 0 accumulates into dw, the others into
+// private partial buffers, summed into dw at the end.
+#include <algorithm>
+#include <vector>
+
+#include "conv_internal.h"
+#include "fkeras/common.h"
+#include "fkeras/gemm.h"
+#include "fkeras/kernels.h"
+#include "fkeras/runtime.h"
+
+namespace fk {
+namespace {
+
+// The taps of one axis that reach input positions i with i mod stride == phase:
+// (phase + pad - t * dil) divisible by stride.
+std::vector<int64_t> phase_taps(int64_t taps, int64_t stride, int64_t dil, int64_t pad,
+                                int64_t phase) {
+  std::vector<int64_t> out;
+  for (int64_t t = 0; t < taps; ++t)
+    if (((phase + pad - t * dil) % stride + stride) % stride == 0) out.push_back(t);
+  return out;
+}
+
+struct PhaseWork {
+  int64_t a, b;            // h mod sh, w mod sw
+  int64_t Ha, Wb;          // pixels of the phase per image: rows, columns
+  std::vector<int64_t> rs, ss;
+  const float* wt;         // (G, rs.size() * ss.size() * Kg, Cg)
+  int64_t rows, first_block, nblocks;
+};
+
+// Gathers dy rows for phase pixels [m0, m1) of group g: buf (m1 - m0, |rs| * |ss| * Kg).
+void gather_dy(float* buf, const float* dy, const conv::Shape& s, const PhaseWork& ph,
+               int64_t m0, int64_t m1, int64_t g) {
+  const int64_t Tw = static_cast<int64_t>(ph.ss.size());
+  const int64_t len = static_cast<int64_t>(ph.rs.size()) * Tw * s.Kg;
+  int64_t n = m0 / (ph.Ha * ph.Wb), i = (m0 / ph.Wb) % ph.Ha, j = m0 % ph.Wb;
+  for (int64_t m = m0; m < m1; ++m) {
+    float* row = buf + (m - m0) * len;
+    const int64_t h = ph.a + i * s.sh, w = ph.b + j * s.sw;
+    for (size_t ri = 0; ri < ph.rs.size(); ++ri) {
+      const int64_t p = (h + s.pt - ph.rs[ri] * s.dh) / s.sh;  // exact by the phase choice
+      for (int64_t si = 0; si < Tw; ++si) {
+        const int64_t q = (w + s.pl - ph.ss[si] * s.dw) / s.sw;
+        float* dst = row + (static_cast<int64_t>(ri) * Tw + si) * s.Kg;
+        if (p < 0 || p >= s.P || q < 0 || q >= s.Q) {
+          conv::zero_floats(dst, s.Kg);
+        } else {
+          conv::copy_floats(dst, dy + ((n * s.P + p) * s.Q + q) * s.K + g * s.Kg, s.Kg);
+        }
+      }
+    }
+    if (++j == ph.Wb) {
+      j = 0;
+      if (++i == ph.Ha) {
+        i = 0;
+        ++n;
+      }
+    }
+  }
+}
+
+// Builds every phase's transposed filter into wt and sizes its blocks.
+std::vector<PhaseWork> plan_phases(std::vector<float>& wt, const float* w, const conv::Shape& s) {
+  std::vector<PhaseWork> phases;
+  wt.assign(static_cast<size_t>(s.R * s.S * s.Cg * s.K), 0.f);
+  int64_t offset = 0, blocks = 0;
+  for (int64_t a = 0; a < std::min(s.sh, s.H); ++a) {
+    for (int64_t b = 0; b < std::min(s.sw, s.W); ++b) {
+      PhaseWork ph;
+      ph.a = a, ph.b = b;
+      ph.Ha = (s.H - a + s.sh - 1) / s.sh, ph.Wb = (s.W - b + s.sw - 1) / s.sw;
+      ph.rs = phase_taps(s.R, s.sh, s.dh, s.pt, a);
+      ph.ss = phase_taps(s.S, s.sw, s.dw, s.pl, b);
+      const int64_t T = static_cast<int64_t>(ph.rs.size() * ph.ss.size());
+      float* dst = wt.data() + offset;  // (G, T * Kg, Cg)
+      ph.wt = dst;
+      for (int64_t g = 0; g < s.G; ++g)
+        for (size_t ri = 0; ri < ph.rs.size(); ++ri)
+          for (size_t si = 0; si < ph.ss.size(); ++si)
+            for (int64_t k = 0; k < s.Kg; ++k) {
+              const int64_t t = static_cast<int64_t>(ri * ph.ss.size() + si);
+              const float* src = w + ((ph.rs[ri] * s.S + ph.ss[si]) * s.Cg) * s.K + g * s.Kg + k;
+              float* d = dst + ((g * T + t) * s.Kg + k) * s.Cg;
+              for (int64_t c = 0; c < s.Cg; ++c) d[c] = src[c * s.K];
+            }
+      offset += s.G * T * s.Kg * s.Cg;
+      const int64_t Mab = s.N * ph.Ha * ph.Wb;
+      ph.rows = conv::block_rows(s.N * s.H * s.W, std::max<int64_t>(T * s.Kg, s.Cg));
+      ph.first_block = blocks;
+      ph.nblocks = (Mab + ph.rows - 1) / ph.rows;
+      blocks += ph.nblocks;
+      phases.push_back(std::move(ph));
+    }
+  }
+  return phases;
+}
+
+// dx for phase pixels [m0, m1) (all groups).
+void backward_input_block(float* dx, const float* dy, const conv::Shape& s, const PhaseWork& ph,
+                          int64_t m0, int64_t m1) {
+  const int64_t T = static_cast<int64_t>(ph.rs.size() * ph.ss.size()), len = T * s.Kg;
+  const int64_t rows = m1 - m0;
+  const bool contiguous = s.sh == 1 && s.sw == 1;  // phase pixels are dx's own pixel order
+  float* tmp = contiguous ? nullptr : conv::scratch(1, static_cast<size_t>(rows * s.C));
+  float* out = contiguous ? dx + m0 * s.C : tmp;  // (rows, C)
+  if (T == 0 || s.K == 0) {
+    for (int64_t i = 0; i < rows; ++i) conv::zero_floats(out + i * s.C, s.C);
+  } else {
+    float* buf = conv::scratch(0, static_cast<size_t>(rows * len));  // (rows, T * Kg)
+    for (int64_t g = 0; g < s.G; ++g) {
+      gather_dy(buf, dy, s, ph, m0, m1, g);
+      gemm_strided(out + g * s.Cg, s.C, buf, len, ph.wt + g * len * s.Cg, s.Cg, rows, s.Cg, len,
+                   false, false, 1.f, 0.f);
+    }
+  }
+  if (contiguous) return;
+  int64_t n = m0 / (ph.Ha * ph.Wb), i = (m0 / ph.Wb) % ph.Ha, j = m0 % ph.Wb;
+  for (int64_t m = m0; m < m1; ++m) {
+    const int64_t h = ph.a + i * s.sh, w = ph.b + j * s.sw;
+    conv::copy_floats(dx + ((n * s.H + h) * s.W + w) * s.C, tmp + (m - m0) * s.C, s.C);
+    if (++j == ph.Wb) {
+      j = 0;
+      if (++i == ph.Ha) {
+        i = 0;
+        ++n;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void conv2d_backward_input(float* dx, const float* dy, const float* w, int64_t N, int64_t H,
+                           int64_t W, int64_t C, int64_t K, int64_t R, int64_t S, int64_t P,
+                           int64_t Q, int64_t stride_h, int64_t stride_w, int64_t dil_h,
+                           int64_t dil_w, int64_t pad_top, int64_t pad_left, int64_t groups) {
+  const conv::Shape s = conv::make_shape("conv2d_backward_input", N, H, W, C, K, R, S, P, Q,
+                                         stride_h, stride_w, dil_h, dil_w, pad_top, pad_left,
+                                         groups);
+  if (N * H * W * C == 0) return;
+  if (s.pointwise() && K > 0) {  // dx (M, C) = dy (M, K) @ w (C, K)^T, per group
+    for (int64_t g = 0; g < s.G; ++g)
+      gemm_strided(dx + g * s.Cg, C, dy + g * s.Kg, K, w + g * s.Kg, K, s.M(), s.Cg, s.Kg, false,
+                   true, 1.f, 0.f);
+    return;
+  }
+  std::vector<float> wt;  // the phases' transposed filters, as many floats as w
+  const std::vector<PhaseWork> phases = plan_phases(wt, w, s);
+  const int64_t nblocks = phases.back().first_block + phases.back().nblocks;
+  conv::run_blocks(nblocks, [&](int64_t blk) {
+    size_t i = 0;
+    while (i + 1 < phases.size() && phases[i + 1].first_block <= blk) ++i;
+    const PhaseWork& ph = phases[i];
+    const int64_t m0 = (blk - ph.first_block) * ph.rows;
+    const int64_t m1 = std::min(N * ph.Ha * ph.Wb, m0 + ph.rows);
+    backward_input_block(dx, dy, s, ph, m0, m1);
+  });
+}
+
+void conv2d_backward_weight(float* dw, const float* dy, const float* x, int64_t N, int64_t H,
+                            int64_t W, int64_t C, int64_t K, int64_t R, int64_t S, int64_t P,
+                            int64_t Q, int64_t stride_h, int64_t stride_w, int64_t dil_h,
+                            int64_t dil_w, int64_t pad_top, int64_t pad_left, int64_t groups) {
+  const conv::Shape s = conv::make_shape("conv2d_backward_weight", N, H, W, C, K, R, S, P, Q,
+                                         stride_h, stride_w, dil_h, dil_w, pad_top, pad_left,
+                                         groups);
+  const int64_t M = s.M(), L = s.row_len(), size = L * K;
+  if (size == 0) return;
+  if (M == 0) {
+    conv::zero_floats(dw, size);
+    return;
+  }
+  const bool direct = s.pointwise();  // x rows are the im2col rows
+  const int64_t rows = conv::block_rows(M, L), nblocks = (M + rows - 1) / rows;
+  // Accumulates blocks [b0, b1) into out (L, K); the first block overwrites.
+  auto accumulate = [&](float* out, int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t m0 = b * rows, m1 = std::min(M, m0 + rows);
+      float* cols = direct ? nullptr : conv::scratch(0, static_cast<size_t>(rows * L));
+      for (int64_t g = 0; g < s.G; ++g) {
+        const float* a = x + m0 * C + g * s.Cg;  // (rows, Cg), row stride C
+        if (!direct) {
+          conv::im2col(cols, x, s, m0, m1, g);
+          a = cols;
+        }
+        gemm_strided(out + g * s.Kg, K, a, direct ? C : L, dy + m0 * K + g * s.Kg, K, L, s.Kg,
+                     m1 - m0, true, false, 1.f, b == b0 ? 0.f : 1.f);
+      }
+    }
+  };
+  const int64_t threads = num_threads();
+  if (nblocks < 2 * threads) {  // few blocks: serial, each GEMM uses the threads
+    accumulate(dw, 0, nblocks);
+    return;
+  }
+  // Two slices per thread let the dynamic hand-out absorb a slow thread; one per thread when
+  // the partial filters would be large.
+  const int64_t per_thread = size > (1 << 20) ? 1 : 2;
+  const int64_t nslices = std::min(nblocks, per_thread * threads);
+  std::vector<float> partial(static_cast<size_t>((nslices - 1) * size));  // (nslices - 1, L, K)
+  parallel_for(nslices, 1, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      float* out = i == 0 ? dw : partial.data() + (i - 1) * size;
+      accumulate(out, i * nblocks / nslices, (i + 1) * nblocks / nslices);
+    }
+  });
+  parallel_for(size, 16384, [&](int64_t e0, int64_t e1) {
+    for (int64_t i = 1; i < nslices; ++i) {
+      const float* src = partial.data() + (i - 1) * size;
+      for (int64_t e = e0; e < e1; ++e) dw[e] += src[e];
+    }
+  });
+}
+
+}  // namespace fk

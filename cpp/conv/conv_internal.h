@@ -1,0 +1,64 @@
+// conv_internal.h: what the conv2d forward and backward files share (not a public header).
+//
+// A convolution is run as GEMMs over blocks of output pixels: the pixels are flattened to
+// m = (n * P + p) * Q + q in [0, M = N * P * Q), a block of rows [m0, m1) is gathered
+// ("im2col") into a per-thread buffer of bounded size, row layout (r, s, c) with c within the
+// group, which is exactly the row order of the filter viewed as a (R * S * C/groups, K) matrix.
+// Hence y[m0:m1, group g] = cols (rows, R*S*Cg) @ w[:, g*Kg : (g+1)*Kg] with row stride K.
+// No buffer ever holds a whole batch: block sizes come from a cache budget (block_rows).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+namespace fk {
+namespace conv {
+
+// Sizes and attributes of one convolution (kernels.h names), with the per-group sizes.
+struct Shape {
+  int64_t N, H, W, C, K, R, S, P, Q;
+  int64_t sh, sw, dh, dw, pt, pl;  // strides, dilations, leading padding
+  int64_t G, Cg, Kg;                // groups, channels and filters per group
+
+  int64_t M() const { return N * P * Q; }       // output pixels
+  int64_t row_len() const { return R * S * Cg; }  // one im2col row (one group)
+  // 1x1, stride 1, no padding, output grid == input grid: the NHWC data already is the GEMM
+  // operand (rows of C floats), no gather needed.
+  bool pointwise() const {
+    return R == 1 && S == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && P == H && Q == W;
+  }
+};
+
+// Validates the arguments (FK_CHECK: sizes >= 0, strides and dilations >= 1, pads >= 0,
+// groups >= 1 dividing C and K) and returns the shape.
+Shape make_shape(const char* kernel, int64_t N, int64_t H, int64_t W, int64_t C, int64_t K,
+                 int64_t R, int64_t S, int64_t P, int64_t Q, int64_t stride_h, int64_t stride_w,
+                 int64_t dil_h, int64_t dil_w, int64_t pad_top, int64_t pad_left,
+                 int64_t groups);
+
+// A per-thread, 64-byte aligned scratch buffer of at least n floats (contents undefined).
+// slot 0 and 1 are independent buffers. Grows on demand and is kept for the next call: a cache
+// bounded by the block budget, never state that a kernel reads across calls.
+float* scratch(int slot, size_t n);
+
+// Rows per block for GEMMs whose gathered rows are `row_floats` long, over `total_rows` rows:
+// a block stays within an L2-sized budget, and there are enough blocks to keep every thread
+// busy (several per thread, handed out dynamically) when the problem is big enough.
+int64_t block_rows(int64_t total_rows, int64_t row_floats);
+
+// Runs body(b) for b in [0, nblocks): in parallel over blocks (the GEMMs inside then run
+// serially) when there are enough blocks for every thread, else serially so that each GEMM
+// can use the threads itself (N = 1 with a small image, for instance).
+void run_blocks(int64_t nblocks, const std::function<void(int64_t)>& body);
+
+// Gathers the im2col rows of output pixels [m0, m1) for group g:
+// cols (m1 - m0, R*S*Cg) from x (N, H, W, C); taps outside the input read zero.
+void im2col(float* cols, const float* x, const Shape& s, int64_t m0, int64_t m1, int64_t g);
+
+// dst[0:n] = src[0:n] (a short loop for the few-channel case, memcpy otherwise) / = 0.
+void copy_floats(float* dst, const float* src, int64_t n);
+void zero_floats(float* dst, int64_t n);
+
+}  // namespace conv
+}  // namespace fk

@@ -1,0 +1,38 @@
+// pool_kernels.h: the per-ISA inner loops of pooling (not a public header).
+//
+// pool_impl.h holds one portable definition of each loop; pooling.cpp, pooling_avx2.cpp and
+// pooling_avx512.cpp each compile it with their own ISA flags (the compiler vectorizes the
+// loops over channels), and pooling.cpp picks one per call from fk::cpu_isa().
+#pragma once
+
+#include <cstdint>
+
+namespace fk {
+namespace pool {
+
+// One pooling problem (kernels.h names). Windows never lie entirely in the padding.
+struct Geom {
+  int64_t N, H, W, C, P, Q, R, S, sh, sw, pt, pl;
+};
+
+// Row kernels: output row (n, p), all q and channels.
+// y (Q, C) and idx (Q, C) of that row; x (N, H, W, C) whole input (indices are flat into it).
+using MaxRowFn = void (*)(float* y, int64_t* idx, const float* x, const Geom& g, int64_t n,
+                          int64_t p);
+using AvgRowFn = void (*)(float* y, const float* x, const Geom& g, int64_t n, int64_t p);
+// dx (N, H, W, C) for image n, channels [c0, c1): overwritten with the scatter of dy / count.
+using AvgBackFn = void (*)(float* dx, const float* dy, const Geom& g, int64_t n, int64_t c0,
+                           int64_t c1);
+
+struct Kernels {
+  MaxRowFn max_row;
+  AvgRowFn avg_row;
+  AvgBackFn avg_backward;
+};
+
+Kernels kernels_scalar();
+Kernels kernels_avx2();
+Kernels kernels_avx512();
+
+}  // namespace pool
+}  // namespace fk

@@ -1,0 +1,135 @@
+// bias_dropout_embedding.cpp: bias_add_*, dropout_* and embedding_* (kernels.h), plus the
+// portable build of the dropout mask kernel (dropout.inc). The rest is memory-bound and
+// vectorizes well enough at the portable baseline.
+//
+// Layouts and write semantics (every output OVERWRITTEN):
+//   bias_add_forward   y (rows, cols) = x (rows, cols) + b (cols)
+//   bias_add_backward  db (cols) = sum over rows of dy (rows, cols), accumulated in double in a
+//                      fixed order (independent of the thread count)
+//   dropout_forward    y, mask (n) from x (n), rate, seed: the counter-based mask of kernels.h;
+//                      mask is the saved state
+//   dropout_backward   dx (n) = dy (n) * mask (n)
+//   embedding_forward  y (n, D) = table (V, D)[indices (n)]
+//   embedding_backward dtable (V, D) = scatter-add of dy (n, D) at indices (n); zero elsewhere.
+//                      Threads own disjoint ranges of table rows and each scans all indices, so
+//                      repeated indices add up in index order: no atomics, deterministic.
+// Indices are range-checked by the bindings.
+#define FK_EW_NS scalar
+#include "dropout.inc"
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "fkeras/common.h"
+#include "fkeras/kernels.h"
+#include "fkeras/runtime.h"
+
+namespace fk {
+namespace {
+
+constexpr int64_t kGrain = 1 << 16;  // elements per chunk for memory-bound loops
+
+int64_t rows_per_chunk(int64_t cols) { return cols >= kGrain ? 1 : kGrain / (cols > 0 ? cols : 1); }
+
+// db (cols) = column sums of dy (rows, cols) for column range [c0, c1), rows [r0, r1), into
+// acc (c1 - c0) doubles (overwritten).
+void column_sums(double* acc, const float* dy, int64_t r0, int64_t r1, int64_t cols, int64_t c0,
+                 int64_t c1) {
+  const int64_t w = c1 - c0;
+  for (int64_t j = 0; j < w; ++j) acc[j] = 0.0;
+  for (int64_t r = r0; r < r1; ++r) {
+    const float* row = dy + r * cols + c0;  // (w)
+    for (int64_t j = 0; j < w; ++j) acc[j] += row[j];
+  }
+}
+
+}  // namespace
+
+void bias_add_forward(float* y, const float* x, const float* b, int64_t rows, int64_t cols) {
+  parallel_for(rows, rows_per_chunk(cols), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* xr = x + r * cols;  // (cols)
+      float* yr = y + r * cols;        // (cols)
+      for (int64_t j = 0; j < cols; ++j) yr[j] = xr[j] + b[j];
+    }
+  });
+}
+
+void bias_add_backward(float* db, const float* dy, int64_t rows, int64_t cols) {
+  // Wide rows: threads own column blocks and run down all rows. Narrow rows: fixed row chunks
+  // (the same for any thread count) give partial sums, added in chunk order.
+  constexpr int64_t kWide = 1024, kColumnBlock = 256;
+  if (cols >= kWide || rows * cols <= kGrain) {
+    const int64_t width = rows * cols <= kGrain ? cols : kColumnBlock;
+    parallel_for(cols, width, [&](int64_t c0, int64_t c1) {
+      std::vector<double> acc(static_cast<size_t>(c1 - c0));
+      column_sums(acc.data(), dy, 0, rows, cols, c0, c1);
+      for (int64_t j = c0; j < c1; ++j) db[j] = static_cast<float>(acc[j - c0]);
+    });
+    return;
+  }
+  const int64_t chunk_rows = rows_per_chunk(cols);
+  const int64_t chunks = (rows + chunk_rows - 1) / chunk_rows;
+  std::vector<double> partial(static_cast<size_t>(chunks * cols));  // (chunks, cols)
+  parallel_for(chunks, 1, [&](int64_t k0, int64_t k1) {
+    for (int64_t k = k0; k < k1; ++k) {
+      const int64_t r1 = (k + 1) * chunk_rows < rows ? (k + 1) * chunk_rows : rows;
+      column_sums(partial.data() + k * cols, dy, k * chunk_rows, r1, cols, 0, cols);
+    }
+  });
+  for (int64_t j = 0; j < cols; ++j) {
+    double s = 0.0;
+    for (int64_t k = 0; k < chunks; ++k) s += partial[static_cast<size_t>(k * cols + j)];
+    db[j] = static_cast<float>(s);
+  }
+}
+
+void dropout_forward(float* y, float* mask, const float* x, int64_t n, float rate, int64_t seed) {
+  FK_CHECK(rate >= 0.0f && rate <= 1.0f, "dropout_forward: rate must be in [0, 1], got ", rate);
+  // u >= rate  <=>  (z >> 40) >= rate * 2^24  <=>  (z >> 40) >= ceil(rate * 2^24): exact.
+  const uint32_t threshold = static_cast<uint32_t>(std::ceil(static_cast<double>(rate) * 16777216.0));
+  const float scale = 1.0f / (1.0f - rate);  // inf for rate 1, never selected then
+  const ew::DropoutKernels& k = ew::for_isa(ew::scalar::dropout_kernels, ew::avx2::dropout_kernels,
+                                            ew::avx512::dropout_kernels);
+  parallel_for(n, kGrain / 2, [&](int64_t b, int64_t e) {
+    k.forward(y + b, mask + b, x + b, e - b, b, static_cast<uint64_t>(seed), threshold, scale);
+  });
+}
+
+void dropout_backward(float* dx, const float* dy, const float* mask, int64_t n) {
+  parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) dx[i] = dy[i] * mask[i];
+  });
+}
+
+void embedding_forward(float* y, const int64_t* indices, const float* table, int64_t n,
+                       int64_t V, int64_t D) {
+  (void)V;
+  if (D == 0) return;
+  parallel_for(n, rows_per_chunk(D), [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i)
+      std::memcpy(y + i * D, table + indices[i] * D, static_cast<size_t>(D) * sizeof(float));
+  });
+}
+
+void embedding_backward(float* dtable, const float* dy, const int64_t* indices, int64_t n,
+                        int64_t V, int64_t D) {
+  if (D == 0) return;
+  // Each chunk of table rows costs its zeroing plus a scan of all n indices.
+  const int64_t work = V * D + n * D;
+  const int64_t chunks = work <= kGrain ? 1 : 4 * static_cast<int64_t>(num_threads());
+  const int64_t rows_per = (V + chunks - 1) / chunks;
+  parallel_for(V, rows_per > 0 ? rows_per : 1, [&](int64_t v0, int64_t v1) {
+    std::memset(dtable + v0 * D, 0, static_cast<size_t>((v1 - v0) * D) * sizeof(float));
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t v = indices[i];
+      if (v < v0 || v >= v1) continue;
+      float* dst = dtable + v * D;     // (D)
+      const float* src = dy + i * D;   // (D)
+      for (int64_t j = 0; j < D; ++j) dst[j] += src[j];
+    }
+  });
+}
+
+}  // namespace fk

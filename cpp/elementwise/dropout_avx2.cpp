@@ -1,0 +1,4 @@
+// dropout_avx2.cpp: the dropout mask kernel (dropout.inc) built with the avx2 flags that CMake
+// gives files named *_avx2.cpp; entered only when fk::cpu_isa() is avx2.
+#define FK_EW_NS avx2
+#include "dropout.inc"

@@ -1,0 +1,4 @@
+// losses_avx2.cpp: the crossentropy kernels (losses.inc) built with the avx2 flags that CMake
+// gives files named *_avx2.cpp; entered only when fk::cpu_isa() is avx2.
+#define FK_EW_NS avx2
+#include "losses.inc"

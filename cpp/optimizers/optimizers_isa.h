@@ -1,0 +1,62 @@
+// optimizers_isa.h: the per-ISA update loops behind cpp/optimizers/optimizers.cpp (private).
+//
+// optimizers.cpp turns each kernel's attributes into the float32 constants below (computed in
+// float64 first: bias corrections, the Nadam momentum schedule), splits the flat buffers into
+// chunks for the thread pool, and calls one of three tables of loops: scalar (optimizers.cpp,
+// portable flags), avx2 (optimizers_avx2.cpp) and avx512 (optimizers_avx512.cpp). The three are
+// the same plain loops (optimizers_kernels.h), vectorized by the compiler under each ISA's flags.
+// Each loop reads and writes param and its slots over [0, n); grad is read only.
+#pragma once
+
+#include <cstdint>
+
+namespace fk {
+namespace opt {
+
+// decay = weight_decay * lr (0: no decay pass at all, so inf/NaN params are left as they are).
+struct SgdArgs {
+  float lr, momentum, decay;
+  bool nesterov;
+};
+struct AdamArgs {
+  float alpha, one_minus_b1, one_minus_b2, eps, decay;  // alpha = lr sqrt(1-b2^t) / (1-b1^t)
+};
+struct AdamaxArgs {
+  float lr, one_minus_b1, b2, bias1, eps, decay;  // bias1 = 1 - b1^t
+};
+struct NadamArgs {
+  // m_hat = coef_m * m + coef_g * g; v_hat = v * inv_bias2.
+  float lr, one_minus_b1, one_minus_b2, coef_m, coef_g, inv_bias2, eps, decay;
+};
+struct RmspropArgs {
+  float lr, rho, one_minus_rho, momentum, eps, decay;
+};
+struct AdagradArgs {
+  float lr, eps, decay;
+};
+struct AdadeltaArgs {
+  float lr, rho, one_minus_rho, eps, decay;
+};
+
+struct UpdateKernels {
+  void (*sgd)(float* param, float* velocity, const float* grad, int64_t n, const SgdArgs& a);
+  void (*adam)(float* param, float* m, float* v, float* vhat, const float* grad, int64_t n,
+               const AdamArgs& a);
+  void (*adamax)(float* param, float* m, float* u, const float* grad, int64_t n,
+                 const AdamaxArgs& a);
+  void (*nadam)(float* param, float* m, float* v, const float* grad, int64_t n,
+                const NadamArgs& a);
+  void (*rmsprop)(float* param, float* velocity, float* momentum_buf, float* average_grad,
+                  const float* grad, int64_t n, const RmspropArgs& a);
+  void (*adagrad)(float* param, float* accumulator, const float* grad, int64_t n,
+                  const AdagradArgs& a);
+  void (*adadelta)(float* param, float* accumulated_grad, float* accumulated_delta,
+                   const float* grad, int64_t n, const AdadeltaArgs& a);
+};
+
+extern const UpdateKernels kScalarKernels;
+extern const UpdateKernels kAvx2Kernels;
+extern const UpdateKernels kAvx512Kernels;
+
+}  // namespace opt
+}  // namespace fk

@@ -1,0 +1,174 @@
+// lstm.cpp: LSTM sequence and cell kernels, forward and backward (contract in kernels.h).
+//
+// Layouts: x (N, T, F), kernel (F, 4U), recurrent_kernel (U, 4U), bias (4U) [opt], gates in
+// Keras order i, f, c, o. Step s reads x[:, s] (x[:, T-1-s] with go_backwards); hs, gates, cs
+// are indexed by step. Math (Keras LSTM):
+//   z = x_t @ kernel + h @ recurrent_kernel + bias; i, f, o = rec_act(z_i, z_f, z_o);
+//   g = act(z_c); c' = f * c + i * g; h' = o * act(c').
+// Saved state: gates (N, T, 4U) after their activations, cs (N, T, U) = c after each step.
+// Every output is overwritten.
+//
+// Forward: the input projection of all steps is ONE GEMM (bias fused) written straight into
+// `gates` (time-reversed in place for go_backwards, so that slot s holds step s); then per step
+// one parallel region over (row, unit) tiles: each tile computes its slice of h @ Wr (with Wr's
+// columns interleaved per unit tile so the slice is one GEMM) and runs the fused gate pass on it.
+// Backward: per step (reverse) one region whose tiles compute their slice of
+// dh = dz_{s+1} @ Wr^T and then the gate-gradient pass of step s on it; dz of every step is kept
+// in an (N, T, 4U) buffer, so dkernel = X^T dZ, drecurrent_kernel = Hprev^T dZ and dx = dZ Wr^T
+// are one GEMM each after the loop.
+#include <algorithm>
+#include <cstring>
+
+#include "fkeras/gemm.h"
+#include "fkeras/kernels.h"
+#include "rnn_internal.h"
+
+namespace fk {
+namespace {
+
+using rnn::Buffer;
+using rnn::Tiling;
+
+// The forward with h_final / c_final optional (the cell kernel has none; T == 1 there).
+void lstm_forward(float* hs, float* h_final, float* c_final, float* gates, float* cs,
+                  const float* x, const float* h0, const float* c0, const float* kernel,
+                  const float* recurrent_kernel, const float* bias, int64_t N, int64_t T,
+                  int64_t F, int64_t U, bool go_backwards, int64_t act, int64_t rec_act) {
+  const int64_t G = 4 * U;
+  if (T == 0 || N == 0 || U == 0) {
+    if (h_final) rnn::copy_rows(h_final, U, h0, U, N, U);
+    if (c_final) rnn::copy_rows(c_final, U, c0, U, N, U);
+    return;
+  }
+  Epilogue ep;
+  ep.bias = bias;
+  gemm_strided(gates, G, x, F, kernel, G, N * T, G, F, false, false, 1.f, 0.f, ep);
+  if (go_backwards) rnn::reverse_time(gates, N, T, G);
+
+  const Tiling tl = rnn::plan_tiles(N, U, 4);
+  Buffer rkp(U * G), rec(N * G);  // (U, 4U) interleaved recurrent kernel; (N, 4U) h @ Wr
+  rnn::interleave_gates(rkp.data(), recurrent_kernel, G, U, 4, tl);
+  const rnn::GateKernels& gk = rnn::gate_kernels();
+  for (int64_t s = 0; s < T; ++s) {
+    const float* hp = s ? hs + (s - 1) * U : h0;  // (N, U), row stride ld
+    const float* cp = s ? cs + (s - 1) * U : c0;
+    const int64_t ld = s ? T * U : U;
+    rnn::for_each_tile(tl, [&](int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
+      const int64_t w = j1 - j0;
+      gemm_strided(rec.data() + r0 * G + 4 * j0, G, hp + r0 * ld, ld, rkp.data() + 4 * j0, G,
+                   r1 - r0, 4 * w, U, false, false, 1.f, 0.f);
+      for (int64_t n = r0; n < r1; ++n) {
+        const int64_t row = n * T + s;
+        gk.lstm_forward(gates + row * G, rec.data() + n * G + 4 * j0, cp + n * ld, cs + row * U,
+                        hs + row * U, U, j0, w, act, rec_act);
+      }
+    });
+  }
+  if (h_final) rnn::copy_rows(h_final, U, hs + (T - 1) * U, T * U, N, U);
+  if (c_final) rnn::copy_rows(c_final, U, cs + (T - 1) * U, T * U, N, U);
+}
+
+void lstm_backward(float* dx, float* dh0, float* dc0, float* dkernel, float* drecurrent_kernel,
+                   float* dbias, const float* dhs, const float* dh_final, const float* dc_final,
+                   const float* gates, const float* cs, const float* hs, const float* x,
+                   const float* h0, const float* c0, const float* kernel,
+                   const float* recurrent_kernel, int64_t N, int64_t T, int64_t F, int64_t U,
+                   bool go_backwards, int64_t act, int64_t rec_act) {
+  const int64_t G = 4 * U;
+  Buffer dh(N * U), dc(N * U);  // (N, U) running gradients of h and c
+  rnn::copy_rows(dh.data(), U, dh_final, U, N, U);
+  rnn::copy_rows(dc.data(), U, dc_final, U, N, U);
+  if (T == 0 || N == 0 || U == 0) {
+    if (dh0) rnn::copy_rows(dh0, U, dh.data(), U, N, U);
+    if (dc0) rnn::copy_rows(dc0, U, dc.data(), U, N, U);
+    if (dx) rnn::copy_rows(dx, F, nullptr, 0, N * T, F);
+    if (dkernel) rnn::copy_rows(dkernel, G, nullptr, 0, F, G);
+    if (drecurrent_kernel) rnn::copy_rows(drecurrent_kernel, G, nullptr, 0, U, G);
+    if (dbias) rnn::copy_rows(dbias, G, nullptr, 0, 1, G);
+    return;
+  }
+  Buffer dz(N * T * G);  // (N, T, 4U) gradient of the pre-activations, by step
+  const Tiling tl = rnn::plan_tiles(N, U, 4);
+  const rnn::GateKernels& gk = rnn::gate_kernels();
+  auto gate_pass = [&](int64_t s, int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
+    for (int64_t n = r0; n < r1; ++n) {
+      const int64_t row = n * T + s;
+      const float* cp = s ? cs + (row - 1) * U : c0 + n * U;
+      gk.lstm_backward(dz.data() + row * G, dc.data() + n * U, dh.data() + n * U,
+                       dhs ? dhs + row * U : nullptr, gates + row * G, cs + row * U, cp, U, j0,
+                       j1 - j0, act, rec_act);
+    }
+  };
+  rnn::for_each_tile(tl, [&](int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
+    gate_pass(T - 1, r0, r1, j0, j1);
+  });
+  for (int64_t s = T - 1; s > 0; --s) {
+    rnn::for_each_tile(tl, [&](int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
+      // dh[rows, units] = dz_s[rows] @ Wr[units, :]^T
+      gemm_strided(dh.data() + r0 * U + j0, U, dz.data() + (r0 * T + s) * G, T * G,
+                   recurrent_kernel + j0 * G, G, r1 - r0, j1 - j0, G, false, true, 1.f, 0.f);
+      gate_pass(s - 1, r0, r1, j0, j1);
+    });
+  }
+  if (dh0) gemm_strided(dh0, U, dz.data(), T * G, recurrent_kernel, G, N, U, G, false, true, 1.f,
+                        0.f);
+  if (dc0) rnn::copy_rows(dc0, U, dc.data(), U, N, U);
+  if (drecurrent_kernel) {
+    const float* hprev = h0;  // (N, T, U): the state each step started from
+    Buffer shifted(T > 1 ? N * T * U : 1);
+    if (T > 1) {
+      rnn::shift_hidden(shifted.data(), h0, hs, N, T, U);
+      hprev = shifted.data();
+    }
+    gemm_strided(drecurrent_kernel, G, hprev, U, dz.data(), G, U, G, N * T, true, false, 1.f,
+                 0.f);
+  }
+  if (dbias) rnn::column_sums(dbias, dz.data(), N * T, G, G);
+  if (go_backwards && (dkernel || dx)) rnn::reverse_time(dz.data(), N, T, G);
+  if (dkernel) gemm_strided(dkernel, G, x, F, dz.data(), G, F, G, N * T, true, false, 1.f, 0.f);
+  if (dx) gemm_strided(dx, F, dz.data(), G, kernel, G, N * T, F, G, false, true, 1.f, 0.f);
+}
+
+}  // namespace
+
+void lstm_sequence_forward(float* hs, float* h_final, float* c_final, float* gates, float* cs,
+                           const float* x, const float* h0, const float* c0, const float* kernel,
+                           const float* recurrent_kernel, const float* bias, int64_t N,
+                           int64_t T, int64_t F, int64_t U, bool go_backwards,
+                           int64_t activation, int64_t recurrent_activation) {
+  lstm_forward(hs, h_final, c_final, gates, cs, x, h0, c0, kernel, recurrent_kernel, bias, N, T,
+               F, U, go_backwards, activation, recurrent_activation);
+}
+
+void lstm_sequence_backward(float* dx, float* dh0, float* dc0, float* dkernel,
+                            float* drecurrent_kernel, float* dbias, const float* dhs,
+                            const float* dh_final, const float* dc_final, const float* gates,
+                            const float* cs, const float* hs, const float* x, const float* h0,
+                            const float* c0, const float* kernel, const float* recurrent_kernel,
+                            int64_t N, int64_t T, int64_t F, int64_t U, bool go_backwards,
+                            int64_t activation, int64_t recurrent_activation) {
+  lstm_backward(dx, dh0, dc0, dkernel, drecurrent_kernel, dbias, dhs, dh_final, dc_final, gates,
+                cs, hs, x, h0, c0, kernel, recurrent_kernel, N, T, F, U, go_backwards,
+                activation, recurrent_activation);
+}
+
+void lstm_cell_forward(float* h, float* c, float* gates, const float* x, const float* h_prev,
+                       const float* c_prev, const float* kernel, const float* recurrent_kernel,
+                       const float* bias, int64_t N, int64_t F, int64_t U, int64_t activation,
+                       int64_t recurrent_activation) {
+  lstm_forward(h, nullptr, nullptr, gates, c, x, h_prev, c_prev, kernel, recurrent_kernel, bias,
+               N, 1, F, U, false, activation, recurrent_activation);
+}
+
+void lstm_cell_backward(float* dx, float* dh_prev, float* dc_prev, float* dkernel,
+                        float* drecurrent_kernel, float* dbias, const float* dh, const float* dc,
+                        const float* gates, const float* c, const float* x, const float* h_prev,
+                        const float* c_prev, const float* kernel, const float* recurrent_kernel,
+                        int64_t N, int64_t F, int64_t U, int64_t activation,
+                        int64_t recurrent_activation) {
+  lstm_backward(dx, dh_prev, dc_prev, dkernel, drecurrent_kernel, dbias, nullptr, dh, dc, gates, c,
+                nullptr, x, h_prev, c_prev, kernel, recurrent_kernel, N, 1, F, U, false,
+                activation, recurrent_activation);
+}
+
+}  // namespace fk

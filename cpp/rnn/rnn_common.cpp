@@ -1,0 +1,141 @@
+// rnn_common.cpp: helpers shared by the recurrent drivers (see rnn_internal.h): the per-ISA
+// gate-pass table, step tiling, scratch buffers and the small data-movement passes.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "fkeras/common.h"
+#include "fkeras/runtime.h"
+#include "rnn_internal.h"
+
+namespace fk {
+namespace rnn {
+
+const GateKernels& gate_kernels() {
+  switch (cpu_isa()) {
+    case Isa::kAvx512: return gate_kernels_avx512();
+    case Isa::kAvx2: return gate_kernels_avx2();
+    default: return gate_kernels_scalar();
+  }
+}
+
+void Buffer::Free::operator()(float* p) const { std::free(p); }
+
+Buffer::Buffer(int64_t n) {
+  // aligned_alloc wants a size that is a multiple of the alignment.
+  const size_t bytes = ((static_cast<size_t>(n > 0 ? n : 1) * sizeof(float) + 63) / 64) * 64;
+  float* p = static_cast<float*>(std::aligned_alloc(64, bytes));
+  FK_CHECK(p != nullptr, "recurrent kernels: could not allocate ", bytes, " bytes of scratch");
+  p_.reset(p);
+}
+
+namespace {
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+}  // namespace
+
+Tiling plan_tiles(int64_t N, int64_t U, int64_t G) {
+  Tiling t;
+  t.N = N;
+  t.U = U;
+  t.rows = std::max<int64_t>(N, 1);
+  t.units = std::max<int64_t>(U, 1);
+  const int64_t threads = num_threads();
+  // The recurrent GEMM of one step costs 2 N U (G U) flops. Aim at 4 tiles per thread (the
+  // pool hands tiles out dynamically) but keep tiles at >= ~128 kflop, so that one parallel
+  // region per step stays worth its wake-up cost.
+  const double flops = 2.0 * static_cast<double>(N) * static_cast<double>(U) *
+                       static_cast<double>(G * U);
+  const int64_t want = std::min<int64_t>(4 * threads, static_cast<int64_t>(flops / 131072.0));
+  if (threads <= 1 || want <= 1 || N == 0 || U == 0) return t;
+  // Unit blocks first (each tile then packs only its own columns of the recurrent kernel),
+  // 16 units wide at least: a whole AVX-512 vector per gate.
+  t.unit_blocks = std::max<int64_t>(1, std::min(want, U / 16));
+  t.units = std::min(U, ceil_div(ceil_div(U, t.unit_blocks), 16) * 16);
+  t.unit_blocks = ceil_div(U, t.units);
+  // Then row blocks of at least 8 rows.
+  t.row_blocks = std::max<int64_t>(1, std::min(ceil_div(want, t.unit_blocks), N / 8));
+  t.rows = ceil_div(N, t.row_blocks);
+  t.row_blocks = ceil_div(N, t.rows);
+  return t;
+}
+
+void for_each_tile(const Tiling& t,
+                   const std::function<void(int64_t, int64_t, int64_t, int64_t)>& fn) {
+  parallel_for(t.tiles(), 1, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      const int64_t rb = c / t.unit_blocks, ub = c % t.unit_blocks;
+      const int64_t r0 = rb * t.rows, j0 = ub * t.units;
+      fn(r0, std::min(r0 + t.rows, t.N), j0, std::min(j0 + t.units, t.U));
+    }
+  });
+}
+
+void reverse_time(float* a, int64_t N, int64_t T, int64_t D) {
+  if (T < 2 || D == 0) return;
+  parallel_for(N, std::max<int64_t>(1, 65536 / (T * D)), [&](int64_t n0, int64_t n1) {
+    std::vector<float> tmp(static_cast<size_t>(D));
+    for (int64_t n = n0; n < n1; ++n) {
+      for (int64_t s = 0; s < T / 2; ++s) {
+        float* p = a + (n * T + s) * D;
+        float* q = a + (n * T + T - 1 - s) * D;
+        std::memcpy(tmp.data(), p, sizeof(float) * D);
+        std::memcpy(p, q, sizeof(float) * D);
+        std::memcpy(q, tmp.data(), sizeof(float) * D);
+      }
+    }
+  });
+}
+
+void column_sums(float* out, const float* a, int64_t rows, int64_t cols, int64_t ld) {
+  const int64_t block = 256;
+  parallel_for(ceil_div(cols, block), 1, [&](int64_t b0, int64_t b1) {
+    std::vector<double> acc(static_cast<size_t>(block));
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t j0 = b * block, w = std::min(block, cols - j0);
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for (int64_t i = 0; i < rows; ++i) {
+        const float* row = a + i * ld + j0;
+        for (int64_t j = 0; j < w; ++j) acc[j] += row[j];
+      }
+      for (int64_t j = 0; j < w; ++j) out[j0 + j] = static_cast<float>(acc[j]);
+    }
+  });
+}
+
+void interleave_gates(float* dst, const float* src, int64_t ld_src, int64_t K, int64_t G,
+                      const Tiling& t) {
+  const int64_t U = t.U, ld = G * U;
+  for (int64_t k = 0; k < K; ++k) {
+    for (int64_t j0 = 0; j0 < U; j0 += t.units) {
+      const int64_t w = std::min(t.units, U - j0);
+      for (int64_t g = 0; g < G; ++g)
+        std::memcpy(dst + k * ld + G * j0 + g * w, src + k * ld_src + g * U + j0,
+                    sizeof(float) * w);
+    }
+  }
+}
+
+void shift_hidden(float* hprev, const float* h0, const float* hs, int64_t N, int64_t T,
+                  int64_t U) {
+  parallel_for(N, std::max<int64_t>(1, 65536 / std::max<int64_t>(1, T * U)),
+               [&](int64_t n0, int64_t n1) {
+                 for (int64_t n = n0; n < n1; ++n) {
+                   std::memcpy(hprev + n * T * U, h0 + n * U, sizeof(float) * U);
+                   std::memcpy(hprev + n * T * U + U, hs + n * T * U, sizeof(float) * (T - 1) * U);
+                 }
+               });
+}
+
+void copy_rows(float* dst, int64_t ld_dst, const float* src, int64_t ld_src, int64_t rows,
+               int64_t cols) {
+  for (int64_t i = 0; i < rows; ++i) {
+    if (src)
+      std::memcpy(dst + i * ld_dst, src + i * ld_src, sizeof(float) * cols);
+    else
+      std::memset(dst + i * ld_dst, 0, sizeof(float) * cols);
+  }
+}
+
+}  // namespace rnn
+}  // namespace fk

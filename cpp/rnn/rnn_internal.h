@@ -1,0 +1,110 @@
+// rnn_internal.h: what the recurrent drivers (lstm.cpp, gru.cpp, simple_rnn.cpp) share.
+//
+// - GateKernels: the per-ISA elementwise passes of one row of one step (gates_impl.h holds the
+//   math once; gates.cpp, gates_avx2.cpp and gates_avx512.cpp compile it per ISA).
+// - Tiling: how one time step is cut into (row block, unit block) tiles for the thread pool.
+//   Each tile runs its own slice of the recurrent GEMM and then the gate pass on exactly the
+//   slice it produced, so a step is one parallel region and every tile packs only its own
+//   columns of the recurrent kernel.
+// - Small helpers: aligned uninitialised scratch, time reversal, column sums, gate interleaving.
+//
+// Row pointers given to GateKernels are full rows indexed by the absolute unit j; only `rec`
+// (the tile's recurrent projection) is indexed by jj = j - j0 inside the tile, with its G gates
+// interleaved: gate g of unit j sits at rec[g * w + jj] (w = tile width).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+namespace fk {
+namespace rnn {
+
+struct GateKernels {
+  // LSTM step, units [j0, j0 + w) of one row. g (4U): in, x-projection + bias; out, the
+  // activated gates i, f, c, o. rec (4w) interleaved. c_prev, c, h (U).
+  void (*lstm_forward)(float* g, const float* rec, const float* c_prev, float* c, float* h,
+                       int64_t U, int64_t j0, int64_t w, int64_t act, int64_t rec_act);
+  // LSTM step backward. dz (4U) out: gradient of the pre-activations. dc (U): in, the cell
+  // gradient from the later step; out, the gradient for c_prev. dh (U) in, dhs (U) [opt] added.
+  void (*lstm_backward)(float* dz, float* dc, const float* dh, const float* dhs, const float* g,
+                        const float* c, const float* c_prev, int64_t U, int64_t j0, int64_t w,
+                        int64_t act, int64_t rec_act);
+  // GRU reset_after step: g (3U) in x-projection + input bias, out z, r, hh; rec (3w)
+  // interleaved h_prev @ Wr + br; hproj (U) out; h (U) out.
+  void (*gru_forward_ra)(float* g, float* hproj, const float* rec, const float* h_prev, float* h,
+                         int64_t U, int64_t j0, int64_t w, int64_t act, int64_t rec_act);
+  // GRU !reset_after, first half: z, r into g from g + rec (2w interleaved); rh = r * h_prev.
+  void (*gru_forward_zr)(float* g, float* rh, const float* rec, const float* h_prev, int64_t U,
+                         int64_t j0, int64_t w, int64_t rec_act);
+  // Second half: hh = act(g_h + hproj) into g, h = z * h_prev + (1 - z) * hh.
+  void (*gru_forward_h)(float* g, float* h, const float* hproj, const float* h_prev, int64_t U,
+                        int64_t j0, int64_t w, int64_t act);
+  // GRU reset_after backward: drp (3U) out, gradient of the recurrent projection (dz, dr,
+  // dhh * r); dxh (U) out, dhh; dh (U) in (+ dhs [opt]), out dh * z.
+  void (*gru_backward_ra)(float* drp, float* dxh, float* dh, const float* dhs, const float* g,
+                          const float* hproj, const float* h_prev, int64_t U, int64_t j0,
+                          int64_t w, int64_t act, int64_t rec_act);
+  // GRU !reset_after backward, first half: dxp (3U) z and h parts out; dh as above.
+  void (*gru_backward_zh)(float* dxp, float* dh, const float* dhs, const float* g,
+                          const float* h_prev, int64_t U, int64_t j0, int64_t w, int64_t act,
+                          int64_t rec_act);
+  // Second half, given drh (U), the gradient of r * h_prev: dxp's r part out, dh += drh * r,
+  // rh (U) [opt] out = r * h_prev (for the recurrent kernel's gradient).
+  void (*gru_backward_r)(float* dxp, float* dh, float* rh, const float* drh, const float* g,
+                         const float* h_prev, int64_t U, int64_t j0, int64_t w, int64_t rec_act);
+  // y (n) = act(y) in place.
+  void (*activation)(float* y, int64_t n, int64_t act);
+  // dz (n) = (dh + dhs [opt]) * act'(from h).
+  void (*simple_backward)(float* dz, const float* dh, const float* dhs, const float* h, int64_t n,
+                          int64_t act);
+};
+
+const GateKernels& gate_kernels();  // for fk::cpu_isa() now
+const GateKernels& gate_kernels_scalar();
+const GateKernels& gate_kernels_avx2();
+const GateKernels& gate_kernels_avx512();
+
+// Uninitialised, 64-byte aligned float scratch.
+class Buffer {
+ public:
+  explicit Buffer(int64_t n);
+  float* data() const { return p_.get(); }
+
+ private:
+  struct Free {
+    void operator()(float* p) const;
+  };
+  std::unique_ptr<float, Free> p_;
+};
+
+// One time step cut into tiles: row blocks of `rows` rows (of N) times unit blocks of `units`
+// units (of U); tile c is row block c / unit_blocks, unit block c % unit_blocks.
+struct Tiling {
+  int64_t N = 0, U = 0, rows = 1, units = 1, row_blocks = 1, unit_blocks = 1;
+  int64_t tiles() const { return row_blocks * unit_blocks; }
+};
+// G: gates per unit (4 LSTM, 3 GRU, 1 SimpleRNN), which scales the work per tile.
+Tiling plan_tiles(int64_t N, int64_t U, int64_t G);
+// Calls fn(r0, r1, j0, j1) for every tile, spread over the thread pool.
+void for_each_tile(const Tiling& t,
+                   const std::function<void(int64_t, int64_t, int64_t, int64_t)>& fn);
+
+// Reverses the time axis of a (N, T, D) buffer in place.
+void reverse_time(float* a, int64_t N, int64_t T, int64_t D);
+// out (cols) = sum over rows of a (rows, cols; row stride ld), accumulated in double. Overwrites.
+void column_sums(float* out, const float* a, int64_t rows, int64_t cols, int64_t ld);
+// dst (K, G * U) = src (K rows of stride ld_src, G gate blocks of U columns) with the gates
+// interleaved per unit block of t: for the block [j0, j1), w = j1 - j0, column G * j0 + g * w +
+// (j - j0) holds src column g * U + j.
+void interleave_gates(float* dst, const float* src, int64_t ld_src, int64_t K, int64_t G,
+                      const Tiling& t);
+// hprev (N, T, U): [:, 0] = h0, [:, s] = hs[:, s - 1] (the state each step started from).
+void shift_hidden(float* hprev, const float* h0, const float* hs, int64_t N, int64_t T,
+                  int64_t U);
+// dst (rows, cols; stride ld_dst) = src (rows, cols; stride ld_src), or 0 when src is null.
+void copy_rows(float* dst, int64_t ld_dst, const float* src, int64_t ld_src, int64_t rows,
+               int64_t cols);
+
+}  // namespace rnn
+}  // namespace fk

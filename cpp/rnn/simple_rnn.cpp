@@ -1,0 +1,142 @@
+// simple_rnn.cpp: SimpleRNN sequence and cell kernels, forward and backward (contract in
+// kernels.h).
+//
+// Layouts: x (N, T, F), kernel (F, U), recurrent_kernel (U, U), bias (U) [opt]. Step s reads
+// x[:, s] (x[:, T-1-s] with go_backwards) and writes hs[:, s]:
+//   h' = act(x_t @ kernel + h @ recurrent_kernel + bias).
+// No saved state beyond hs (the derivative of act comes from its output). Every output is
+// overwritten.
+//
+// Forward: the input projection of all steps is one GEMM (bias fused) written into hs itself;
+// each step then accumulates its slice of h @ Wr onto hs[:, s] (beta = 1) and applies act in
+// place, per (row, unit) tile, in one parallel region. Backward: per step one region computing
+// dh = dz_{s+1} @ Wr^T per tile followed by dz_s = dh_total * act'(h); dz of all steps stays in
+// an (N, T, U) buffer for the weight and input gradients, one GEMM each.
+#include <algorithm>
+
+#include "fkeras/gemm.h"
+#include "fkeras/kernels.h"
+#include "rnn_internal.h"
+
+namespace fk {
+namespace {
+
+using rnn::Buffer;
+using rnn::Tiling;
+
+void simple_forward(float* hs, float* h_final, const float* x, const float* h0,
+                    const float* kernel, const float* recurrent_kernel, const float* bias,
+                    int64_t N, int64_t T, int64_t F, int64_t U, bool go_backwards, int64_t act) {
+  if (T == 0 || N == 0 || U == 0) {
+    if (h_final) rnn::copy_rows(h_final, U, h0, U, N, U);
+    return;
+  }
+  Epilogue ep;
+  ep.bias = bias;
+  gemm_strided(hs, U, x, F, kernel, U, N * T, U, F, false, false, 1.f, 0.f, ep);
+  if (go_backwards) rnn::reverse_time(hs, N, T, U);
+  const Tiling tl = rnn::plan_tiles(N, U, 1);
+  const rnn::GateKernels& gk = rnn::gate_kernels();
+  for (int64_t s = 0; s < T; ++s) {
+    const float* hp = s ? hs + (s - 1) * U : h0;  // (N, U), row stride ld
+    const int64_t ld = s ? T * U : U;
+    rnn::for_each_tile(tl, [&](int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
+      gemm_strided(hs + (r0 * T + s) * U + j0, T * U, hp + r0 * ld, ld, recurrent_kernel + j0, U,
+                   r1 - r0, j1 - j0, U, false, false, 1.f, 1.f);
+      for (int64_t n = r0; n < r1; ++n) gk.activation(hs + (n * T + s) * U + j0, j1 - j0, act);
+    });
+  }
+  if (h_final) rnn::copy_rows(h_final, U, hs + (T - 1) * U, T * U, N, U);
+}
+
+void simple_backward(float* dx, float* dh0, float* dkernel, float* drecurrent_kernel,
+                     float* dbias, const float* dhs, const float* dh_final, const float* hs,
+                     const float* x, const float* h0, const float* kernel,
+                     const float* recurrent_kernel, int64_t N, int64_t T, int64_t F, int64_t U,
+                     bool go_backwards, int64_t act) {
+  Buffer dh(N * U);  // (N, U) gradient of h flowing back from the later step
+  rnn::copy_rows(dh.data(), U, dh_final, U, N, U);
+  if (T == 0 || N == 0 || U == 0) {
+    if (dh0) rnn::copy_rows(dh0, U, dh.data(), U, N, U);
+    if (dx) rnn::copy_rows(dx, F, nullptr, 0, N * T, F);
+    if (dkernel) rnn::copy_rows(dkernel, U, nullptr, 0, F, U);
+    if (drecurrent_kernel) rnn::copy_rows(drecurrent_kernel, U, nullptr, 0, U, U);
+    if (dbias) rnn::copy_rows(dbias, U, nullptr, 0, 1, U);
+    return;
+  }
+  Buffer dz(N * T * U);  // (N, T, U) gradient of the pre-activations, by step
+  const Tiling tl = rnn::plan_tiles(N, U, 1);
+  const rnn::GateKernels& gk = rnn::gate_kernels();
+  auto gate_pass = [&](int64_t s, int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
+    for (int64_t n = r0; n < r1; ++n) {
+      const int64_t row = n * T + s;
+      gk.simple_backward(dz.data() + row * U + j0, dh.data() + n * U + j0,
+                         dhs ? dhs + row * U + j0 : nullptr, hs + row * U + j0, j1 - j0, act);
+    }
+  };
+  rnn::for_each_tile(tl, [&](int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
+    gate_pass(T - 1, r0, r1, j0, j1);
+  });
+  for (int64_t s = T - 1; s > 0; --s) {
+    rnn::for_each_tile(tl, [&](int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
+      // dh[rows, units] = dz_s[rows] @ Wr[units, :]^T
+      gemm_strided(dh.data() + r0 * U + j0, U, dz.data() + (r0 * T + s) * U, T * U,
+                   recurrent_kernel + j0 * U, U, r1 - r0, j1 - j0, U, false, true, 1.f, 0.f);
+      gate_pass(s - 1, r0, r1, j0, j1);
+    });
+  }
+  if (dh0) gemm_strided(dh0, U, dz.data(), T * U, recurrent_kernel, U, N, U, U, false, true, 1.f,
+                        0.f);
+  if (drecurrent_kernel) {
+    const float* hprev = h0;  // (N, T, U): the state each step started from
+    Buffer shifted(T > 1 ? N * T * U : 1);
+    if (T > 1) {
+      rnn::shift_hidden(shifted.data(), h0, hs, N, T, U);
+      hprev = shifted.data();
+    }
+    gemm_strided(drecurrent_kernel, U, hprev, U, dz.data(), U, U, U, N * T, true, false, 1.f,
+                 0.f);
+  }
+  if (dbias) rnn::column_sums(dbias, dz.data(), N * T, U, U);
+  if (go_backwards && (dkernel || dx)) rnn::reverse_time(dz.data(), N, T, U);
+  if (dkernel) gemm_strided(dkernel, U, x, F, dz.data(), U, F, U, N * T, true, false, 1.f, 0.f);
+  if (dx) gemm_strided(dx, F, dz.data(), U, kernel, U, N * T, F, U, false, true, 1.f, 0.f);
+}
+
+}  // namespace
+
+void simple_rnn_sequence_forward(float* hs, float* h_final, const float* x, const float* h0,
+                                 const float* kernel, const float* recurrent_kernel,
+                                 const float* bias, int64_t N, int64_t T, int64_t F, int64_t U,
+                                 bool go_backwards, int64_t activation) {
+  simple_forward(hs, h_final, x, h0, kernel, recurrent_kernel, bias, N, T, F, U, go_backwards,
+                 activation);
+}
+
+void simple_rnn_sequence_backward(float* dx, float* dh0, float* dkernel, float* drecurrent_kernel,
+                                  float* dbias, const float* dhs, const float* dh_final,
+                                  const float* hs, const float* x, const float* h0,
+                                  const float* kernel, const float* recurrent_kernel, int64_t N,
+                                  int64_t T, int64_t F, int64_t U, bool go_backwards,
+                                  int64_t activation) {
+  simple_backward(dx, dh0, dkernel, drecurrent_kernel, dbias, dhs, dh_final, hs, x, h0, kernel,
+                  recurrent_kernel, N, T, F, U, go_backwards, activation);
+}
+
+void simple_rnn_cell_forward(float* h, const float* x, const float* h_prev, const float* kernel,
+                             const float* recurrent_kernel, const float* bias, int64_t N,
+                             int64_t F, int64_t U, int64_t activation) {
+  simple_forward(h, nullptr, x, h_prev, kernel, recurrent_kernel, bias, N, 1, F, U, false,
+                 activation);
+}
+
+void simple_rnn_cell_backward(float* dx, float* dh_prev, float* dkernel,
+                              float* drecurrent_kernel, float* dbias, const float* dh,
+                              const float* h, const float* x, const float* h_prev,
+                              const float* kernel, const float* recurrent_kernel, int64_t N,
+                              int64_t F, int64_t U, int64_t activation) {
+  simple_backward(dx, dh_prev, dkernel, drecurrent_kernel, dbias, nullptr, dh, h, x, h_prev,
+                  kernel, recurrent_kernel, N, 1, F, U, false, activation);
+}
+
+}  // namespace fk

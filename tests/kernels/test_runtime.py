@@ -1,0 +1,90 @@
+"""The runtime under the kernels: the thread pool (fk::parallel_for), its behaviour across
+fork(), thread-count and ISA controls."""
+
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+
+from fkeras import _C
+
+
+@pytest.fixture
+def restore_threads():
+    before = _C.num_threads()
+    yield
+    _C.set_num_threads(before)
+
+
+@pytest.mark.parametrize("n,grain", [(0, 1), (1, 1), (7, 3), (1000, 1), (1000, 7), (100000, 4096),
+                                     (12345, 100000)])
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_parallel_sum_is_exact(restore_threads, n, grain, threads):
+    _C.set_num_threads(threads)
+    assert _C.num_threads() == threads
+    assert _C._parallel_sum_for_test(n, grain) == n * (n - 1) // 2
+
+
+def test_set_num_threads_rejects_non_positive(restore_threads):
+    for bad in (0, -1):
+        with pytest.raises(ValueError):
+            _C.set_num_threads(bad)
+
+
+def gemm_ok():
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((150, 200)).astype(np.float32)
+    B = rng.standard_normal((200, 170)).astype(np.float32)
+    C = np.empty((150, 170), np.float32)
+    _C.gemm(C, A, B, 150, 170, 200, False, False, 1.0, 0.0)
+    return np.allclose(C, A.astype(np.float64) @ B, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_pool_works_in_a_forked_child(restore_threads):
+    _C.set_num_threads(2)
+    n = 200000
+    assert _C._parallel_sum_for_test(n, 1000) == n * (n - 1) // 2  # the parent's pool is live
+    assert gemm_ok()
+    pid = os.fork()
+    if pid == 0:  # the child: its pool threads do not exist; it must build a new pool
+        ok = False
+        try:
+            ok = _C._parallel_sum_for_test(n, 1000) == n * (n - 1) // 2 and gemm_ok()
+        finally:
+            os._exit(0 if ok else 1)
+    deadline = time.monotonic() + 60.0
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child hung in the thread pool")
+        time.sleep(0.01)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    assert _C._parallel_sum_for_test(n, 1000) == n * (n - 1) // 2  # and the parent's still works
+
+
+def test_cpu_isa_round_trip():
+    before = _C.cpu_isa()
+    assert before in ("avx512", "avx2", "scalar")
+    try:
+        for name in ("scalar", "avx2", "avx512"):
+            if _C.isa_supported(name):
+                _C.set_cpu_isa(name)
+                assert _C.cpu_isa() == name
+    finally:
+        _C.set_cpu_isa(before)
+    assert _C.cpu_isa() == before
+    assert _C.isa_supported("scalar")
+
+
+def test_unknown_isa_raises():
+    with pytest.raises(ValueError):
+        _C.set_cpu_isa("sse9")
+    with pytest.raises(ValueError):
+        _C.isa_supported("neon")
