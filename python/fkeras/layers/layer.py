@@ -204,8 +204,13 @@ class Layer:
 
     @property
     def weights(self):
-        """Trainable weights then non-trainable weights (Keras order)."""
-        return self.trainable_weights + self.non_trainable_weights
+        """This layer's trainable then non-trainable weights, then each sub-layer's `weights`
+        in order (Keras: a model's weights concatenate `layer.weights` over its layers, so a
+        BatchNormalization's moving statistics follow its gamma and beta)."""
+        out = list(self._trainable_weights) + list(self._non_trainable_weights)
+        for layer in self._layers:
+            out.extend(w for w in layer.weights if not any(w is o for o in out))
+        return out
 
     @property
     def trainable_variables(self):

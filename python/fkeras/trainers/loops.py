@@ -27,6 +27,8 @@ def apply_class_weight(ys, sws, class_weight):
 
 
 def pack_outputs(model, outs):
+    if len(outs) == 1:  # one output: its array, even for outputs=[y] (as Keras)
+        return outs[0]
     structure = getattr(model, "_outputs_structure", None)
     if structure is not None:
         return nest.pack_like(structure, outs)

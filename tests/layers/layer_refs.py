@@ -1,0 +1,135 @@
+"""Independent NumPy float64 formulations of the layers, written from the Keras definitions
+(direct loops over output positions and time steps), for the layer tests."""
+
+import math
+
+import numpy as np
+
+
+def _sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+ACT = {"tanh": np.tanh, "sigmoid": _sigmoid, "relu": lambda z: np.maximum(z, 0.0),
+       "linear": lambda z: z, "hard_sigmoid": lambda z: np.clip(z / 6.0 + 0.5, 0.0, 1.0)}
+
+
+def out_size_and_pad(size, k, stride, dil, padding):
+    eff = (k - 1) * dil + 1
+    if padding == "same":
+        out = math.ceil(size / stride)
+        return out, max((out - 1) * stride + eff - size, 0) // 2
+    return (size - eff) // stride + 1, 0
+
+
+def conv2d_nhwc(x, w, b=None, strides=(1, 1), dilation=(1, 1), padding="valid", act="linear"):
+    """x (N, H, W, C), w (R, S, C/groups, K); groups = C / w.shape[2]."""
+    x, w = np.asarray(x, np.float64), np.asarray(w, np.float64)
+    N, H, W, C = x.shape
+    R, S, Cg, K = w.shape
+    G = C // Cg
+    Kg = K // G
+    P, pt = out_size_and_pad(H, R, strides[0], dilation[0], padding)
+    Q, pl = out_size_and_pad(W, S, strides[1], dilation[1], padding)
+    xp = np.zeros((N, H + R * dilation[0] + P * strides[0], W + S * dilation[1] + Q * strides[1], C))
+    xp[:, pt:pt + H, pl:pl + W] = x
+    y = np.zeros((N, P, Q, K))
+    for p in range(P):
+        for q in range(Q):
+            h0, w0 = p * strides[0], q * strides[1]
+            win = xp[:, h0:h0 + (R - 1) * dilation[0] + 1:dilation[0],
+                     w0:w0 + (S - 1) * dilation[1] + 1:dilation[1]]
+            for g in range(G):
+                y[:, p, q, g * Kg:(g + 1) * Kg] = np.einsum(
+                    "nrsc,rsck->nk", win[..., g * Cg:(g + 1) * Cg], w[..., g * Kg:(g + 1) * Kg])
+    if b is not None:
+        y = y + np.asarray(b, np.float64)
+    return ACT[act](y)
+
+
+def pool2d_nhwc(x, pool, strides, padding, mode):
+    x = np.asarray(x, np.float64)
+    N, H, W, C = x.shape
+    P, pt = out_size_and_pad(H, pool[0], strides[0], 1, padding)
+    Q, pl = out_size_and_pad(W, pool[1], strides[1], 1, padding)
+    y = np.zeros((N, P, Q, C))
+    for p in range(P):
+        for q in range(Q):
+            h0, w0 = p * strides[0] - pt, q * strides[1] - pl
+            win = x[:, max(h0, 0):min(h0 + pool[0], H), max(w0, 0):min(w0 + pool[1], W)]
+            y[:, p, q] = win.max(axis=(1, 2)) if mode == "max" else win.mean(axis=(1, 2))
+    return y
+
+
+def lstm(x, kernel, rkernel, bias, h=None, c=None, go_backwards=False, act="tanh",
+         rec="sigmoid"):
+    x = np.asarray(x, np.float64)
+    N, T, _ = x.shape
+    U = rkernel.shape[0]
+    h = np.zeros((N, U)) if h is None else h
+    c = np.zeros((N, U)) if c is None else c
+    hs = []
+    for t in (range(T - 1, -1, -1) if go_backwards else range(T)):
+        z = x[:, t] @ kernel + h @ rkernel + (0 if bias is None else bias)
+        i, f = ACT[rec](z[:, :U]), ACT[rec](z[:, U:2 * U])
+        g, o = ACT[act](z[:, 2 * U:3 * U]), ACT[rec](z[:, 3 * U:])
+        c = f * c + i * g
+        h = o * ACT[act](c)
+        hs.append(h)
+    return np.stack(hs, axis=1), h, c
+
+
+def gru(x, kernel, rkernel, bias, h=None, reset_after=True, go_backwards=False, act="tanh",
+        rec="sigmoid"):
+    x = np.asarray(x, np.float64)
+    N, T, _ = x.shape
+    U = rkernel.shape[0]
+    h = np.zeros((N, U)) if h is None else h
+    if bias is None:
+        b_in, b_rec = np.zeros(3 * U), np.zeros(3 * U)
+    elif reset_after:
+        b_in, b_rec = bias[0], bias[1]
+    else:
+        b_in, b_rec = bias, np.zeros(3 * U)
+    hs = []
+    for t in (range(T - 1, -1, -1) if go_backwards else range(T)):
+        xz = x[:, t] @ kernel + b_in
+        if reset_after:
+            hr = h @ rkernel + b_rec
+            z = ACT[rec](xz[:, :U] + hr[:, :U])
+            r = ACT[rec](xz[:, U:2 * U] + hr[:, U:2 * U])
+            cand = ACT[act](xz[:, 2 * U:] + r * hr[:, 2 * U:])
+        else:
+            z = ACT[rec](xz[:, :U] + h @ rkernel[:, :U])
+            r = ACT[rec](xz[:, U:2 * U] + h @ rkernel[:, U:2 * U])
+            cand = ACT[act](xz[:, 2 * U:] + (r * h) @ rkernel[:, 2 * U:])
+        h = z * h + (1 - z) * cand
+        hs.append(h)
+    return np.stack(hs, axis=1), h
+
+
+def simple_rnn(x, kernel, rkernel, bias, h=None, go_backwards=False, act="tanh"):
+    x = np.asarray(x, np.float64)
+    N, T, _ = x.shape
+    h = np.zeros((N, rkernel.shape[0])) if h is None else h
+    hs = []
+    for t in (range(T - 1, -1, -1) if go_backwards else range(T)):
+        h = ACT[act](x[:, t] @ kernel + h @ rkernel + (0 if bias is None else bias))
+        hs.append(h)
+    return np.stack(hs, axis=1), h
+
+
+def batch_norm(x, axes, gamma, beta, mean=None, var=None, epsilon=1e-3):
+    """Normalizes over every axis not in `axes` (the kept axes); batch stats when mean is None.
+    Returns (y, mean, var) with mean/var in the broadcast shape."""
+    x = np.asarray(x, np.float64)
+    reduce = tuple(a for a in range(x.ndim) if a not in axes)
+    bshape = [x.shape[a] if a in axes else 1 for a in range(x.ndim)]
+    if mean is None:
+        mean = x.mean(axis=reduce, keepdims=True)
+        var = ((x - mean) ** 2).mean(axis=reduce, keepdims=True)
+    else:
+        mean, var = np.reshape(mean, bshape), np.reshape(var, bshape)
+    g = 1.0 if gamma is None else np.reshape(gamma, bshape)
+    b = 0.0 if beta is None else np.reshape(beta, bshape)
+    return g * (x - mean) / np.sqrt(var + epsilon) + b, mean, var
