@@ -248,7 +248,7 @@ class BinaryCrossentropyFromLogits(_PerSample):
         out = loss.mean(axis=-1) if x.shape[-1] else loss.sum(axis=-1)
         return np.asarray(out, dtype=x.dtype), (t, x)
 
-    def values_backward(self, dev, saved, g, needs):
+    def values_backward(self, dev, saved, g, needs, **attrs):
         t, x = saved
         cols = x.shape[-1] or 1
         dloss = np.ascontiguousarray(
@@ -279,7 +279,7 @@ class CategoricalCrossentropy(_PerSample):
         out = -(t * np.log(qc)).sum(axis=-1)
         return np.asarray(out, dtype=y_pred.dtype), (t, s, q, qc, epsilon)
 
-    def values_backward(self, dev, saved, g, needs):
+    def values_backward(self, dev, saved, g, needs, **attrs):
         t, s, q, qc, eps = saved
         dq = -(t / qc) * ((q >= eps) & (q <= 1.0 - eps)) * np.asarray(g)[..., None]
         dp = (dq - (dq * q).sum(axis=-1, keepdims=True)) / s
@@ -333,7 +333,7 @@ class CategoricalCrossentropyFromLogits(_PerSample):
                                                     rows, cols)
         return loss.reshape(y_pred.shape[:-1]), (probs, t, y_pred.shape)
 
-    def values_backward(self, dev, saved, g, needs):
+    def values_backward(self, dev, saved, g, needs, **attrs):
         probs, t, shape = saved
         rows, cols = probs.shape
         dx = dev.empty((rows, cols))
@@ -355,7 +355,7 @@ class SparseCategoricalCrossentropyFromLogits(_PerSample):
                                                            labels.reshape(rows), rows, cols)
         return loss.reshape(y_pred.shape[:-1]), (probs, labels.reshape(rows), y_pred.shape)
 
-    def values_backward(self, dev, saved, g, needs):
+    def values_backward(self, dev, saved, g, needs, **attrs):
         probs, labels, shape = saved
         rows, cols = probs.shape
         dx = dev.empty((rows, cols))
@@ -380,7 +380,7 @@ class CosineSimilarity(_PerSample):
         out = -(tn * pn).sum(axis=-1)
         return np.asarray(out, dtype=y_pred.dtype), (tn, pn, r, sq >= 1e-12)
 
-    def values_backward(self, dev, saved, g, needs):
+    def values_backward(self, dev, saved, g, needs, **attrs):
         tn, pn, r, unclamped = saved
         gn = -np.asarray(g)[..., None] * tn  # d loss / d pn
         dp = r * (gn - unclamped * pn * (gn * pn).sum(axis=-1, keepdims=True))
@@ -402,7 +402,7 @@ class CategoricalHinge(_PerSample):
         out = np.maximum(neg - pos + 1.0, 0.0)
         return np.asarray(out, dtype=y_pred.dtype), (t, arg, out > 0)
 
-    def values_backward(self, dev, saved, g, needs):
+    def values_backward(self, dev, saved, g, needs, **attrs):
         t, arg, active = saved
         ga = np.asarray(g) * active
         dp = -t * ga[..., None]
