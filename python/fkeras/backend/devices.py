@@ -32,8 +32,10 @@ class Device:
         return np.zeros(shape, dtype=self.dtype)
 
     def asarray(self, x):
-        """A C-contiguous array of this device's float dtype holding x (no copy if it is one)."""
-        return np.ascontiguousarray(x, dtype=self.dtype)
+        """A C-contiguous array of this device's float dtype holding x (no copy if it is one).
+        Scalars stay 0-d (np.ascontiguousarray alone would make them 1-d)."""
+        a = np.asarray(x, dtype=self.dtype)
+        return a if a.flags.c_contiguous else np.ascontiguousarray(a)
 
     def to_numpy(self, x):
         return np.asarray(x)
