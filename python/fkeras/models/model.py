@@ -14,15 +14,33 @@ def _is_functional_init(args, kwargs):
         "inputs" in kwargs and "outputs" in kwargs)
 
 
+_FUNCTIONAL_SUBCLASSES = {}
+
+
+def _functional_subclass(cls):
+    from fkeras.models.functional import Functional
+
+    sub = _FUNCTIONAL_SUBCLASSES.get(cls)
+    if sub is None:
+        sub = _FUNCTIONAL_SUBCLASSES[cls] = type(cls.__name__, (cls, Functional),
+                                                 {"__module__": cls.__module__})
+    return sub
+
+
 class Model(Trainer, Layer):
     """Groups layers into an object with training and inference features (the Trainer mixin:
     compile, fit, evaluate, predict, ...)."""
 
     def __new__(cls, *args, **kwargs):
-        if cls is Model and _is_functional_init(args, kwargs):
+        if _is_functional_init(args, kwargs):
             from fkeras.models.functional import Functional
 
-            return Functional.__new__(Functional)
+            if cls is Model:
+                return Functional.__new__(Functional)
+            if not issubclass(cls, Functional):
+                # class Custom(Model) with a custom train_step, built as Custom(inputs,
+                # outputs): a Functional model with Custom's methods (Keras 3 does the same).
+                return super().__new__(_functional_subclass(cls))
         return super().__new__(cls)
 
     def __init__(self, *args, **kwargs):

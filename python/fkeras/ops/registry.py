@@ -103,13 +103,16 @@ def apply(op, *inputs, **attrs):
 
 
 def _no_aliasing(outputs, arrays):
-    # The tape keys on array identity: an output must never be one of the inputs.
+    # The tape keys on array identity: an output must never be one of the inputs, and must be
+    # an array (NumPy arithmetic on 0-d arrays returns scalars, which the next op would copy).
     if isinstance(outputs, tuple):
         return tuple(_unaliased(o, arrays) for o in outputs)
     return _unaliased(outputs, arrays)
 
 
 def _unaliased(output, arrays):
+    if isinstance(output, np.generic):
+        return np.asarray(output)
     for a in arrays:
         if output is a:
             return output.view()
