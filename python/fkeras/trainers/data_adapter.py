@@ -66,7 +66,8 @@ def is_array_like(x):
     if isinstance(x, dict):
         return all(is_array_like(v) for v in x.values())
     if isinstance(x, (list, tuple)):
-        return True
+        # A list of (x, y) tuples is an iterable of batches, not arrays.
+        return not any(isinstance(item, tuple) for item in x)
     return hasattr(x, "__array__") or hasattr(x, "numpy")
 
 

@@ -66,7 +66,9 @@ def make_dataset(model, x, y=None, sample_weight=None, class_weight=None, requir
 
 
 def _validation_dataset(model, validation_data):
-    if isinstance(validation_data, (tuple, list)) and da.is_array_like(validation_data[0]):
+    batches = isinstance(validation_data, list) and all(
+        isinstance(item, tuple) for item in validation_data)
+    if isinstance(validation_data, (tuple, list)) and not batches:
         if len(validation_data) not in (2, 3):
             raise ValueError(
                 "When passing validation_data, it must contain 2 (x_val, y_val) or 3 (x_val, "
@@ -154,7 +156,7 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
                              f"(or lists/dicts of them). Found incompatible type: {type(x)}")
         train, val = train.split(validation_split)
     batches = _Batches(model, train, batch_size, shuffle, steps_per_epoch)
-    if not model.optimizer.built:
+    if not model.optimizer.built and not state.needs_build:
         model.optimizer.build(state.variables)
     cbs = callbacks if isinstance(callbacks, CallbackList) else CallbackList(
         callbacks, add_history=True, add_progbar=verbose != 0, model=model,

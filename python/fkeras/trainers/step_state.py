@@ -8,6 +8,7 @@ the model graph, the compiled loss or the set of trainable variables changes.
 
 import warnings
 
+from fkeras.engine import tape as _tape
 from fkeras.ops import math as _math
 from fkeras.trainers import forward_plan
 from fkeras.utils import nest
@@ -24,13 +25,26 @@ class StepState:
             if not self.compile_loss.built:
                 self.compile_loss._build(model.output_names)
             self.logits = self.compile_loss.use_logits(forward_plan.recoverable_outputs(model))
+        self.needs_build = not self.plan_ok and _unbuilt(model)
+        self._collect()
+        self._train_plan = forward_plan.get_plan(model, self.logits) if self.plan_ok else None
+        self._infer_plan = forward_plan.get_plan(model) if self.plan_ok else None
+        self.x_template = None
+
+    def _collect(self):
+        model = self.model
         self.variables = list(model.trainable_variables)
         self.var_ids = tuple(map(id, self.variables))
         self.regularized = [v for v in self.variables if v.regularizer is not None]
         self.layers = model._all_layers() if hasattr(model, "_all_layers") else []
-        self._train_plan = forward_plan.get_plan(model, self.logits) if self.plan_ok else None
-        self._infer_plan = forward_plan.get_plan(model) if self.plan_ok else None
-        self.x_template = None
+
+    def build_with(self, xs):
+        """Builds a subclassed model's layers with one inference call on a batch (Keras builds
+        it symbolically); afterwards its variables are known."""
+        with _tape.stop_recording():
+            self.forward(xs, training=False)
+        self.needs_build = False
+        self._collect()
 
     def valid_for(self, model):
         return (model.compiled_loss is self.compile_loss
@@ -78,6 +92,12 @@ class StepState:
                 added.extend(layer._losses[n:])
                 del layer._losses[n:]
         return added
+
+
+def _unbuilt(model):
+    if not model.built:
+        return True
+    return any(not layer.built for layer in model._all_layers())
 
 
 def get_state(model):

@@ -115,6 +115,8 @@ class Trainer:
     # ---- steps on flat lists (the loops' fast path) ----
     def _fk_train_step(self, state, xs, ys, sws):
         n = len(xs[0]) if xs and np.ndim(xs[0]) else 1
+        if state.needs_build:
+            state.build_with(xs)
         snapshot = state.snapshot_added_losses()
         with GradientTape() as tape:
             preds = state.forward(xs, training=True)
@@ -127,6 +129,8 @@ class Trainer:
 
     def _fk_test_step(self, state, xs, ys, sws):
         n = len(xs[0]) if xs and np.ndim(xs[0]) else 1
+        if state.needs_build:
+            state.build_with(xs)
         snapshot = state.snapshot_added_losses()
         preds = state.forward(xs, training=False)
         loss = state.total_loss(ys, preds, sws, batch_size=n)
