@@ -17,10 +17,11 @@ SHA256 = "6d958be074577803d12ecdefd02955f39262c83c16fe9348329d7fe0b5c001ce"
 
 
 class _RestrictedUnpickler(pickle.Unpickler):
-    _ALLOWED = {("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray",
-                                                            "_reconstruct"),
-                ("numpy", "ndarray"), ("numpy", "dtype"),
-                ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar")}
+    """Rebuilds NumPy arrays (and plain containers and scalars) only."""
+
+    _ALLOWED = {("numpy", "ndarray"), ("numpy", "dtype"),
+                ("numpy.core.multiarray", "_reconstruct"),
+                ("numpy._core.multiarray", "_reconstruct")}
 
     def find_class(self, module, name):
         if (module, name) in self._ALLOWED:

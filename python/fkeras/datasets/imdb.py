@@ -2,6 +2,7 @@
 preprocessing: shuffled with `seed`, words re-indexed from `index_from`, `start_char`
 prepended, words outside [skip_top, num_words) replaced by `oov_char`."""
 
+import io
 import json
 import zipfile
 
@@ -12,22 +13,29 @@ from fkeras.utils.file_utils import get_file
 ORIGIN = "https://storage.googleapis.com/tensorflow/tf-keras-datasets/"
 
 
-def _load_ragged_npz(path):
-    """The arrays of imdb.npz; the object arrays are read with a restricted unpickler."""
+def _read_npy(stream):
+    """One .npy member: numeric arrays without pickle; object arrays (the ragged sequences)
+    through the restricted unpickler, which only rebuilds NumPy arrays and plain lists."""
     from fkeras.datasets.cifar10 import _RestrictedUnpickler
 
+    try:
+        return np.lib.format.read_array(stream, allow_pickle=False)
+    except ValueError:
+        stream.seek(0)
+        major, _ = np.lib.format.read_magic(stream)
+        if major == 1:
+            np.lib.format.read_array_header_1_0(stream)
+        else:  # versions 2 and 3 share the header layout
+            np.lib.format.read_array_header_2_0(stream)
+        return _RestrictedUnpickler(stream, encoding="latin1").load()
+
+
+def _load_ragged_npz(path):
     out = {}
     with zipfile.ZipFile(path) as z:
         for name in z.namelist():
-            with z.open(name) as f:
-                version = np.lib.format.read_magic(f)
-                shape, fortran, dtype = np.lib.format._read_array_header(f, version)
-                if dtype.hasobject:
-                    arr = _RestrictedUnpickler(f, encoding="latin1").load()
-                else:
-                    arr = np.frombuffer(f.read(), dtype=dtype).reshape(
-                        shape, order="F" if fortran else "C")
-                out[name[:-4] if name.endswith(".npy") else name] = arr
+            if name.endswith(".npy"):
+                out[name[:-4]] = _read_npy(io.BytesIO(z.read(name)))
     return out
 
 
