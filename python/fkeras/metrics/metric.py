@@ -138,9 +138,9 @@ class Mean(Metric):
         self.count = self.add_variable((), name="count")
 
     def update_state(self, values, sample_weight=None):
-        if sample_weight is None and np.ndim(values) == 0:
-            self.total += float(values)
-            self.count += 1.0
+        if sample_weight is None and type(values) is np.ndarray and values.ndim <= 1:
+            self.total += float(values.sum())  # fast path: per-sample values, no weights
+            self.count += values.shape[0] if values.ndim else 1
             return
         values, sample_weight = reduce_to_samplewise(to_numpy(values), to_numpy(sample_weight))
         self.total += values.sum()

@@ -305,9 +305,12 @@ class ArrayDataset:
         starts = range(0, self.n, batch_size)
         if order is not None:
             starts = [i * batch_size for i in order]
+        xs, ys, sws = data.xs, data.ys, data.sws
         for start in starts:
-            b = data.take(start, start + batch_size)
-            yield b.xs, b.ys, b.sws
+            stop = start + batch_size
+            yield ([a[start:stop] for a in xs],
+                   None if ys is None else [None if a is None else a[start:stop] for a in ys],
+                   None if sws is None else [None if a is None else a[start:stop] for a in sws])
 
 
 class IterableDataset:

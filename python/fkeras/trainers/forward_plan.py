@@ -23,7 +23,6 @@ logits outside the gradient tape). Only the built-in train/test steps take this 
 """
 
 from fkeras import activations
-from fkeras.engine import tape as _tape
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.utils import nest
 
@@ -48,11 +47,18 @@ def output_activation(layer):
 
 
 def apply_activation(name, logits):
-    """Probabilities from logits, outside any gradient tape."""
-    with _tape.stop_recording():
-        if name == "sigmoid":
-            return activations.sigmoid(logits)
-        return activations.softmax(logits)
+    """Probabilities from logits (for metrics): the activation kernel, no tape involved."""
+    from fkeras.backend import codes, devices
+
+    dev = devices.get_device()
+    x = dev.asarray(logits)
+    y = dev.empty(x.shape)
+    if name == "sigmoid":
+        dev.kernels["activation_forward"](y, x, x.size, codes.SIGMOID, 0.0)
+    else:
+        cols = x.shape[-1]
+        dev.kernels["softmax_forward"](y, x, x.size // cols if cols else 0, cols)
+    return y
 
 
 def _accepts_training(layer):
