@@ -113,6 +113,7 @@ def test_early_stopping_accuracy_maximizes():
 
 
 def test_model_checkpoint_best_only(tmp_path):
+    pytest.importorskip("h5py")
     model = small_model()
     x, y = data()
     vals = iter([0.5, 0.7, 0.4])
@@ -162,6 +163,7 @@ model.fit(np.ones((8, 4)), np.ones((8, 3)), epochs=3, verbose=0, callbacks=[ck])
 
 
 def test_checkpoint_survives_kill_9(tmp_path):
+    pytest.importorskip("h5py")
     path, marker = tmp_path / "ck.weights.h5", tmp_path / "writing"
     script = tmp_path / "child.py"
     script.write_text(textwrap.dedent(CHILD))
