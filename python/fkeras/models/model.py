@@ -61,9 +61,11 @@ class Model(Layer):
             raise ValueError("Expected input data to be non-empty.")
         flat = [np.concatenate([o[i] for o in outs], axis=0) for i in range(len(outs[0]))]
         structure = getattr(self, "_outputs_structure", None)
+        if len(flat) == 1:  # one output: its array, even for outputs=[y] (as Keras)
+            return flat[0]
         if structure is not None:
             return nest.pack_like(structure, flat)
-        return flat[0] if len(flat) == 1 else flat
+        return flat
 
     def predict_on_batch(self, x):
         from fkeras.models.data_checks import as_input_arrays
