@@ -57,32 +57,34 @@ void bias_add_forward(float* y, const float* x, const float* b, int64_t rows, in
 }
 
 void bias_add_backward(float* db, const float* dy, int64_t rows, int64_t cols) {
-  // Wide rows: threads own column blocks and run down all rows. Narrow rows: fixed row chunks
-  // (the same for any thread count) give partial sums, added in chunk order.
-  constexpr int64_t kWide = 1024, kColumnBlock = 256;
-  if (cols >= kWide || rows * cols <= kGrain) {
-    const int64_t width = rows * cols <= kGrain ? cols : kColumnBlock;
-    parallel_for(cols, width, [&](int64_t c0, int64_t c1) {
-      std::vector<double> acc(static_cast<size_t>(c1 - c0));
-      column_sums(acc.data(), dy, 0, rows, cols, c0, c1);
-      for (int64_t j = c0; j < c1; ++j) db[j] = static_cast<float>(acc[j - c0]);
-    });
-    return;
-  }
-  const int64_t chunk_rows = rows_per_chunk(cols);
-  const int64_t chunks = (rows + chunk_rows - 1) / chunk_rows;
+  // A grid of tasks: at most kRowChunks row chunks x column blocks of kColumnBlock. Each task
+  // reads its rows' segments contiguously into double partial sums (kColumnBlock doubles stay
+  // in L1); the partials are added in chunk order. The grid depends on the sizes only, so the
+  // result is the same for any thread count.
+  constexpr int64_t kRowChunks = 16, kColumnBlock = 2048;
+  if (cols == 0) return;
+  const int64_t total = rows * cols;
+  const int64_t want_chunks = total / kGrain < kRowChunks ? total / kGrain : kRowChunks;
+  const int64_t chunks = want_chunks < 1 ? 1 : (want_chunks < rows ? want_chunks : rows);
+  const int64_t chunk_rows = (rows + chunks - 1) / chunks;
+  const int64_t blocks = (cols + kColumnBlock - 1) / kColumnBlock;
   std::vector<double> partial(static_cast<size_t>(chunks * cols));  // (chunks, cols)
-  parallel_for(chunks, 1, [&](int64_t k0, int64_t k1) {
-    for (int64_t k = k0; k < k1; ++k) {
-      const int64_t r1 = (k + 1) * chunk_rows < rows ? (k + 1) * chunk_rows : rows;
-      column_sums(partial.data() + k * cols, dy, k * chunk_rows, r1, cols, 0, cols);
+  parallel_for(chunks * blocks, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t k = t / blocks, c0 = (t % blocks) * kColumnBlock;
+      const int64_t c1 = c0 + kColumnBlock < cols ? c0 + kColumnBlock : cols;
+      const int64_t r0 = k * chunk_rows < rows ? k * chunk_rows : rows;
+      const int64_t r1 = r0 + chunk_rows < rows ? r0 + chunk_rows : rows;
+      column_sums(partial.data() + k * cols + c0, dy, r0, r1, cols, c0, c1);
     }
   });
-  for (int64_t j = 0; j < cols; ++j) {
-    double s = 0.0;
-    for (int64_t k = 0; k < chunks; ++k) s += partial[static_cast<size_t>(k * cols + j)];
-    db[j] = static_cast<float>(s);
-  }
+  parallel_for(cols, kGrain, [&](int64_t c0, int64_t c1) {
+    for (int64_t j = c0; j < c1; ++j) {
+      double s = 0.0;
+      for (int64_t k = 0; k < chunks; ++k) s += partial[static_cast<size_t>(k * cols + j)];
+      db[j] = static_cast<float>(s);
+    }
+  });
 }
 
 void dropout_forward(float* y, float* mask, const float* x, int64_t n, float rate, int64_t seed) {

@@ -115,6 +115,17 @@ static inline float vm_exp(float x) {
   return vm_exp_poly(r) * vm_pow2i(h) * vm_pow2i(n - h);
 }
 
+// exp(x) for x <= 0 (or NaN): one clamp fewer than vm_exp; the common case (exp(-|x|)).
+static inline float vm_exp_nonpos(float x) {
+  const float xn = vm_select(x > -104.0f, x, -104.0f);  // drops NaN
+  const float xc = vm_select(x < -104.0f, -104.0f, x);  // keeps NaN
+  const float kf = vm_round(xn * kVmLog2e);
+  const float r = (xc - kf * kVmLn2Hi) - kf * kVmLn2Lo;
+  const int32_t n = static_cast<int32_t>(kf);  // in [-150, 0]
+  const int32_t h = n >> 1;
+  return vm_exp_poly(r) * vm_pow2i(h) * vm_pow2i(n - h);
+}
+
 static inline float vm_expm1(float x) {
   // expm1(x) = -1 in float below -30; 89 overflows.
   const float xn = vm_clamp_drop_nan(x, -30.0f, 89.0f);
@@ -142,7 +153,7 @@ static inline float vm_log1p01(float t) {
 }
 
 static inline float vm_sigmoid(float x) {
-  const float e = vm_exp(-vm_abs(x));  // in (0, 1]: no overflow
+  const float e = vm_exp_nonpos(-vm_abs(x));  // in (0, 1]: no overflow
   const float r = 1.0f / (1.0f + e);
   return vm_select(x >= 0.0f, r, e * r);
 }
@@ -157,7 +168,7 @@ static inline float vm_tanh(float x) {
 // softplus(x) = max(x, 0) + log1p(exp(-|x|)).
 static inline float vm_softplus(float x) {
   const float pos = vm_select(x > 0.0f, x, 0.0f);
-  return pos + vm_log1p01(vm_exp(-vm_abs(x)));
+  return pos + vm_log1p01(vm_exp_nonpos(-vm_abs(x)));
 }
 
 // exp(-x^2 / 2) without rounding error in the argument: x = xh + xl with xh holding 12
@@ -173,7 +184,7 @@ static inline float vm_exp_neg_half_sq(float x) {
   c = c * -ql + 0.5f;
   c = c * -ql + 1.0f;
   c = c * -ql + 1.0f;
-  return vm_exp(-qh) * c;
+  return vm_exp_nonpos(-qh) * c;
 }
 
 // Standard normal CDF Phi(x) and density phi(x) for GELU; |x| is clamped to 14.5, where both
@@ -185,7 +196,10 @@ struct VmNormal {
 static inline VmNormal vm_normal(float x) {
   const float a = vm_min_keep_nan(vm_abs(x), 14.5f);
   const float t = a * 0.707106781186547524f;
-  const float y = (t - 3.0f) / (t + 3.0f);
+  // One division for both Y = (t - 3) / (t + 3) and 1 / (1 + 2t).
+  const float u = 1.0f + 2.0f * t;
+  const float inv = 1.0f / ((t + 3.0f) * u);
+  const float y = (t - 3.0f) * u * inv;
   float g = -2.27292257e-4f;
   g = g * y + -6.83818304e-4f;
   g = g * y + 2.03645788e-3f;
@@ -198,7 +212,7 @@ static inline VmNormal vm_normal(float x) {
   g = g * y + -1.35621130e-1f;
   g = g * y + 1.25300801e+0f;
   const float e = vm_exp_neg_half_sq(a);            // exp(-t^2)
-  const float half_erfc = 0.5f * e * g / (1.0f + 2.0f * t);  // Phi(-|x|)
+  const float half_erfc = 0.5f * e * g * ((t + 3.0f) * inv);  // Phi(-|x|)
   VmNormal r;
   r.cdf = vm_select(x >= 0.0f, 1.0f - half_erfc, half_erfc);
   r.pdf = e * 0.398942280401432678f;
@@ -225,7 +239,7 @@ static inline VmGeluTanh vm_gelu_tanh_parts(float x) {
   const float vh = static_cast<float>(v);
   const float vl = static_cast<float>(v - static_cast<double>(vh));
   const bool pos = vh >= 0.0f;
-  const float e = vm_exp(-vm_abs(vh)) * (1.0f - vm_select(pos, vl, -vl));  // exp(-|v|) <= 1
+  const float e = vm_exp_nonpos(-vm_abs(vh)) * (1.0f - vm_select(pos, vl, -vl));  // exp(-|v|)
   const float r = 1.0f / (1.0f + e);
   const float er = e * r;
   VmGeluTanh g;
