@@ -1,6 +1,7 @@
 """Benchmark of the elementwise kernels: fkeras (fkeras._C) vs NumPy and, if importable, PyTorch.
 
-Validates each fkeras kernel once against NumPy, then times (warm-up, median of --repeats runs)
+Validates each fkeras kernel once against NumPy, then times (warm-up, median of --repeats runs,
+the implementations interleaved run by run so that they share the machine's noise)
 relu / sigmoid / tanh / gelu / softmax forward and backward, bias_add, dropout on ~4M floats and
 softmax crossentropy (128 x 1000) forward + backward, at 1 and 2 threads. Every implementation
 writes into preallocated outputs where its API allows (NumPy out=, torch .out ops).
@@ -27,15 +28,18 @@ except ImportError:  # torch is optional
     torch = None
 
 
-def median_seconds(fn, repeats, warmup=2):
-    for _ in range(warmup):
-        fn()
-    times = []
+def interleaved_medians(fns, repeats, warmup=2):
+    """Median seconds of each callable, timed round-robin so that all see the same noise."""
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn()
+    times = {k: [] for k in fns}
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        for k, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[k].append(time.perf_counter() - t0)
+    return {k: statistics.median(v) for k, v in times.items()}
 
 
 def np_sigmoid(x, out):
@@ -204,15 +208,14 @@ def main():
     print(f"{'GB/s (median)':<28}{head}{'fk/np 1t':>10}{'fk/torch 1t':>12}{'fk/torch 2t':>12}")
     for name, nbytes, fns, _ in cases:
         rate = {}
-        for impl, threads in impls:
-            if impl not in fns:
-                continue
+        for threads in (1, 2):
             _C.set_num_threads(threads)
             if torch is not None:
                 torch.set_num_threads(threads)
-            rate[(impl, threads)] = nbytes / median_seconds(fns[impl], args.repeats) / 1e9
+            run = {k: f for k, f in fns.items() if (k, threads) in impls}
+            for impl, sec in interleaved_medians(run, args.repeats).items():
+                rate[(impl, threads)] = nbytes / sec / 1e9
         cells = "".join(f"{rate[k]:12.2f}" if k in rate else f"{'-':>12}" for k in impls)
-
         print(f"{name:<28}{cells}{ratio(rate, ('fkeras', 1), ('numpy', 1)):>10}"
               f"{ratio(rate, ('fkeras', 1), ('torch', 1)):>12}"
               f"{ratio(rate, ('fkeras', 2), ('torch', 2)):>12}")
