@@ -118,9 +118,13 @@ void embedding_forward(float* y, const int64_t* indices, const float* table, int
 void embedding_backward(float* dtable, const float* dy, const int64_t* indices, int64_t n,
                         int64_t V, int64_t D) {
   if (D == 0) return;
-  // Each chunk of table rows costs its zeroing plus a scan of all n indices.
+  // Each chunk of table rows costs its zeroing plus a scan of all n indices: keep the scans
+  // (chunks * n) below a quarter of the useful work (V * D + n * D).
   const int64_t work = V * D + n * D;
-  const int64_t chunks = work <= kGrain ? 1 : 4 * static_cast<int64_t>(num_threads());
+  const int64_t by_cost = work / (4 * (n > 0 ? n : 1));
+  const int64_t by_threads = 4 * static_cast<int64_t>(num_threads());
+  int64_t chunks = by_cost < by_threads ? by_cost : by_threads;
+  if (work <= kGrain || chunks < 1) chunks = 1;
   const int64_t rows_per = (V + chunks - 1) / chunks;
   parallel_for(V, rows_per > 0 ? rows_per : 1, [&](int64_t v0, int64_t v1) {
     std::memset(dtable + v0 * D, 0, static_cast<size_t>((v1 - v0) * D) * sizeof(float));
