@@ -263,6 +263,15 @@ def test_softmax_shapes(isa, kind):
             assert_close(dx, want_dx, rtol=1e-5, atol=1e-6, name=f"d{kind} {rows}x{cols}")
 
 
+@pytest.mark.parametrize("kind", ["softmax", "log_softmax"])
+def test_softmax_in_place(isa, kind):
+    x = rand(np.random.default_rng(9), (3, 1100), 5.0)
+    want = nans((3, 1100))
+    getattr(_C, f"{kind}_forward")(want, x, 3, 1100)
+    getattr(_C, f"{kind}_forward")(x, x, 3, 1100)
+    np.testing.assert_array_equal(x, want)
+
+
 def test_softmax_nan_row(isa):
     x = rand(np.random.default_rng(4), (3, 40))
     x[1, 17] = np.nan
