@@ -82,7 +82,8 @@ void bias_add_backward(float* db, const float* dy, int64_t rows, int64_t cols) {
   if (rows < chunks) chunks = rows;
   if (chunks < 1) chunks = 1;
   const int64_t chunk_rows = (rows + chunks - 1) / chunks;
-  std::unique_ptr<double[]> partial(new double[static_cast<size_t>(chunks * cols)]);  // (chunks, cols)
+  // (chunks, cols), every element written by one task.
+  std::unique_ptr<double[]> partial(new double[static_cast<size_t>(chunks * cols)]);
   parallel_for(chunks * blocks, 1, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t k = t / blocks, c0 = (t % blocks) * kColumnBlock;
@@ -104,7 +105,8 @@ void bias_add_backward(float* db, const float* dy, int64_t rows, int64_t cols) {
 void dropout_forward(float* y, float* mask, const float* x, int64_t n, float rate, int64_t seed) {
   FK_CHECK(rate >= 0.0f && rate <= 1.0f, "dropout_forward: rate must be in [0, 1], got ", rate);
   // u >= rate  <=>  (z >> 40) >= rate * 2^24  <=>  (z >> 40) >= ceil(rate * 2^24): exact.
-  const uint32_t threshold = static_cast<uint32_t>(std::ceil(static_cast<double>(rate) * 16777216.0));
+  const uint32_t threshold =
+      static_cast<uint32_t>(std::ceil(static_cast<double>(rate) * 16777216.0));
   const float scale = 1.0f / (1.0f - rate);  // inf for rate 1, never selected then
   const ew::DropoutKernels& k = ew::for_isa(ew::scalar::dropout_kernels, ew::avx2::dropout_kernels,
                                             ew::avx512::dropout_kernels);
