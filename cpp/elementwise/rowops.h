@@ -65,8 +65,20 @@ inline double exp_shift_sum(float* y, const float* x, int64_t cols, float m) {
   double total = 0.0;
   for (int64_t b = 0; b < cols; b += kBlock) {
     const int64_t n = block_len(b, cols);
-    for (int64_t i = b; i < b + n; ++i) y[i] = vm_exp(x[i] - m);
+    for (int64_t i = b; i < b + n; ++i) y[i] = vm_exp_nonpos(x[i] - m);  // x - m <= 0
     total += block_dot(y + b, nullptr, n);
+  }
+  return total;
+}
+
+// Sum of exp(x (cols) - m) without writing it anywhere (blocks go through a stack buffer).
+inline double exp_shift_sum(const float* x, int64_t cols, float m) {
+  float buf[kBlock];
+  double total = 0.0;
+  for (int64_t b = 0; b < cols; b += kBlock) {
+    const int64_t n = block_len(b, cols);
+    for (int64_t i = 0; i < n; ++i) buf[i] = vm_exp_nonpos(x[b + i] - m);
+    total += block_dot(buf, nullptr, n);
   }
   return total;
 }

@@ -13,13 +13,14 @@
 // - exp: x = n ln2 + r with |r| <= ln2/2 (ln2 split so n * ln2_hi is exact), exp(r) by its
 //   degree-7 Taylor polynomial (truncation < 6e-9), 2^n applied as two factors 2^(n/2) so that
 //   subnormal and near-overflow results are rounded once, correctly.
-// - expm1: the same reduction, expm1(x) = 2^n expm1(r) + (2^n - 1), exact cancellation-free for
-//   n = 0 (small |x| keeps full relative accuracy).
+// - expm1: the same reduction, expm1(x) = 2^n expm1(r) + (2^n - 1); n = 0 returns expm1(r)
+//   itself, so small |x| keeps full relative accuracy (no 1 - 1 cancellation).
 // - log1p on [0, 1]: log1p(t) = 2 atanh(s), s = t / (2 + t) in [0, 1/3], odd series to s^13.
 // - erfc for GELU: erfc(t) = exp(-t^2) g(Y) / (1 + 2t), Y = (t - 3) / (t + 3), g a degree-10
 //   polynomial fitted for relative error 7e-9 on t in [0, 15] (gen_erfc_coefficients.py). The
 //   factor exp(-t^2) = exp(-x^2 / 2) is computed from x split into 12-bit halves so that its
 //   large argument carries no rounding error (a plain float x*x would cost 1e-5 relative).
+// - GELU tanh approximation: x sigmoid(v), v = 2u formed in double for the same reason.
 #pragma once
 
 #include <cstdint>
@@ -43,17 +44,6 @@ static inline uint32_t vm_to_bits(float f) {
 static inline float vm_select(bool c, float a, float b) {
   const uint32_t m = 0u - static_cast<uint32_t>(c);
   return vm_from_bits((vm_to_bits(a) & m) | (vm_to_bits(b) & ~m));
-}
-
-static inline double vm_select(bool c, double a, double b) {
-  const uint64_t m = 0u - static_cast<uint64_t>(c);
-  uint64_t ua, ub;
-  std::memcpy(&ua, &a, sizeof a);
-  std::memcpy(&ub, &b, sizeof b);
-  const uint64_t u = (ua & m) | (ub & ~m);
-  double d;
-  std::memcpy(&d, &u, sizeof d);
-  return d;
 }
 
 // Clamps that keep NaN: a NaN x fails the comparison and is returned unchanged.
@@ -115,6 +105,17 @@ static inline float vm_exp(float x) {
   return vm_exp_poly(r) * vm_pow2i(h) * vm_pow2i(n - h);
 }
 
+// exp(x) for x <= 0 (or NaN): one clamp fewer than vm_exp; the common case (exp(-|x|)).
+static inline float vm_exp_nonpos(float x) {
+  const float xn = vm_select(x > -104.0f, x, -104.0f);  // drops NaN
+  const float xc = vm_select(x < -104.0f, -104.0f, x);  // keeps NaN
+  const float kf = vm_round(xn * kVmLog2e);
+  const float r = (xc - kf * kVmLn2Hi) - kf * kVmLn2Lo;
+  const int32_t n = static_cast<int32_t>(kf);  // in [-150, 0]
+  const int32_t h = n >> 1;
+  return vm_exp_poly(r) * vm_pow2i(h) * vm_pow2i(n - h);
+}
+
 static inline float vm_expm1(float x) {
   // expm1(x) = -1 in float below -30; 89 overflows.
   const float xn = vm_clamp_drop_nan(x, -30.0f, 89.0f);
@@ -142,7 +143,7 @@ static inline float vm_log1p01(float t) {
 }
 
 static inline float vm_sigmoid(float x) {
-  const float e = vm_exp(-vm_abs(x));  // in (0, 1]: no overflow
+  const float e = vm_exp_nonpos(-vm_abs(x));  // in (0, 1]: no overflow
   const float r = 1.0f / (1.0f + e);
   return vm_select(x >= 0.0f, r, e * r);
 }
@@ -157,7 +158,7 @@ static inline float vm_tanh(float x) {
 // softplus(x) = max(x, 0) + log1p(exp(-|x|)).
 static inline float vm_softplus(float x) {
   const float pos = vm_select(x > 0.0f, x, 0.0f);
-  return pos + vm_log1p01(vm_exp(-vm_abs(x)));
+  return pos + vm_log1p01(vm_exp_nonpos(-vm_abs(x)));
 }
 
 // exp(-x^2 / 2) without rounding error in the argument: x = xh + xl with xh holding 12
@@ -173,7 +174,7 @@ static inline float vm_exp_neg_half_sq(float x) {
   c = c * -ql + 0.5f;
   c = c * -ql + 1.0f;
   c = c * -ql + 1.0f;
-  return vm_exp(-qh) * c;
+  return vm_exp_nonpos(-qh) * c;
 }
 
 // Standard normal CDF Phi(x) and density phi(x) for GELU; |x| is clamped to 14.5, where both
@@ -185,7 +186,10 @@ struct VmNormal {
 static inline VmNormal vm_normal(float x) {
   const float a = vm_min_keep_nan(vm_abs(x), 14.5f);
   const float t = a * 0.707106781186547524f;
-  const float y = (t - 3.0f) / (t + 3.0f);
+  // One division for both Y = (t - 3) / (t + 3) and 1 / (1 + 2t).
+  const float u = 1.0f + 2.0f * t;
+  const float inv = 1.0f / ((t + 3.0f) * u);
+  const float y = (t - 3.0f) * u * inv;
   float g = -2.27292257e-4f;
   g = g * y + -6.83818304e-4f;
   g = g * y + 2.03645788e-3f;
@@ -197,8 +201,8 @@ static inline VmNormal vm_normal(float x) {
   g = g * y + -4.75630239e-2f;
   g = g * y + -1.35621130e-1f;
   g = g * y + 1.25300801e+0f;
-  const float e = vm_exp_neg_half_sq(a);            // exp(-t^2)
-  const float half_erfc = 0.5f * e * g / (1.0f + 2.0f * t);  // Phi(-|x|)
+  const float e = vm_exp_neg_half_sq(a);  // exp(-t^2)
+  const float half_erfc = 0.5f * e * g * ((t + 3.0f) * inv);  // Phi(-|x|)
   VmNormal r;
   r.cdf = vm_select(x >= 0.0f, 1.0f - half_erfc, half_erfc);
   r.pdf = e * 0.398942280401432678f;
@@ -218,14 +222,14 @@ struct VmGeluTanh {
 };
 
 static inline VmGeluTanh vm_gelu_tanh_parts(float x) {
-  const double xd = x;
-  double v = xd * (kVmGeluK1 + kVmGeluK3 * xd * xd);
-  v = vm_select(v > 200.0, 200.0, v);  // keeps NaN; exp saturates long before +-200
-  v = vm_select(v < -200.0, -200.0, v);
+  // |x| <= 20 keeps v finite (|v| < 610) and changes nothing: sigmoid(v) is 0 or 1 from
+  // |x| = 11 on. Clamping in float keeps NaN and needs no 64-bit selects (none on plain SSE2).
+  const double xd = vm_min_keep_nan(vm_max_keep_nan(x, -20.0f), 20.0f);
+  const double v = xd * (kVmGeluK1 + kVmGeluK3 * xd * xd);
   const float vh = static_cast<float>(v);
   const float vl = static_cast<float>(v - static_cast<double>(vh));
   const bool pos = vh >= 0.0f;
-  const float e = vm_exp(-vm_abs(vh)) * (1.0f - vm_select(pos, vl, -vl));  // exp(-|v|) <= 1
+  const float e = vm_exp_nonpos(-vm_abs(vh)) * (1.0f - vm_select(pos, vl, -vl));  // exp(-|v|)
   const float r = 1.0f / (1.0f + e);
   const float er = e * r;
   VmGeluTanh g;

@@ -63,6 +63,16 @@ def serialize(fn):
     return getattr(fn, "__name__", str(fn))
 
 
+# The alpha a fused kernel needs to match the activation's default (ELU's alpha, LeakyReLU's
+# negative slope); 0 for the others.
+_FUSED_ALPHA = {"elu": 1.0, "leaky_relu": 0.2}
+
+
+def fused_alpha(fn):
+    """The kernel `alpha` that goes with `fused_code(fn)`."""
+    return _FUSED_ALPHA.get(serialize(fn), 0.0)
+
+
 def fused_code(fn):
     """The kernel activation code if `fn` can be fused into a Dense/Conv epilogue, else None."""
     from fkeras.backend import codes

@@ -5,12 +5,11 @@ import math
 
 import numpy as np
 import pytest
-from kernel_testing import assert_close, check_vjp, nans, rand
-
 from fkeras import _C
 from fkeras.backend import codes
 from fkeras.backend.reference import activation_math
 from fkeras.backend.reference import elementwise as ref
+from kernel_testing import assert_close, check_vjp, nans, rand
 
 SIZES = [0, 1, 7, 15, 16, 17, 31, 32, 33, 100, 1000, 100003]
 ALL_CODES = list(range(14))
@@ -35,7 +34,7 @@ def run_ref(name, *args):
     ref.KERNELS[name](*args)
 
 
-# ---- reference activations against independent formulas --------------------------------------
+# ---- reference activations against independent formulas ------------------------------------------
 
 def _independent(code, x, alpha):
     """act(x) for one float from the math module, written without activation_math."""
@@ -128,7 +127,7 @@ def test_reference_activation_backward_vjp(code):
     check_vjp(f, {"x": x}, {"y": dy}, {"x": dx}, rng=rng)
 
 
-# ---- compiled activations against the reference ------------------------------------------------
+# ---- compiled activations against the reference --------------------------------------------------
 
 def _activation_input(rng, n, code):
     x = rand(rng, n, 3.0)
@@ -214,7 +213,7 @@ def test_activation_in_place(isa):
     np.testing.assert_array_equal(x, want)
 
 
-# ---- softmax and log-softmax --------------------------------------------------------------------
+# ---- softmax and log-softmax ---------------------------------------------------------------------
 
 def test_reference_softmax_matches_independent_formula():
     x = np.random.default_rng(0).standard_normal((6, 9)) * 3
@@ -264,6 +263,15 @@ def test_softmax_shapes(isa, kind):
             assert_close(dx, want_dx, rtol=1e-5, atol=1e-6, name=f"d{kind} {rows}x{cols}")
 
 
+@pytest.mark.parametrize("kind", ["softmax", "log_softmax"])
+def test_softmax_in_place(isa, kind):
+    x = rand(np.random.default_rng(9), (3, 1100), 5.0)
+    want = nans((3, 1100))
+    getattr(_C, f"{kind}_forward")(want, x, 3, 1100)
+    getattr(_C, f"{kind}_forward")(x, x, 3, 1100)
+    np.testing.assert_array_equal(x, want)
+
+
 def test_softmax_nan_row(isa):
     x = rand(np.random.default_rng(4), (3, 40))
     x[1, 17] = np.nan
@@ -274,7 +282,7 @@ def test_softmax_nan_row(isa):
     assert np.isnan(y[1]).all() and np.isfinite(y[[0, 2]]).all()
 
 
-# ---- bias add -----------------------------------------------------------------------------------
+# ---- bias add ------------------------------------------------------------------------------------
 
 def test_reference_bias_add_vjp():
     rng = np.random.default_rng(5)
@@ -322,7 +330,7 @@ def test_bias_add_backward_thread_independent():
     np.testing.assert_array_equal(out[0], out[2])
 
 
-# ---- dropout ----------------------------------------------------------------------------------------
+# ---- dropout -------------------------------------------------------------------------------------
 
 def _splitmix64_python(z):
     m = (1 << 64) - 1
@@ -353,7 +361,7 @@ def _dropout(n, rate, seed, impl):
 def test_dropout_matches_reference_exactly(isa, rate):
     for seed in (0, 42, -7, 2**63 - 1):
         for n in SIZES:
-            x, y, mask = _dropout(n, rate, seed, _C.dropout_forward)
+            _, y, mask = _dropout(n, rate, seed, _C.dropout_forward)
             _, y_ref, mask_ref = _dropout(n, rate, seed, ref.dropout_forward)
             np.testing.assert_array_equal(mask, mask_ref)
             np.testing.assert_array_equal(y, y_ref)
@@ -422,7 +430,7 @@ def test_dropout_bad_rate(rate):
         ref.dropout_forward(nans(4), nans(4), x, 4, rate, 0)
 
 
-# ---- embedding ------------------------------------------------------------------------------------
+# ---- embedding -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("n,V,D", [(0, 3, 4), (1, 1, 1), (17, 5, 33), (1000, 50, 16),
                                    (3000, 7, 64), (5, 100003, 3), (20, 10, 0)])
@@ -609,7 +617,7 @@ def test_sparse_labels_out_of_range(impl, bad):
                                                   labels, 2, 3)
 
 
-# ---- argument validation ---------------------------------------------------------------------------
+# ---- argument validation -------------------------------------------------------------------------
 
 def _f32(*shape):
     return np.zeros(shape, np.float32)
@@ -655,12 +663,12 @@ def test_bad_arguments_raise(name):
     with pytest.raises(ValueError, match="shape"):
         call({"x": _f32(int(np.prod(in_shape)) + 1)})
     with pytest.raises(ValueError, match="contiguous"):
-        call({"x": np.zeros((2 * in_shape[0],) + in_shape[1:], np.float32)[::2]})
+        call({"x": np.zeros((2 * in_shape[0], *in_shape[1:]), np.float32)[::2]})
     ro = _f32(*out_shape)
     ro.flags.writeable = False
     with pytest.raises(ValueError, match="writable"):
         call({"y": ro})
-    with pytest.raises(ValueError, match="int64|dtype"):
+    with pytest.raises(ValueError, match="int64"):
         _C.embedding_forward(_f32(3, 2), np.zeros(3, np.int32), _f32(4, 2), 3, 4, 2)
 
 

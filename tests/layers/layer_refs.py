@@ -31,7 +31,8 @@ def conv2d_nhwc(x, w, b=None, strides=(1, 1), dilation=(1, 1), padding="valid", 
     Kg = K // G
     P, pt = out_size_and_pad(H, R, strides[0], dilation[0], padding)
     Q, pl = out_size_and_pad(W, S, strides[1], dilation[1], padding)
-    xp = np.zeros((N, H + R * dilation[0] + P * strides[0], W + S * dilation[1] + Q * strides[1], C))
+    xp = np.zeros((N, H + R * dilation[0] + P * strides[0],
+                   W + S * dilation[1] + Q * strides[1], C))
     xp[:, pt:pt + H, pl:pl + W] = x
     y = np.zeros((N, P, Q, K))
     for p in range(P):

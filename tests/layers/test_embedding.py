@@ -17,6 +17,12 @@ def test_lookup_and_shapes():
     np.testing.assert_array_equal(layer(idx.astype(np.float32)), table[idx])
 
 
+def test_input_length_gives_a_sequential_input_shape():
+    model = fkeras.Sequential([layers.Embedding(5, 3, input_length=4), layers.Flatten()])
+    assert model.output_shape == (None, 12)
+    assert model.predict(np.zeros((2, 4), np.int64), verbose=0).shape == (2, 12)
+
+
 def test_gradient_scatter_adds_rows():
     layer = layers.Embedding(5, 2)
     idx = np.array([[1, 1, 4]])

@@ -174,3 +174,19 @@ def test_gradients_reach_every_weight():
         grads = tape.gradient(loss, layer.trainable_weights)
         assert [g.shape for g in grads] == [w.shape for w in layer.trainable_weights]
         assert all(np.abs(g).sum() > 0 for g in grads)
+
+
+@pytest.mark.parametrize("reset_after", [True, False])
+def test_gru_and_simple_rnn_without_bias(reset_after):
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((N, T, F)).astype(np.float32)
+    layer = layers.GRU(U, use_bias=False, reset_after=reset_after)
+    layer.build((None, T, F))
+    k, rk = _set_random(layer, rng)
+    _, want = gru(x, k, rk, None, reset_after=reset_after)
+    np.testing.assert_allclose(layer(x), want, rtol=1e-5, atol=1e-5)
+    layer = layers.SimpleRNN(U, use_bias=False, activation="sigmoid")
+    layer.build((None, T, F))
+    k, rk = _set_random(layer, rng)
+    _, want = simple_rnn(x, k, rk, None, act="sigmoid")
+    np.testing.assert_allclose(layer(x), want, rtol=1e-5, atol=1e-5)

@@ -56,7 +56,7 @@ def test_batch_norm_train_gradients_all_outputs(shape, axes):
     rng = np.random.default_rng(2)
     x = rng.standard_normal(shape)
     kept = tuple(shape[a] for a in sorted(a % len(shape) for a in axes))
-    fd_check(lambda x_, g_, b_: ops.batch_norm_train(x_, g_, b_, axis=axes), 
+    fd_check(lambda x_, g_, b_: ops.batch_norm_train(x_, g_, b_, axis=axes),
              [x, rng.standard_normal(kept), rng.standard_normal(kept)], wrt=(0, 1, 2), rng=rng)
 
 

@@ -214,8 +214,8 @@ def conv2d(inputs, kernel, bias=None, strides=1, padding="valid", data_format=No
     strides, dilation, fmt = _conv_args(inputs, strides, dilation_rate, data_format, "conv2d")
     code = codes.ACTIVATION_CODES[activation] if isinstance(activation, str) else int(activation)
     fused = code in FUSED and float(alpha) >= 0.0
-    y = apply(_R["conv2d"], inputs, kernel, bias, strides=strides, padding=normalize_padding(padding),
-              dilation_rate=dilation, data_format=fmt,
+    y = apply(_R["conv2d"], inputs, kernel, bias, strides=strides,
+              padding=normalize_padding(padding), dilation_rate=dilation, data_format=fmt,
               activation=code if fused else codes.LINEAR, alpha=float(alpha) if fused else 0.0)
     if fused or code == codes.LINEAR:
         return y

@@ -109,7 +109,8 @@ class Conv2D(Layer):
         code = activations.fused_code(self.activation)
         y = ops.conv2d(inputs, self.kernel, self.bias, self.strides, self.padding,
                        self.data_format, self.dilation_rate,
-                       activation=0 if code is None else code)
+                       activation=0 if code is None else code,
+                       alpha=activations.fused_alpha(self.activation))
         return y if code is not None else self.activation(y)
 
     def compute_output_shape(self, input_shape):

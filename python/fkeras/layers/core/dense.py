@@ -66,7 +66,8 @@ class Dense(Layer):
     def call(self, inputs):
         code = activations.fused_code(self.activation)
         if code is not None:
-            return ops.dense(inputs, self.kernel, self.bias, activation=code)
+            return ops.dense(inputs, self.kernel, self.bias, activation=code,
+                             alpha=activations.fused_alpha(self.activation))
         return self.activation(ops.dense(inputs, self.kernel, self.bias))
 
     def compute_output_shape(self, input_shape):

@@ -16,7 +16,8 @@ class Embedding(Layer):
         embeddings_initializer: default "uniform" (U(-0.05, 0.05)).
         embeddings_regularizer, embeddings_constraint: as Keras.
         mask_zero: whether index 0 is padding (stored; `compute_mask` gives inputs != 0).
-        input_length: Keras 2's argument, accepted and ignored (the input shape decides).
+        input_length: Keras 2's argument: the input shape (input_length,) when no input_shape
+            is given (so a Sequential model starting with Embedding is built at once).
 
     Example:
     ```python
@@ -27,6 +28,9 @@ class Embedding(Layer):
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform",
                  embeddings_regularizer=None, embeddings_constraint=None, mask_zero=False,
                  input_length=None, lora_rank=None, **kwargs):
+        if input_length is not None and "input_shape" not in kwargs and \
+                "batch_input_shape" not in kwargs:
+            kwargs["input_shape"] = (input_length,)  # Keras 2: the first layer's input shape
         super().__init__(**kwargs)
         if not _positive_int(input_dim) or not _positive_int(output_dim):
             raise ValueError("Both `input_dim` and `output_dim` should be positive, Received "

@@ -154,8 +154,9 @@ def _deserialize_function(entry, arg_name, custom_objects, safe_mode):
         try:
             return getattr(importlib.import_module(module), name)
         except (ImportError, AttributeError, TypeError, ValueError):
-            raise ValueError(f"Could not find the function '{name}' (module {module}) for the "
-                             f"`{arg_name}` of a Lambda layer: pass it in `custom_objects`.") from None
+            raise ValueError(
+                f"Could not find the function '{name}' (module {module}) for the `{arg_name}` "
+                "of a Lambda layer: pass it in `custom_objects`.") from None
     if fconfig.in_safe_mode() if safe_mode is None else safe_mode:
         raise ValueError(
             "Requested the deserialization of a `Lambda` layer whose `" + arg_name + "` is a "
