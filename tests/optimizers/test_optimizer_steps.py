@@ -138,11 +138,11 @@ CASES = {
 }
 
 
-def _run(case, device, steps=5):
+def _run(case, device, steps=5, shapes=((3, 4), (5,))):
     make, reference = CASES[case]
     reference = NumpyKeras3(reference.kind, **reference.hp)
     rng = np.random.default_rng(0)
-    init = [rng.standard_normal((3, 4)), rng.standard_normal((5,))]
+    init = [rng.standard_normal(s) for s in shapes]
     with fkeras.device(device):
         variables = [fkeras.Variable(w, name=f"w{i}") for i, w in enumerate(init)]
         opt = make()
@@ -164,6 +164,18 @@ def test_steps_match_keras3_formulas(case):
     got, want, _ = _run(case, "reference")
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("case", ["adam_amsgrad", "nadam", "rmsprop_centered_momentum",
+                                  "sgd_nesterov_wd", "clipnorm"])
+def test_large_models_update_per_variable_the_same(case):
+    # Above PER_VARIABLE_MIN_SIZE elements the update runs one kernel per variable on views
+    # of the flat buffers (clipping still goes through the flat buffer).
+    shapes = ((300, 256), (256,), (256, 3))
+    got, want, opt = _run(case, "cpu", steps=3, shapes=shapes)
+    assert opt._per_variable
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=2e-6)
 
 
 def test_clipnorm_is_per_variable():

@@ -47,6 +47,21 @@ class _Group:
         return buf[off:off + size].reshape(self.variables[i].shape)
 
 
+PER_VARIABLE_MIN_SIZE = 1 << 16  # elements; see Optimizer.build
+
+
+class _Segment:
+    """One variable's slice of a group (the same attributes as a group, for `_update`)."""
+
+    def __init__(self, group, i):
+        self.dev = group.dev
+        self.param = group.param[group.offsets[i]:group.offsets[i] + group.sizes[i]]
+        self.slots = {name: buf[group.offsets[i]:group.offsets[i] + group.sizes[i]]
+                      for name, buf in group.slots.items()}
+        self.n = group.sizes[i]
+        self.grad = None
+
+
 class Optimizer:
     """Base class of optimizers (Keras 3 API).
 
@@ -212,6 +227,12 @@ class Optimizer:
                 self._where[id(v)] = (gi, i)
         self._single = len(self._groups) == 1 and self._groups[0].variables == variables
         self._constrained = [v for v in variables if v.constraint is not None]
+        # Few large variables: per-variable kernel calls beat copying every gradient into the
+        # flat buffer; many small ones: one call over the flat buffer wins.
+        g0 = self._groups[0] if self._groups else None
+        self._per_variable = bool(self._single and g0.n >= PER_VARIABLE_MIN_SIZE)
+        self._segments = [_Segment(g0, i) for i in range(len(variables))] \
+            if self._per_variable else []
         self.built = True
 
     @property
@@ -260,6 +281,11 @@ class Optimizer:
         if len(grads) != len(trainable_variables):
             raise ValueError(f"Received {len(grads)} gradients for "
                              f"{len(trainable_variables)} variables.")
+        if same and self._per_variable and not (
+                self.clipnorm or self.clipvalue or self.global_clipnorm or self.use_ema
+                or self.loss_scale_factor is not None) and not any(g is None for g in grads):
+            self._apply_per_variable(grads)
+            return
         missing = self._gather(grads, trainable_variables, same)
         saved = self._save_untouched(missing) if missing else None
         self._apply_flat()
@@ -326,6 +352,26 @@ class Optimizer:
         for g in self._groups:
             wd = float(self.weight_decay) if g.use_decay else 0.0
             self._update(g, lr, step, wd)
+        self._after_update(step)
+
+    def _apply_per_variable(self, grads):
+        """Large models: one kernel call per variable on views of the flat buffers, reading
+        each gradient where the tape left it (no copy into the flat gradient buffer)."""
+        lr = self._current_lr()
+        step = int(self._iterations.value) + 1
+        self._before_update(step)
+        g0 = self._groups[0]
+        wd = float(self.weight_decay) if g0.use_decay else 0.0
+        for segment, grad in zip(self._segments, grads):
+            grad = np.asarray(grad)
+            if grad.dtype != g0.dev.dtype or not grad.flags.c_contiguous:
+                grad = g0.dev.asarray(grad)
+            segment.grad = grad.reshape(-1)
+            self._update(segment, lr, step, wd)
+            segment.grad = None
+        self._after_update(step)
+
+    def _after_update(self, step):
         for v in self._constrained:
             v.assign(v.constraint(v.value))
         if self.use_ema:

@@ -1,0 +1,262 @@
+"""Training and inference throughput of fit/predict: fkeras vs PyTorch eager vs Keras 3.
+
+    python bench/bench_fit.py [--threads 2] [--repeats 5] [--only mlp,tiny] [--leak]
+
+Workloads (random data, Adam, no metrics):
+  mlp   MLP 784-512-512-10, batch 128, sparse categorical crossentropy
+  cnn   28x28x1 conv32-conv64-maxpool-dense128-dense10, batch 64
+  cnnbn the same CNN with BatchNormalization after each convolution
+  lstm  LSTM(128) over 50 steps of 32 features, Dense(1), mse, batch 64
+  tiny  the article's 10-20-20-1 sigmoid model, binary crossentropy, batch 64
+Each framework runs in its own subprocess (Keras once per installed backend: jax, torch,
+tensorflow), pinned to --threads threads; a result is the median of --repeats timed runs after
+a warm-up. Missing frameworks are skipped. --leak runs 21 epochs of the CNN in fkeras and
+reports the resident-memory growth after the first epoch.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+WORKLOADS = {
+    # name: (batch, input shape, classes (0: regression), train steps per run, predict batches)
+    "mlp": (128, (784,), 10, 40, 40),
+    "cnn": (64, (28, 28, 1), 10, 8, 16),
+    "cnnbn": (64, (28, 28, 1), 10, 8, 16),
+    "lstm": (64, (50, 32), 0, 6, 12),
+    "tiny": (64, (10,), -1, 400, 400),  # -1: binary
+}
+
+
+def make_data(name):
+    batch, shape, classes, steps, pred = WORKLOADS[name]
+    rng = np.random.default_rng(0)
+    n = batch * max(steps, pred)
+    x = rng.standard_normal((n,) + shape).astype("float32")
+    if classes > 0:
+        y = rng.integers(0, classes, n)
+    elif classes == 0:
+        y = rng.standard_normal((n, 1)).astype("float32")
+    else:
+        y = (rng.uniform(size=(n, 1)) > 0.5).astype("float32")
+    return x, y
+
+
+def keras_like_model(lib, name):
+    L = lib.layers
+    batch, shape, classes, _, _ = WORKLOADS[name]
+    inp = lib.Input(shape)
+    if name == "mlp":
+        h = L.Dense(512, activation="relu")(L.Dense(512, activation="relu")(inp))
+        out = L.Dense(10, activation="softmax")(h)
+    elif name in ("cnn", "cnnbn"):
+        h = inp
+        for filters in (32, 64):
+            h = L.Conv2D(filters, 3, activation=None if name == "cnnbn" else "relu")(h)
+            if name == "cnnbn":
+                h = L.Activation("relu")(L.BatchNormalization()(h))
+        h = L.Flatten()(L.MaxPooling2D()(h))
+        out = L.Dense(10, activation="softmax")(L.Dense(128, activation="relu")(h))
+    elif name == "lstm":
+        out = L.Dense(1)(L.LSTM(128)(inp))
+    else:
+        h = L.Dense(20, activation="relu")(L.Dense(20, activation="relu")(inp))
+        out = L.Dense(1, activation="sigmoid")(h)
+    model = lib.Model(inp, out)
+    loss = {"lstm": "mse", "tiny": "binary_crossentropy"}.get(name,
+                                                              "sparse_categorical_crossentropy")
+    model.compile(optimizer=lib.optimizers.Adam(1e-3), loss=loss)
+    return model
+
+
+def time_keras_like(lib, name, repeats):
+    batch, _, _, steps, pred = WORKLOADS[name]
+    x, y = make_data(name)
+    model = keras_like_model(lib, name)
+    xt, yt = x[:batch * steps], y[:batch * steps]
+    model.fit(xt[:batch * 2], yt[:batch * 2], batch_size=batch, epochs=1, verbose=0)
+    model.predict(x[:batch * 2], batch_size=batch, verbose=0)
+    train, infer = [], []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        model.fit(xt, yt, batch_size=batch, epochs=1, verbose=0, shuffle=False)
+        train.append(len(xt) / (time.perf_counter() - t))
+        xp = x[:batch * pred]
+        t = time.perf_counter()
+        model.predict(xp, batch_size=batch, verbose=0)
+        infer.append(len(xp) / (time.perf_counter() - t))
+    return float(np.median(train)), float(np.median(infer))
+
+
+def torch_model(torch, name):
+    nn = torch.nn
+    if name == "mlp":
+        return nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                             nn.Linear(512, 10))
+    if name in ("cnn", "cnnbn"):
+        bn = name == "cnnbn"
+        return nn.Sequential(nn.Conv2d(1, 32, 3), *([nn.BatchNorm2d(32)] if bn else []),
+                             nn.ReLU(), nn.Conv2d(32, 64, 3),
+                             *([nn.BatchNorm2d(64)] if bn else []), nn.ReLU(),
+                             nn.MaxPool2d(2), nn.Flatten(), nn.Linear(64 * 12 * 12, 128),
+                             nn.ReLU(), nn.Linear(128, 10))
+    if name == "lstm":
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lstm, self.out = nn.LSTM(32, 128, batch_first=True), nn.Linear(128, 1)
+
+            def forward(self, x):
+                return self.out(self.lstm(x)[0][:, -1])
+
+        return Net()
+    return nn.Sequential(nn.Linear(10, 20), nn.ReLU(), nn.Linear(20, 20), nn.ReLU(),
+                         nn.Linear(20, 1))
+
+
+def time_torch(name, repeats, threads):
+    import torch
+
+    torch.set_num_threads(threads)
+    batch, _, classes, steps, pred = WORKLOADS[name]
+    x, y = make_data(name)
+    if name in ("cnn", "cnnbn"):
+        x = np.ascontiguousarray(x.transpose(0, 3, 1, 2))
+    xs, ys = torch.from_numpy(x), torch.from_numpy(np.asarray(y))
+    model = torch_model(torch, name)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    loss_fn = (torch.nn.CrossEntropyLoss() if classes > 0 else torch.nn.MSELoss()
+               if classes == 0 else torch.nn.BCEWithLogitsLoss())
+
+    def epoch(n):
+        model.train()
+        for i in range(n):
+            xb, yb = xs[i * batch:(i + 1) * batch], ys[i * batch:(i + 1) * batch]
+            opt.zero_grad()
+            loss = loss_fn(model(xb), yb)
+            loss.backward()
+            opt.step()
+
+    def infer(n):
+        model.eval()
+        with torch.no_grad():
+            for i in range(n):
+                model(xs[i * batch:(i + 1) * batch])
+
+    epoch(2)
+    infer(2)
+    train, inf = [], []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        epoch(steps)
+        train.append(batch * steps / (time.perf_counter() - t))
+        t = time.perf_counter()
+        infer(pred)
+        inf.append(batch * pred / (time.perf_counter() - t))
+    return float(np.median(train)), float(np.median(inf))
+
+
+def worker(framework, names, repeats, threads):
+    results = {}
+    if framework == "fkeras":
+        import fkeras
+
+        fkeras.config.set_num_threads(threads)
+        for name in names:
+            results[name] = time_keras_like(fkeras, name, repeats)
+    elif framework == "torch":
+        for name in names:
+            results[name] = time_torch(name, repeats, threads)
+    else:
+        import keras
+
+        for name in names:
+            results[name] = time_keras_like(keras, name, repeats)
+    print("RESULT " + json.dumps(results))
+
+
+def leak_check(threads):
+    import resource
+
+    import fkeras
+
+    fkeras.config.set_num_threads(threads)
+    x, y = make_data("cnn")
+    model = keras_like_model(fkeras, "cnn")
+    model.fit(x[:256], y[:256], batch_size=64, epochs=1, verbose=0)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    rss = []
+    for _ in range(20):
+        model.fit(x[:256], y[:256], batch_size=64, epochs=1, verbose=0)
+        with open("/proc/self/statm") as f:
+            rss.append(int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE"))
+    growth = (rss[-1] - rss[0]) / 1e6
+    print(f"CNN, 20 epochs after the first: RSS growth {growth:.2f} MB (max RSS before: "
+          f"{before / 1e3:.0f} MB) -> {'OK' if growth < 1.0 else 'LEAK'}")
+
+
+def run(framework, names, args):
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads),
+               FKERAS_NUM_THREADS=str(args.threads))
+    label = framework
+    if framework.startswith("keras-"):
+        env["KERAS_BACKEND"] = framework.split("-", 1)[1]
+        label = f"keras ({env['KERAS_BACKEND']})"
+    cmd = [sys.executable, __file__, "--worker", framework, "--only", ",".join(names),
+           "--repeats", str(args.repeats), "--threads", str(args.threads)]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=3600)
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return label, json.loads(line[7:])
+    tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+    print(f"  {label}: skipped ({tail[0][:120]})", file=sys.stderr)
+    return label, None
+
+
+def available(module):
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--only", default=",".join(WORKLOADS))
+    p.add_argument("--worker")
+    p.add_argument("--leak", action="store_true")
+    args = p.parse_args()
+    names = [n for n in args.only.split(",") if n]
+    if args.worker:
+        return worker(args.worker, names, args.repeats, args.threads)
+    if args.leak:
+        return leak_check(args.threads)
+    frameworks = ["fkeras"] + (["torch"] if available("torch") else [])
+    if available("keras"):
+        frameworks += [f"keras-{b}" for b, mod in (("jax", "jax"), ("torch", "torch"),
+                                                     ("tensorflow", "tensorflow"))
+                       if available(mod)]
+    results = dict(run(fw, names, args) for fw in frameworks)
+    results = {k: v for k, v in results.items() if v}
+    print(f"\nsamples/s, median of {args.repeats}, {args.threads} threads "
+          "(ratio: fkeras / other)")
+    header = f"{'workload':8s} {'framework':16s} {'train':>10s} {'infer':>10s} " \
+             f"{'train x':>8s} {'infer x':>8s} {'ms/step':>8s}"
+    print(header)
+    for name in names:
+        ours = results["fkeras"][name]
+        for label, res in results.items():
+            train, infer = res[name]
+            ms = WORKLOADS[name][0] / train * 1e3
+            print(f"{name:8s} {label:16s} {train:10.0f} {infer:10.0f} {ours[0] / train:8.2f} "
+                  f"{ours[1] / infer:8.2f} {ms:8.3f}")
+
+
+if __name__ == "__main__":
+    main()
