@@ -15,9 +15,9 @@ class History(Callback):
 
     def on_train_begin(self, logs=None):
         self.epoch = []
+        self.model.history = self
 
     def on_epoch_end(self, epoch, logs=None):
         self.epoch.append(epoch)
         for k, v in (logs or {}).items():
             self.history.setdefault(k, []).append(v)
-        self.model.history = self

@@ -92,7 +92,14 @@ def deserialize(config, custom_objects=None):
 
 
 __all__ = [
-    "Loss", "LossFunctionWrapper", "get", "serialize", "deserialize",
-    "reduce_weighted_values", *sorted(CLASSES), *sorted(FUNCTIONS),
-    "mse", "MSE", "mae", "MAE", "mape", "MAPE", "msle", "MSLE", "kld", "KLD", "logcosh",
+    "ALIASES", "CLASSES", "FUNCTIONS", "BinaryCrossentropy", "CategoricalCrossentropy",
+    "CategoricalHinge", "CosineSimilarity", "Hinge", "Huber", "KLD", "KLDivergence", "LogCosh",
+    "Loss", "LossFunctionWrapper", "MAE", "MAPE", "MSE", "MSLE", "MeanAbsoluteError",
+    "MeanAbsolutePercentageError", "MeanSquaredError", "MeanSquaredLogarithmicError", "Poisson",
+    "SparseCategoricalCrossentropy", "SquaredHinge", "binary_crossentropy",
+    "categorical_crossentropy", "categorical_hinge", "cosine_similarity", "deserialize", "get",
+    "hinge", "huber", "kl_divergence", "kld", "log_cosh", "logcosh", "mae", "mape",
+    "mean_absolute_error", "mean_absolute_percentage_error", "mean_squared_error",
+    "mean_squared_logarithmic_error", "mse", "msle", "poisson", "reduce_weighted_values",
+    "serialize", "sparse_categorical_crossentropy", "squared_hinge",
 ]

@@ -12,12 +12,11 @@ returned.
 import hashlib
 import os
 import shutil
-import tarfile
 import tempfile
-import urllib.error
 import urllib.parse
-import urllib.request
-import zipfile
+
+# urllib.request, tarfile and zipfile are imported where they are used: `import fkeras` should
+# not pay for an HTTP client (about 50 ms).
 
 
 def keras_home():
@@ -57,6 +56,9 @@ def _safe_members(names, path):
 
 def extract_archive(file_path, path=".", archive_format="auto"):
     """Extracts a tar or zip archive into `path`; returns True if it was one."""
+    import tarfile
+    import zipfile
+
     formats = ["tar", "zip"] if archive_format == "auto" else (
         [archive_format] if isinstance(archive_format, str) else list(archive_format))
     for fmt in formats:
@@ -74,6 +76,9 @@ def extract_archive(file_path, path=".", archive_format="auto"):
 
 
 def _download(origin, target):
+    import urllib.error
+    import urllib.request
+
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".download-")
     try:
         with os.fdopen(fd, "wb") as out:
