@@ -316,3 +316,25 @@ def test_progress_bar_formats(capsys):
     assert capsys.readouterr().out == ""
     model.evaluate(x[:64], y[:64], verbose=1)
     assert capsys.readouterr().out.startswith("2/2 ")
+
+
+def test_add_loss_without_a_compiled_loss():
+    class Penalty(layers.Layer):
+        def call(self, inputs):
+            self.add_loss(fkeras.ops.mean(fkeras.ops.square(inputs)))
+            return inputs
+
+    fkeras.utils.set_random_seed(0)
+    inp = fkeras.Input((3,))
+    out = Penalty()(layers.Dense(2)(inp))
+    model = fkeras.Model(inp, out)
+    model.compile(fkeras.optimizers.SGD(0.1))
+    x = np.ones((16, 3), "float32")
+    before = len(model.layers[-1]._losses)
+    hist = model.fit(x, epochs=5, verbose=0)
+    assert hist.history["loss"][-1] < 0.5 * hist.history["loss"][0]
+    assert len(model.layers[-1]._losses) == before  # consumed by each step, not accumulated
+    plain = fkeras.Model(inp, layers.Dense(1)(inp))
+    plain.compile("sgd")
+    with pytest.raises(ValueError, match="No loss to compute"):
+        plain.fit(x, verbose=0)

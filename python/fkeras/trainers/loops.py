@@ -146,7 +146,8 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
         batch_size = 32
     batch_size = batch_size or 32
     state = get_state(model)
-    train = make_dataset(model, x, y, sample_weight, class_weight)
+    train = make_dataset(model, x, y, sample_weight, class_weight,
+                         require_y=model.compiled_loss is not None)
     val = None
     if validation_data is not None:
         val = _validation_dataset(model, validation_data)
@@ -235,7 +236,7 @@ def _run_evaluate(model, data, batch_size, steps, cbs):
 
 
 def evaluate(model, x, y, batch_size, verbose, sample_weight, steps, callbacks):
-    data = make_dataset(model, x, y, sample_weight)
+    data = make_dataset(model, x, y, sample_weight, require_y=model.compiled_loss is not None)
     batch_size = batch_size or 32
     target = steps if steps is not None else data.num_batches(batch_size)
     cbs = callbacks if isinstance(callbacks, CallbackList) else CallbackList(

@@ -73,12 +73,24 @@ class StepState:
     def total_loss(self, ys, preds, sws, logits=True, batch_size=None):
         """Compiled loss + weight regularization + losses added during the forward."""
         compile_loss = self.compile_loss
-        if not compile_loss.built:
-            compile_loss.build_for(len(preds))
-        loss = compile_loss(ys, preds, sws, logits=logits and bool(self.logits),
-                            batch_size=batch_size)
+        loss = None
+        if compile_loss is not None:
+            if not compile_loss.built:
+                compile_loss.build_for(len(preds))
+            loss = compile_loss(ys, preds, sws, logits=logits and bool(self.logits),
+                                batch_size=batch_size)
         for v in self.regularized:
-            loss = _math.add(loss, v.regularizer(v))
+            term = v.regularizer(v)
+            loss = term if loss is None else _math.add(loss, term)
+        return loss
+
+    def add_losses(self, loss, added):
+        """`loss` plus the losses layers added during the forward; an error if there is none."""
+        for extra in added:
+            loss = extra if loss is None else _math.add(loss, extra)
+        if loss is None:
+            raise ValueError("No loss to compute. Provide a `loss` argument in `compile()` "
+                             "(or add losses with `add_loss`).")
         return loss
 
     def snapshot_added_losses(self):

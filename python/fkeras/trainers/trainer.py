@@ -12,7 +12,6 @@ import numpy as np
 from fkeras import optimizers
 from fkeras.engine.tape import GradientTape
 from fkeras.metrics.metric import Mean
-from fkeras.ops import math as _math
 from fkeras.trainers import data_adapter as da
 from fkeras.trainers import loops
 from fkeras.trainers.compile_loss import CompileLoss
@@ -76,10 +75,6 @@ class Trainer:
 
     def _fk_assert_loss(self):
         self._fk_assert_compiled()
-        if self.compiled_loss is None and not self._fk_custom("train_step"):
-            raise ValueError(
-                "No loss to compute. Provide a `loss` argument in `compile()`."
-            )
 
     def _fk_custom(self, name):
         return getattr(type(self), name) is not getattr(Trainer, name)
@@ -121,8 +116,7 @@ class Trainer:
         with GradientTape() as tape:
             preds = state.forward(xs, training=True)
             loss = state.total_loss(ys, preds, sws, batch_size=n)
-            for extra in state.pop_added_losses(snapshot):
-                loss = _math.add(loss, extra)
+            loss = state.add_losses(loss, state.pop_added_losses(snapshot))
         grads = tape.gradient(loss, state.variables)
         self.optimizer.apply(grads, state.variables)
         self._fk_update_metrics(state, ys, preds, sws, loss, n)
@@ -134,15 +128,17 @@ class Trainer:
         snapshot = state.snapshot_added_losses()
         preds = state.forward(xs, training=False)
         loss = state.total_loss(ys, preds, sws, batch_size=n)
-        for extra in state.pop_added_losses(snapshot):
-            loss = _math.add(loss, extra)
+        loss = state.add_losses(loss, state.pop_added_losses(snapshot))
         self._fk_update_metrics(state, ys, preds, sws, loss, n)
 
     def _fk_update_metrics(self, state, ys, preds, sws, loss, n):
         self._loss_tracker.update_scalar(float(loss), n)
         cm = self.compiled_metrics
         if not cm.built:
-            cm.build(state.compile_loss.output_names, ys, state.probabilities(preds))
+            names = (state.compile_loss.output_names if state.compile_loss is not None
+                     else self._fk_output_names() or [f"output_{i + 1}"
+                                                      for i in range(len(preds))])
+            cm.build(names, ys, state.probabilities(preds))
         if cm.entries:
             cm.update_state(ys, state.probabilities(preds), sws)
 
