@@ -203,6 +203,18 @@ def test_packing_keeps_values_shapes_and_views():
     np.testing.assert_allclose(b.numpy(), 0.5)
 
 
+def test_two_optimizers_sharing_a_variable_lose_no_update():
+    v = fkeras.Variable(np.ones(3))
+    a, b = optimizers.SGD(0.1), optimizers.SGD(1.0)
+    for _ in range(2):
+        a.apply([np.ones(3)], [v])  # packs v into a's buffer
+        b.apply([np.ones(3)], [v])  # re-packs v into b's buffer from its current value
+    np.testing.assert_allclose(v.numpy(), 1 - 2 * (0.1 + 1.0))
+    v.value = np.zeros(3, np.float32)  # a replaced value array is picked up too
+    a.apply([np.ones(3)], [v])
+    np.testing.assert_allclose(v.numpy(), -0.1)
+
+
 def test_missing_gradient_leaves_variable_and_slots_untouched():
     a, b = fkeras.Variable(np.ones(3)), fkeras.Variable(np.ones(2))
     opt = optimizers.Adam(0.1)
@@ -292,3 +304,16 @@ def test_keras_parity():
             theirs.apply([keras.ops.convert_to_tensor(g)], [kv])
         np.testing.assert_allclose(v.numpy(), keras.ops.convert_to_numpy(kv), rtol=1e-5,
                                    atol=1e-6)
+
+
+def test_ema_and_loss_scale_factor():
+    v = fkeras.Variable(np.zeros(2))
+    opt = optimizers.SGD(1.0, use_ema=True, ema_momentum=0.5, loss_scale_factor=2.0)
+    w, avg = np.zeros(2), None
+    for step in range(3):
+        opt.apply([np.full(2, 2.0 * (step + 1))], [v])  # unscaled gradient: step + 1
+        w = w - (step + 1)
+        avg = w.copy() if avg is None else 0.5 * avg + 0.5 * w
+        np.testing.assert_allclose(v.numpy(), w)
+    opt.finalize_variable_values([v])
+    np.testing.assert_allclose(v.numpy(), avg)

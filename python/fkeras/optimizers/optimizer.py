@@ -233,7 +233,21 @@ class Optimizer:
         self._per_variable = bool(self._single and g0.n >= PER_VARIABLE_MIN_SIZE)
         self._segments = [_Segment(g0, i) for i in range(len(variables))] \
             if self._per_variable else []
+        self._value_ids = tuple(id(v.value) for v in variables)
         self.built = True
+
+    def _ensure_packed(self):
+        """Re-points variables whose value is no longer this optimizer's view (another
+        optimizer packed them, or the value array was replaced): their current values are
+        copied into this optimizer's buffer first, so no update is ever lost."""
+        for g in self._groups:
+            for v, off, size in zip(g.variables, g.offsets, g.sizes):
+                view = g.param[off:off + size]
+                if not (v.value.base is g.param and np.shares_memory(v.value, view)
+                        and v.value.size == size):
+                    view[...] = np.asarray(v.value, dtype=g.dev.dtype).reshape(-1)
+                    v.value = view.reshape(v.shape)
+        self._value_ids = tuple(id(v.value) for v in self._trainable_variables)
 
     @property
     def variables(self):
@@ -281,6 +295,8 @@ class Optimizer:
         if len(grads) != len(trainable_variables):
             raise ValueError(f"Received {len(grads)} gradients for "
                              f"{len(trainable_variables)} variables.")
+        if tuple(id(v.value) for v in self._trainable_variables) != self._value_ids:
+            self._ensure_packed()
         if same and self._per_variable and not (
                 self.clipnorm or self.clipvalue or self.global_clipnorm or self.use_ema
                 or self.loss_scale_factor is not None) and not any(g is None for g in grads):
