@@ -338,3 +338,21 @@ def test_add_loss_without_a_compiled_loss():
     plain.compile("sgd")
     with pytest.raises(ValueError, match="No loss to compute"):
         plain.fit(x, verbose=0)
+
+
+def test_progbar_on_a_terminal(monkeypatch):
+    import io
+
+    monkeypatch.setenv("FKERAS_PROGBAR_DYNAMIC", "1")
+    buf = io.StringIO()
+    bar = fkeras.utils.Progbar(target=3, stream=buf, interval=0.0)
+    bar.update(1, [("loss", 0.5)])
+    bar.update(3, [("loss", 0.25), ("tiny", 1e-4)])
+    out = buf.getvalue()
+    assert out.startswith("\r\x1b[1m1/3\x1b[0m \x1b[32m" + "━" * 6 + "\x1b[0m\x1b[37m" + "━" * 14)
+    assert "\r\x1b[1m3/3\x1b[0m" in out and out.endswith("- loss: 0.2500 - tiny: 1.0000e-04\n")
+    monkeypatch.setenv("FKERAS_PROGBAR_DYNAMIC", "0")
+    buf = io.StringIO()
+    bar = fkeras.utils.Progbar(target=3, stream=buf, verbose=2)
+    bar.update(3, [("loss", 0.25)])
+    assert buf.getvalue().startswith("3/3 - ") and buf.getvalue().endswith(" - loss: 0.2500\n")
