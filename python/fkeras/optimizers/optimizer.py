@@ -233,7 +233,7 @@ class Optimizer:
         self._per_variable = bool(self._single and g0.n >= PER_VARIABLE_MIN_SIZE)
         self._segments = [_Segment(g0, i) for i in range(len(variables))] \
             if self._per_variable else []
-        self._value_ids = tuple(id(v.value) for v in variables)
+        self._values = [v.value for v in variables]  # references: an id could be reused
         self.built = True
 
     def _ensure_packed(self):
@@ -247,7 +247,7 @@ class Optimizer:
                         and v.value.size == size):
                     view[...] = np.asarray(v.value, dtype=g.dev.dtype).reshape(-1)
                     v.value = view.reshape(v.shape)
-        self._value_ids = tuple(id(v.value) for v in self._trainable_variables)
+        self._values = [v.value for v in self._trainable_variables]
 
     @property
     def variables(self):
@@ -295,8 +295,10 @@ class Optimizer:
         if len(grads) != len(trainable_variables):
             raise ValueError(f"Received {len(grads)} gradients for "
                              f"{len(trainable_variables)} variables.")
-        if tuple(id(v.value) for v in self._trainable_variables) != self._value_ids:
-            self._ensure_packed()
+        for v, value in zip(self._trainable_variables, self._values):
+            if v.value is not value:
+                self._ensure_packed()
+                break
         if same and self._per_variable and not (
                 self.clipnorm or self.clipvalue or self.global_clipnorm or self.use_ema
                 or self.loss_scale_factor is not None) and not any(g is None for g in grads):
