@@ -39,7 +39,8 @@ struct V256 {
   static F first_n(F v, int n) { return _mm256_and_ps(v, _mm256_castsi256_ps(mask(n))); }
 
   static D widen(F v) {
-    return {_mm256_cvtps_pd(_mm256_castps256_ps128(v)), _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1))};
+    return {_mm256_cvtps_pd(_mm256_castps256_ps128(v)),
+            _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1))};
   }
   static D dzero() { return {_mm256_setzero_pd(), _mm256_setzero_pd()}; }
   static D dadd(D a, D b) { return {_mm256_add_pd(a.lo, b.lo), _mm256_add_pd(a.hi, b.hi)}; }

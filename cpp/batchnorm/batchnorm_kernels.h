@@ -7,7 +7,8 @@
 //   F load(p), load_n(p, n), set1(a), sub(a, b), fma(a, b, c) = a * b + c, first_n(v, n);
 //   store(p, v), store_n(p, v, n)  (the _n forms touch lanes [0, n) only, n < kF);
 //   D widen(F), dzero(), dadd, dsub, dfma(a, b, c) = a * b + c; dload(p), dstore(p, d) (kF
-//   doubles), dload_n(p, n), dstore_n(p, d, n); double dsum(d);  kURows: column vectors per row block (register budget).
+//   doubles), dload_n(p, n), dstore_n(p, d, n); double dsum(d);
+//   kURows: column vectors per row block (sized to the register file).
 //
 // Every block kernel below handles full vectors first, then one masked tail, so any cols / len
 // (including those below kF) is exact; masked lanes are loaded as zero and never stored.
@@ -293,7 +294,8 @@ void plane_forward(float* y, const float* x, int64_t rows, int64_t len, int64_t 
     const float* p = x + r * stride;
     float* q = y + r * stride;
     int64_t i = 0;
-    for (; i + V::kF <= len; i += V::kF) V::store(q + i, V::fma(V::sub(V::load(p + i), vm), vs, vt));
+    for (; i + V::kF <= len; i += V::kF)
+      V::store(q + i, V::fma(V::sub(V::load(p + i), vm), vs, vt));
     if (i < len) {
       const int n = static_cast<int>(len - i);
       V::store_n(q + i, V::fma(V::sub(V::load_n(p + i, n), vm), vs, vt), n);
@@ -314,8 +316,8 @@ void plane_backward(float* dx, const float* dy, const float* x, int64_t rows, in
       V::store(q + i, V::fma(va, V::load(pg + i), V::fma(vb, V::sub(V::load(px + i), vm), vc)));
     if (i < len) {
       const int n = static_cast<int>(len - i);
-      const auto v = V::fma(va, V::load_n(pg + i, n), V::fma(vb, V::sub(V::load_n(px + i, n), vm), vc));
-      V::store_n(q + i, v, n);
+      const auto d = V::sub(V::load_n(px + i, n), vm);
+      V::store_n(q + i, V::fma(va, V::load_n(pg + i, n), V::fma(vb, d, vc)), n);
     }
   }
 }
