@@ -118,9 +118,9 @@ def make_case(shape, layout, rng):
         out = torch_step()
         got = out.detach().permute(*np.argsort(perm)).numpy()
         assert np.abs(got - y).max() < 1e-4, "torch and fkeras disagree on y"
-        assert np.abs(tx.grad.permute(*np.argsort(perm)).numpy() - dx).max() < 1e-3 * np.abs(
-            dx
-        ).max(), "torch and fkeras disagree on dx"
+        assert (
+            np.abs(tx.grad.permute(*np.argsort(perm)).numpy() - dx).max() < 1e-3 * np.abs(dx).max()
+        ), "torch and fkeras disagree on dx"
         case["torch"] = torch_step
     return case, 8 * 4 * x.size
 
@@ -155,7 +155,9 @@ def main():
             if case["torch"] is not None:
                 torch.set_num_threads(threads)
                 t_torch = median_seconds(case["torch"], opts.repeats)
-                line += f" {t_torch * 1e3:9.2f} {nbytes / t_torch / 1e9:6.1f} {t_torch / t_step:6.2f}"
+                line += (
+                    f" {t_torch * 1e3:9.2f} {nbytes / t_torch / 1e9:6.1f} {t_torch / t_step:6.2f}"
+                )
             print(line, flush=True)
 
 

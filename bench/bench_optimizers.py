@@ -72,6 +72,21 @@ class NumpyAdam:
         self.p -= self.m * alpha / self.tmp
 
 
+class FkerasAdam:
+    """fkeras._C.adam_update on one flat buffer (one step per call)."""
+
+    def __init__(self, p, g):
+        self.p, self.g = p, g
+        self.m, self.v = np.zeros_like(p), np.zeros_like(p)
+        self.t = 0
+
+    def __call__(self):
+        self.t += 1
+        _C.adam_update(
+            self.p, self.m, self.v, None, self.g, self.p.size, LR, B1, B2, EPS, self.t, 0.0
+        )
+
+
 def torch_adam(p, g, **kwargs):
     param = torch.nn.Parameter(torch.from_numpy(p.copy()))
     param.grad = torch.from_numpy(g)
@@ -103,13 +118,7 @@ def main():
     for n in opts.sizes:
         p = rng.standard_normal(n, dtype=np.float32)
         g = (rng.standard_normal(n, dtype=np.float32) * np.float32(0.01)).astype(np.float32)
-        m, v = np.zeros(n, np.float32), np.zeros(n, np.float32)
-        step = [0]
-
-        def fkeras_step():
-            step[0] += 1
-            _C.adam_update(p, m, v, None, g, n, LR, B1, B2, EPS, step[0], 0.0)
-
+        fkeras_step = FkerasAdam(p.copy(), g)
         nbytes = 7 * 4 * n
         t_numpy = median_seconds(NumpyAdam(p.copy(), g), max(3, opts.repeats // 2))
         for threads in opts.threads:
