@@ -1,13 +1,14 @@
 """Benchmark of the batch-norm kernels: fkeras (fkeras._C) against NumPy and PyTorch's CPU kernels.
 
 Not a test. For each case, validates fkeras against the float64 reference once, then times
-(2 warm-up runs, median of --repeats) the training forward (batchnorm_forward_train) plus the
-backward (batchnorm_backward with dx, dgamma, dbeta) at 1 and 2 threads. Torch runs
+(2 warm-up runs, median of --repeats) the training forward (batchnorm_forward_train) and the
+backward (batchnorm_backward with dx, dgamma, dbeta) at 1 and 2 threads, and the whole step
+interleaved with torch's, so that a busy neighbour slows both alike. Torch runs
 torch.nn.functional.batch_norm(training=True) and the autograd backward on the same memory
 (channels_last for the NHWC case), gradients reset to None every step so nothing accumulates.
 GB/s counts the minimum traffic of the two-pass design: forward reads x twice and writes y,
-backward reads dy and x twice and writes dx (8 tensor transfers). Ratio = torch time / fkeras
-time (> 1: fkeras faster). The machine may be shared: numbers are medians, and noisy.
+backward reads dy and x twice and writes dx (8 tensor transfers). Ratio = torch step time /
+fkeras step time (> 1: fkeras faster). The machine may be shared: numbers are medians, noisy.
 
 Usage: python bench/bench_batchnorm.py [--repeats 15] [--threads 1 2]
 """
@@ -35,15 +36,19 @@ CASES = [
 ]
 
 
-def median_seconds(fn, repeats):
+def median_seconds(*fns, repeats):
+    """Median time of each fn; the fns run interleaved so a busy neighbour hits all alike."""
     for _ in range(2):
-        fn()
-    times = []
+        for fn in fns:
+            fn()
+    times = [[] for _ in fns]
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        for fn, ts in zip(fns, times):
+            t0 = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t0)
+    medians = [statistics.median(ts) for ts in times]
+    return medians[0] if len(fns) == 1 else medians
 
 
 def numpy_step(x, gamma, beta, dy, axes):
@@ -142,19 +147,21 @@ def main():
     print(hdr + "\n" + "-" * len(hdr))
     for name, shape, layout in CASES:
         case, nbytes = make_case(shape, layout, rng)
-        t_numpy = median_seconds(case["numpy"], max(3, opts.repeats // 3))
+        t_numpy = median_seconds(case["numpy"], repeats=max(3, opts.repeats // 3))
         for threads in opts.threads:
             _C.set_num_threads(threads)
-            t_fwd = median_seconds(case["forward"], opts.repeats)
-            t_bwd = median_seconds(case["backward"], opts.repeats)
-            t_step = median_seconds(case["step"], opts.repeats)
+            if torch is not None:
+                torch.set_num_threads(threads)
+            t_fwd, t_bwd = median_seconds(case["forward"], case["backward"], repeats=opts.repeats)
+            steps = [case["step"]] + ([case["torch"]] if case["torch"] else [])
+            times = median_seconds(*steps, repeats=opts.repeats)
+            t_step = times[0] if case["torch"] else times
             line = (
                 f"{name:28} {threads:>2} {t_fwd * 1e3:7.2f} {t_bwd * 1e3:7.2f} "
                 f"{t_step * 1e3:8.2f} {nbytes / t_step / 1e9:6.1f} {t_numpy * 1e3:9.2f}"
             )
             if case["torch"] is not None:
-                torch.set_num_threads(threads)
-                t_torch = median_seconds(case["torch"], opts.repeats)
+                t_torch = times[1]
                 line += (
                     f" {t_torch * 1e3:9.2f} {nbytes / t_torch / 1e9:6.1f} {t_torch / t_step:6.2f}"
                 )

@@ -1,12 +1,13 @@
 """Benchmark of the optimizer updates: fkeras adam_update against NumPy and torch.optim.Adam.
 
-Not a test. Validates fkeras's Adam step against the float64 reference once, then times (2
-warm-up steps, median of --repeats) one Adam step over a flat float32 parameter buffer of 1M and
-10M elements at 1 and 2 threads: fkeras (fkeras._C.adam_update), NumPy (in-place float32 ops)
-and, when torch is importable, torch.optim.Adam with foreach=True and with fused=True (where
-this torch supports it on the CPU). GB/s counts 7 float32 transfers per element (read param, m,
-v, grad; write param, m, v). Ratio = torch time / fkeras time (> 1: fkeras faster), against
-the faster torch variant. The machine may be shared: numbers are medians, and noisy.
+Not a test. Validates fkeras's Adam step against the float64 reference once, then times one
+Adam step (2 warm-up steps, median of --repeats, the variants interleaved so that a busy
+neighbour slows all alike) over a flat float32 buffer of 1M and 10M parameters at 1 and 2
+threads: fkeras (fkeras._C.adam_update), NumPy (in-place float32 ops) and, when torch is
+importable, torch.optim.Adam with foreach=True and with fused=True (where this torch supports
+it on the CPU). GB/s counts 7 float32 transfers per element (read param, m, v, grad; write
+param, m, v). Ratio = the faster torch variant's time / fkeras time (> 1: fkeras faster).
+The machine may be shared: numbers are medians, and noisy.
 
 Usage: python bench/bench_optimizers.py [--repeats 11] [--threads 1 2] [--sizes 1000000 10000000]
 """
@@ -28,15 +29,19 @@ except ImportError:  # the fkeras and numpy columns still print
 LR, B1, B2, EPS = 1e-3, 0.9, 0.999, 1e-7
 
 
-def median_seconds(fn, repeats):
+def median_seconds(*fns, repeats):
+    """Median time of each fn; the fns run interleaved so a busy neighbour hits all alike."""
     for _ in range(2):
-        fn()
-    times = []
+        for fn in fns:
+            fn()
+    times = [[] for _ in fns]
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        for fn, ts in zip(fns, times):
+            t0 = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t0)
+    medians = [statistics.median(ts) for ts in times]
+    return medians[0] if len(fns) == 1 else medians
 
 
 def validate(rng):
@@ -120,22 +125,25 @@ def main():
         g = (rng.standard_normal(n, dtype=np.float32) * np.float32(0.01)).astype(np.float32)
         fkeras_step = FkerasAdam(p.copy(), g)
         nbytes = 7 * 4 * n
-        t_numpy = median_seconds(NumpyAdam(p.copy(), g), max(3, opts.repeats // 2))
+        t_numpy = median_seconds(NumpyAdam(p.copy(), g), repeats=max(3, opts.repeats // 2))
         for threads in opts.threads:
             _C.set_num_threads(threads)
-            t_ours = median_seconds(fkeras_step, opts.repeats)
+            fns = [fkeras_step]
+            if torch is not None:
+                torch.set_num_threads(threads)
+                fns += [torch_adam(p, g, foreach=True), torch_adam(p, g, fused=True)]
+            times = median_seconds(*[f for f in fns if f is not None], repeats=opts.repeats)
+            times = times if isinstance(times, list) else [times]
+            times = iter(times)
+            t_ours = next(times)
             line = (
                 f"{n:>10} {threads:>2} {t_ours * 1e3:9.2f} {nbytes / t_ours / 1e9:6.1f} "
                 f"{t_numpy * 1e3:9.2f}"
             )
             if torch is not None:
-                torch.set_num_threads(threads)
-                times = []
-                for kwargs in ({"foreach": True}, {"fused": True}):
-                    fn = torch_adam(p, g, **kwargs)
-                    times.append(median_seconds(fn, opts.repeats) if fn else None)
-                best = min(t for t in times if t is not None)
-                cols = [f"{t * 1e3:.2f}" if t else "n/a" for t in times]
+                theirs = [next(times) if f is not None else None for f in fns[1:]]
+                best = min(t for t in theirs if t is not None)
+                cols = [f"{t * 1e3:.2f}" if t else "n/a" for t in theirs]
                 line += (
                     f" {cols[0]:>10} {cols[1]:>9} {nbytes / best / 1e9:6.1f} {best / t_ours:6.2f}"
                 )
