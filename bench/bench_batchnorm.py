@@ -1,9 +1,9 @@
 """Benchmark of the batch-norm kernels: fkeras (fkeras._C) against NumPy and PyTorch's CPU kernels.
 
 Not a test. For each case, validates fkeras against the float64 reference once, then times
-(2 warm-up runs, median of --repeats) the training forward (batchnorm_forward_train) and the
-backward (batchnorm_backward with dx, dgamma, dbeta) at 1 and 2 threads, and the whole step
-interleaved with torch's, so that a busy neighbour slows both alike. Torch runs
+the training forward (batchnorm_forward_train) and the backward (batchnorm_backward with dx,
+dgamma, dbeta) at 1 and 2 threads, and the whole step against torch's: medians of --repeats,
+fkeras and torch taking turns in blocks (see median_seconds). Torch runs
 torch.nn.functional.batch_norm(training=True) and the autograd backward on the same memory
 (channels_last for the NHWC case), gradients reset to None every step so nothing accumulates.
 GB/s counts the minimum traffic of the two-pass design: forward reads x twice and writes y,
@@ -36,17 +36,20 @@ CASES = [
 ]
 
 
-def median_seconds(*fns, repeats):
-    """Median time of each fn; the fns run interleaved so a busy neighbour hits all alike."""
-    for _ in range(2):
-        for fn in fns:
-            fn()
+def median_seconds(*fns, repeats, per_block=5):
+    """Median time of each fn. The fns take turns in blocks of `per_block` timed calls (after one
+    warm-up call), with a 50 ms pause between blocks: a busy neighbour slows all of them alike,
+    and the OpenMP workers that torch leaves spinning after its calls go back to sleep before
+    the next block (timing call by call would charge their spinning to the next fn)."""
     times = [[] for _ in fns]
-    for _ in range(repeats):
+    for _ in range(-(-repeats // per_block)):
         for fn, ts in zip(fns, times):
-            t0 = time.perf_counter()
             fn()
-            ts.append(time.perf_counter() - t0)
+            for _ in range(per_block):
+                t0 = time.perf_counter()
+                fn()
+                ts.append(time.perf_counter() - t0)
+            time.sleep(0.05)
     medians = [statistics.median(ts) for ts in times]
     return medians[0] if len(fns) == 1 else medians
 

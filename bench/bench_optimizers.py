@@ -1,15 +1,15 @@
 """Benchmark of the optimizer updates: fkeras adam_update against NumPy and torch.optim.Adam.
 
 Not a test. Validates fkeras's Adam step against the float64 reference once, then times one
-Adam step (2 warm-up steps, median of --repeats, the variants interleaved so that a busy
-neighbour slows all alike) over a flat float32 buffer of 1M and 10M parameters at 1 and 2
-threads: fkeras (fkeras._C.adam_update), NumPy (in-place float32 ops) and, when torch is
-importable, torch.optim.Adam with foreach=True and with fused=True (where this torch supports
-it on the CPU). GB/s counts 7 float32 transfers per element (read param, m, v, grad; write
-param, m, v). Ratio = the faster torch variant's time / fkeras time (> 1: fkeras faster).
-The machine may be shared: numbers are medians, and noisy.
+Adam step over a flat float32 buffer of 1M and 10M parameters at 1 and 2 threads (medians of
+--repeats, the variants taking turns in blocks: see median_seconds): fkeras
+(fkeras._C.adam_update), NumPy (in-place float32 ops) and, when torch is importable,
+torch.optim.Adam with foreach=True and with fused=True (where this torch supports it on the
+CPU). GB/s counts 7 float32 transfers per element (read param, m, v, grad; write param, m, v).
+Ratio = the faster torch variant's time / fkeras time (> 1: fkeras faster). The machine may be
+shared: numbers are medians, and noisy.
 
-Usage: python bench/bench_optimizers.py [--repeats 11] [--threads 1 2] [--sizes 1000000 10000000]
+Usage: python bench/bench_optimizers.py [--repeats 15] [--threads 1 2] [--sizes 1000000 10000000]
 """
 
 import argparse
@@ -29,17 +29,20 @@ except ImportError:  # the fkeras and numpy columns still print
 LR, B1, B2, EPS = 1e-3, 0.9, 0.999, 1e-7
 
 
-def median_seconds(*fns, repeats):
-    """Median time of each fn; the fns run interleaved so a busy neighbour hits all alike."""
-    for _ in range(2):
-        for fn in fns:
-            fn()
+def median_seconds(*fns, repeats, per_block=5):
+    """Median time of each fn. The fns take turns in blocks of `per_block` timed calls (after one
+    warm-up call), with a 50 ms pause between blocks: a busy neighbour slows all of them alike,
+    and the OpenMP workers that torch leaves spinning after its calls go back to sleep before
+    the next block (timing call by call would charge their spinning to the next fn)."""
     times = [[] for _ in fns]
-    for _ in range(repeats):
+    for _ in range(-(-repeats // per_block)):
         for fn, ts in zip(fns, times):
-            t0 = time.perf_counter()
             fn()
-            ts.append(time.perf_counter() - t0)
+            for _ in range(per_block):
+                t0 = time.perf_counter()
+                fn()
+                ts.append(time.perf_counter() - t0)
+            time.sleep(0.05)
     medians = [statistics.median(ts) for ts in times]
     return medians[0] if len(fns) == 1 else medians
 
@@ -105,7 +108,7 @@ def torch_adam(p, g, **kwargs):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=11)
+    parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000])
     opts = parser.parse_args()
