@@ -17,7 +17,7 @@ alignas(32) const int64_t kMask64[8] = {-1, -1, -1, -1, 0, 0, 0, 0};
 
 struct V256 {
   static constexpr int kF = 8;
-  static constexpr int kURows = 1;  // 16 ymm registers: 4-6 accumulators per 8 columns
+  static constexpr int kURows = 2;  // 16 columns per row block: 12-16 ymm registers
   using F = __m256;
   struct D {
     __m256d lo, hi;
