@@ -6,6 +6,7 @@
 //
 // Saved state: the forward (train) writes mean (C) and inv_std (C) = 1 / sqrt(var + eps); the
 // backward reads them with x. var (C) is the biased batch variance (for the moving average).
+// An empty batch (outer * inner == 0) gives mean 0, var 0 and zero dgamma / dbeta.
 //
 // Passes (see batchnorm_kernels.h for the vector code):
 //   forward (train): 1. per-channel float64 sums of (x - k) and (x - k)^2, k = the channel's

@@ -17,7 +17,7 @@ alignas(32) const int64_t kMask64[8] = {-1, -1, -1, -1, 0, 0, 0, 0};
 
 struct V256 {
   static constexpr int kF = 8;
-  static constexpr int kURows = 1;  // 16 ymm registers: 4-6 accumulators per 8 columns
+  static constexpr int kURows = 2;  // 16 columns per row block: 12-16 ymm registers
   using F = __m256;
   struct D {
     __m256d lo, hi;
@@ -39,7 +39,8 @@ struct V256 {
   static F first_n(F v, int n) { return _mm256_and_ps(v, _mm256_castsi256_ps(mask(n))); }
 
   static D widen(F v) {
-    return {_mm256_cvtps_pd(_mm256_castps256_ps128(v)), _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1))};
+    return {_mm256_cvtps_pd(_mm256_castps256_ps128(v)),
+            _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1))};
   }
   static D dzero() { return {_mm256_setzero_pd(), _mm256_setzero_pd()}; }
   static D dadd(D a, D b) { return {_mm256_add_pd(a.lo, b.lo), _mm256_add_pd(a.hi, b.hi)}; }

@@ -7,7 +7,8 @@
 //   F load(p), load_n(p, n), set1(a), sub(a, b), fma(a, b, c) = a * b + c, first_n(v, n);
 //   store(p, v), store_n(p, v, n)  (the _n forms touch lanes [0, n) only, n < kF);
 //   D widen(F), dzero(), dadd, dsub, dfma(a, b, c) = a * b + c; dload(p), dstore(p, d) (kF
-//   doubles), dload_n(p, n), dstore_n(p, d, n); double dsum(d);  kURows: column vectors per row block (register budget).
+//   doubles), dload_n(p, n), dstore_n(p, d, n); double dsum(d);
+//   kURows: column vectors per row block (sized to the register file).
 //
 // Every block kernel below handles full vectors first, then one masked tail, so any cols / len
 // (including those below kF) is exact; masked lanes are loaded as zero and never stored.
@@ -92,64 +93,6 @@ inline void reduce_block(const float* dy, const float* x, int64_t rows, int64_t 
   }
 }
 
-template <class V, int U, bool kTail>
-inline void forward_block(float* y, const float* x, int64_t rows, int64_t ld, int tail,
-                          const float* m, const float* s, const float* t) {
-  using F = typename V::F;
-  F vm[U], vs[U], vt[U];
-  for (int u = 0; u < U; ++u) {
-    const int o = u * V::kF;
-    vm[u] = kTail ? V::load_n(m, tail) : V::load(m + o);
-    vs[u] = kTail ? V::load_n(s, tail) : V::load(s + o);
-    vt[u] = kTail ? V::load_n(t, tail) : V::load(t + o);
-  }
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* px = x + r * ld;
-    float* py = y + r * ld;
-    for (int u = 0; u < U; ++u) {
-      const int o = u * V::kF;
-      const F v = V::fma(V::sub(kTail ? V::load_n(px, tail) : V::load(px + o), vm[u]), vs[u],
-                         vt[u]);
-      if (kTail) {
-        V::store_n(py, v, tail);
-      } else {
-        V::store(py + o, v);
-      }
-    }
-  }
-}
-
-template <class V, int U, bool kTail>
-inline void backward_block(float* dx, const float* dy, const float* x, int64_t rows, int64_t ld,
-                           int tail, const float* m, const float* a, const float* b,
-                           const float* c) {
-  using F = typename V::F;
-  F vm[U], va[U], vb[U], vc[U];
-  for (int u = 0; u < U; ++u) {
-    const int o = u * V::kF;
-    vm[u] = kTail ? V::load_n(m, tail) : V::load(m + o);
-    va[u] = kTail ? V::load_n(a, tail) : V::load(a + o);
-    vb[u] = kTail ? V::load_n(b, tail) : V::load(b + o);
-    vc[u] = kTail ? V::load_n(c, tail) : V::load(c + o);
-  }
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* px = x + r * ld;
-    const float* pdy = dy + r * ld;
-    float* pdx = dx + r * ld;
-    for (int u = 0; u < U; ++u) {
-      const int o = u * V::kF;
-      const F xv = kTail ? V::load_n(px, tail) : V::load(px + o);
-      const F gv = kTail ? V::load_n(pdy, tail) : V::load(pdy + o);
-      const F v = V::fma(va[u], gv, V::fma(vb[u], V::sub(xv, vm[u]), vc[u]));
-      if (kTail) {
-        V::store_n(pdx, v, tail);
-      } else {
-        V::store(pdx + o, v);
-      }
-    }
-  }
-}
-
 template <int U, bool kTailBlock>
 struct Block {
   static constexpr int kU = U;
@@ -173,8 +116,8 @@ inline void for_blocks(int64_t rows, int64_t cols, Fn&& fn) {
   }
 }
 
-// The rows-mode entry points (batchnorm_isa.h); the reductions ACCUMULATE into their outputs,
-// which the caller zeroes.
+// The rows-mode reductions (batchnorm_isa.h) ACCUMULATE into their outputs (the caller zeroes
+// them).
 template <class V>
 void rows_stats(const float* x, int64_t rows, int64_t cols, int64_t ld, const float* shift,
                 double* s1, double* s2) {
@@ -194,25 +137,49 @@ void rows_reduce(const float* dy, const float* x, int64_t rows, int64_t cols, in
   });
 }
 
+// The apply passes stream row by row over all columns (loads and stores in address order, which
+// the store prefetcher needs); the per-column coefficients come from L1 with each vector.
 template <class V>
 void rows_forward(float* y, const float* x, int64_t rows, int64_t cols, int64_t ld,
                   const float* m, const float* s, const float* t) {
-  for_blocks<V>(rows, cols, [&](auto b, int64_t r, int64_t nr, int64_t j, int tail) {
-    using B = decltype(b);
-    forward_block<V, B::kU, B::kTail>(y + r * ld + j, x + r * ld + j, nr, ld, tail, m + j, s + j,
-                                      t + j);
-  });
+  const int64_t full = cols - cols % V::kF;
+  const int tail = static_cast<int>(cols - full);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* px = x + r * ld;
+    float* py = y + r * ld;
+    for (int64_t j = 0; j < full; j += V::kF)
+      V::store(py + j, V::fma(V::sub(V::load(px + j), V::load(m + j)), V::load(s + j),
+                              V::load(t + j)));
+    if (tail) {
+      const auto d = V::sub(V::load_n(px + full, tail), V::load_n(m + full, tail));
+      V::store_n(py + full, V::fma(d, V::load_n(s + full, tail), V::load_n(t + full, tail)),
+                 tail);
+    }
+  }
 }
 
 template <class V>
 void rows_backward(float* dx, const float* dy, const float* x, int64_t rows, int64_t cols,
                    int64_t ld, const float* m, const float* a, const float* b, const float* c) {
-  for_blocks<V>(rows, cols, [&](auto blk, int64_t r, int64_t nr, int64_t j, int tail) {
-    using B = decltype(blk);
-    const int64_t o = r * ld + j;
-    backward_block<V, B::kU, B::kTail>(dx + o, dy + o, x + o, nr, ld, tail, m + j, a + j, b + j,
-                                       c + j);
-  });
+  const int64_t full = cols - cols % V::kF;
+  const int tail = static_cast<int>(cols - full);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* px = x + r * ld;
+    const float* pg = dy + r * ld;
+    float* q = dx + r * ld;
+    for (int64_t j = 0; j < full; j += V::kF) {
+      const auto d = V::sub(V::load(px + j), V::load(m + j));
+      V::store(q + j, V::fma(V::load(a + j), V::load(pg + j),
+                             V::fma(V::load(b + j), d, V::load(c + j))));
+    }
+    if (tail) {
+      const int64_t j = full;
+      const auto d = V::sub(V::load_n(px + j, tail), V::load_n(m + j, tail));
+      const auto v = V::fma(V::load_n(a + j, tail), V::load_n(pg + j, tail),
+                            V::fma(V::load_n(b + j, tail), d, V::load_n(c + j, tail)));
+      V::store_n(q + j, v, tail);
+    }
+  }
 }
 
 // ---- plane (channels-first): vectors along each run, two accumulator sets for latency -------
@@ -293,7 +260,8 @@ void plane_forward(float* y, const float* x, int64_t rows, int64_t len, int64_t 
     const float* p = x + r * stride;
     float* q = y + r * stride;
     int64_t i = 0;
-    for (; i + V::kF <= len; i += V::kF) V::store(q + i, V::fma(V::sub(V::load(p + i), vm), vs, vt));
+    for (; i + V::kF <= len; i += V::kF)
+      V::store(q + i, V::fma(V::sub(V::load(p + i), vm), vs, vt));
     if (i < len) {
       const int n = static_cast<int>(len - i);
       V::store_n(q + i, V::fma(V::sub(V::load_n(p + i, n), vm), vs, vt), n);
@@ -314,8 +282,8 @@ void plane_backward(float* dx, const float* dy, const float* x, int64_t rows, in
       V::store(q + i, V::fma(va, V::load(pg + i), V::fma(vb, V::sub(V::load(px + i), vm), vc)));
     if (i < len) {
       const int n = static_cast<int>(len - i);
-      const auto v = V::fma(va, V::load_n(pg + i, n), V::fma(vb, V::sub(V::load_n(px + i, n), vm), vc));
-      V::store_n(q + i, v, n);
+      const auto d = V::sub(V::load_n(px + i, n), vm);
+      V::store_n(q + i, V::fma(va, V::load_n(pg + i, n), V::fma(vb, d, vc)), n);
     }
   }
 }

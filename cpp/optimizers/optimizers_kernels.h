@@ -30,7 +30,8 @@ inline float decayed(float p, float decay) {
 inline float fmax_keep(float a, float b) { return a < b ? b : a; }
 
 template <bool kDecay, int kMode>  // kMode: 0 plain, 1 momentum, 2 nesterov
-void sgd_loop(float* FK_R p, float* FK_R vel, const float* FK_R g, int64_t n, const opt::SgdArgs& a) {
+void sgd_loop(float* FK_R p, float* FK_R vel, const float* FK_R g, int64_t n,
+              const opt::SgdArgs& a) {
   for (int64_t i = 0; i < n; ++i) {
     float pi = decayed<kDecay>(p[i], a.decay);
     if (kMode == 0) {
@@ -84,7 +85,8 @@ void nadam_loop(float* FK_R p, float* FK_R m, float* FK_R v, const float* FK_R g
     m[i] = mi;
     v[i] = vi;
     const float m_hat = a.coef_m * mi + a.coef_g * gi;
-    p[i] = decayed<kDecay>(p[i], a.decay) - (m_hat * a.lr) / (std::sqrt(vi * a.inv_bias2) + a.eps);
+    const float denominator = std::sqrt(vi * a.inv_bias2) + a.eps;
+    p[i] = decayed<kDecay>(p[i], a.decay) - (m_hat * a.lr) / denominator;
   }
 }
 
@@ -150,9 +152,11 @@ inline void adam(float* p, float* m, float* v, float* vh, const float* g, int64_
                  const opt::AdamArgs& a) {
   const bool d = a.decay != 0.f;
   if (vh) {
-    d ? adam_loop<true, true>(p, m, v, vh, g, n, a) : adam_loop<false, true>(p, m, v, vh, g, n, a);
+    d ? adam_loop<true, true>(p, m, v, vh, g, n, a)
+      : adam_loop<false, true>(p, m, v, vh, g, n, a);
   } else {
-    d ? adam_loop<true, false>(p, m, v, vh, g, n, a) : adam_loop<false, false>(p, m, v, vh, g, n, a);
+    d ? adam_loop<true, false>(p, m, v, vh, g, n, a)
+      : adam_loop<false, false>(p, m, v, vh, g, n, a);
   }
 }
 

@@ -10,7 +10,8 @@ from kernel_testing import assert_close, check_vjp, nans, rand
 EPS = 1e-3
 
 # (outer, C, inner): rows mode (inner < 16: vectors across columns, with 32-column blocks,
-# single vectors and masked tails) and plane mode (inner >= 16: vectors along each run).
+# single vectors and masked tails) and plane mode (inner >= 16: vectors along each run); tails
+# of every length class on AVX-512 (16 lanes, two 8-lane float64 halves) and AVX2 (8, 4 + 4).
 SHAPES = [
     (1, 1, 1),
     (2, 3, 1),
@@ -19,10 +20,12 @@ SHAPES = [
     (64 * 8, 17, 1),
     (5, 33, 1),
     (3, 48, 1),
+    (6, 13, 1),
     (3, 5, 3),
     (4, 16, 49),
     (2, 3, 16),
     (2, 3, 17),
+    (4, 3, 30),
     (3, 2, 100),
     (9, 5000, 1),
     (2, 3, 40000),  # inner split into two pieces

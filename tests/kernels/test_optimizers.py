@@ -407,3 +407,13 @@ def test_read_only_and_missing_slots_are_rejected():
         _C.adadelta_update(z.copy(), z.copy(), z.astype(np.float64), z, 4, 1.0, 0.95, 1e-7, 0.0)
     with pytest.raises(ValueError, match="accumulator"):
         _C.adagrad_update(z.copy(), z[:3].copy(), z, 4, 0.1, 1e-7, 0.0)
+
+
+def test_reference_rejects_missing_slots_and_bad_step():
+    z = np.zeros(4)
+    with pytest.raises(ValueError, match="velocity"):
+        ref.sgd_update(z.copy(), None, z, 4, 0.1, 0.9, False, 0.0)
+    with pytest.raises(ValueError, match="average_grad"):
+        ref.rmsprop_update(z.copy(), z.copy(), None, None, z, 4, 0.1, 0.9, 0.0, 1e-7, True, 0.0)
+    with pytest.raises(ValueError, match="step"):
+        ref.adam_update(z.copy(), z.copy(), z.copy(), None, z, 4, 0.1, 0.9, 0.999, 1e-7, 0, 0.0)

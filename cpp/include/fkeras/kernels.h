@@ -268,7 +268,10 @@ void adam_update(float* param, float* m, float* v, float* vhat, const float* gra
 void adamax_update(float* param, float* m, float* u, const float* grad, int64_t n, float lr,
                    float beta1, float beta2, float epsilon, int64_t step, float weight_decay);
 // Keras 3 Nadam; u_t, u_t1 (the momentum schedule at step and step + 1) and u_product_t
-// (the running product including u_t) are computed by the caller, which keeps that scalar.
+// (the running product including u_t) are computed by the caller, which keeps that scalar:
+//   u_t = b1 (1 - 0.5 * 0.96^step), u_t1 = b1 (1 - 0.5 * 0.96^(step+1)), u_product_t *= u_t.
+// m, v as Adam; m_hat = u_t1 m / (1 - u_product_t u_t1) + (1 - u_t) g / (1 - u_product_t);
+// v_hat = v / (1 - b2^step); param -= lr * m_hat / (sqrt(v_hat) + eps).
 void nadam_update(float* param, float* m, float* v, const float* grad, int64_t n, float lr,
                   float beta1, float beta2, float epsilon, int64_t step, float u_t, float u_t1,
                   float u_product_t, float weight_decay);
@@ -279,7 +282,8 @@ void rmsprop_update(float* param, float* velocity, float* momentum_buf, float* a
 // acc += g^2; param -= lr * g / sqrt(acc + eps).
 void adagrad_update(float* param, float* accumulator, const float* grad, int64_t n, float lr,
                     float epsilon, float weight_decay);
-// Keras 3 Adadelta.
+// Keras 3 Adadelta: ag = rho ag + (1 - rho) g^2; delta = -sqrt(ad + eps) g / sqrt(ag + eps);
+// ad = rho ad + (1 - rho) delta^2; param += lr * delta.
 void adadelta_update(float* param, float* accumulated_grad, float* accumulated_delta,
                      const float* grad, int64_t n, float lr, float rho, float epsilon,
                      float weight_decay);

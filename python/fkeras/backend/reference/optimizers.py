@@ -29,6 +29,8 @@ def _check_step(name, step):
 
 
 def sgd_update(param, velocity, grad, n, lr, momentum, nesterov, weight_decay):
+    if momentum != 0 and velocity is None:
+        raise ValueError("sgd_update: argument 'velocity' is required when momentum != 0")
     lr, momentum = _f32(lr), _f32(momentum)
     p, g = _decay(param, lr, weight_decay), _f64(grad)
     if momentum == 0:
