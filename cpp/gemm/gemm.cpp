@@ -22,12 +22,20 @@ namespace fk {
 namespace gemm_detail {
 namespace {
 
-// Below this many multiply-adds a product runs on the calling thread without packing.
-constexpr double kDirectWork = 24.0 * 24.0 * 24.0;
+// Up to this many multiply-adds, and a B of at most kDirectB elements (64 KB), the operands
+// are read in place: packing would cost more than the strided reads it saves.
+constexpr double kDirectWork = 128.0 * 128.0 * 128.0;
+constexpr int64_t kDirectB = 128 * 128;
 // Below this many, it is not worth waking the pool (a wake-up costs ~5-20 us).
 constexpr double kSerialWork = 96.0 * 96.0 * 96.0;
 
-thread_local Scratch<float> t_work_b;  // each thread's packed B panels
+// Few C tiles but a long K (a Dense dkernel of a small layer over a large batch): blocks of C
+// alone would leave cores idle, so K is cut into chunks whose products are summed at the end.
+constexpr int64_t kSplitMaxTiles = 4;
+constexpr int64_t kSplitMinK = 2048;
+
+thread_local Scratch<float> t_work_b;   // each thread's packed B panels
+thread_local Scratch<float> t_partial;  // the calling thread's K-split partial products
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -48,11 +56,12 @@ struct Grid {
 };
 
 // The cost model, in multiply-add units (the microkernel does ~32 per cycle per core).
-Grid plan_grid(const Problem& p, const IsaOps& ops, int threads) {
+Grid plan_grid(const Problem& p, const IsaOps& ops, int threads, bool packs_a, bool packs_b) {
   const int64_t tm = ceil_div(p.M, ops.mr), tn = ceil_div(p.N, ops.nr);
   if (threads <= 1) return {p.M, p.N};
   // Cost of packing one element: a plain copy, or an in-register transpose.
-  const double pack_a = p.ta ? 3.0 : 8.0, pack_b = p.tb ? 8.0 : 3.0;
+  const double pack_a = !packs_a ? 0.0 : p.ta ? 3.0 : 8.0;
+  const double pack_b = !packs_b ? 0.0 : p.tb ? 8.0 : 3.0;
   const double K = static_cast<double>(p.K);
   Grid best{p.M, p.N};
   double best_cost = -1.0;
@@ -74,35 +83,75 @@ Grid plan_grid(const Problem& p, const IsaOps& ops, int threads) {
   return best;
 }
 
+// C = epilogue(alpha * sum of the partial products (M, N) + beta * C), summed in chunk order.
+// The chunks depend on the shape only, so the result is the same for every thread count.
+void run_split_k(const Problem& p, const IsaOps& ops, bool pack_a, bool pack_b) {
+  const int64_t chunks_wanted = p.K / (kSplitMinK / 2) < 8 ? p.K / (kSplitMinK / 2) : 8;
+  const int64_t kchunk = ceil_div(ceil_div(p.K, chunks_wanted), ops.kc) * ops.kc;
+  const int64_t chunks = ceil_div(p.K, kchunk);
+  const int64_t mn = p.M * p.N;
+  float* part = t_partial.get(static_cast<size_t>(chunks * mn));
+  const int64_t cols = p.N < ops.nc ? p.N : ops.nc;
+  const size_t work_b = static_cast<size_t>(ops.kc * ceil_div(cols, ops.nr) * ops.nr);
+  parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
+    float* wb = pack_b ? t_work_b.get(work_b) : nullptr;
+    for (int64_t c = c0; c < c1; ++c) {
+      const int64_t k0 = c * kchunk;
+      Problem q = p;
+      q.C = part + c * mn, q.ldc = p.N;
+      q.A = p.ta ? p.A + k0 * p.lda : p.A + k0;
+      q.B = p.tb ? p.B + k0 : p.B + k0 * p.ldb;
+      q.K = p.K - k0 < kchunk ? p.K - k0 : kchunk;
+      q.alpha = 1.f, q.beta = 0.f, q.bias = nullptr, q.act = kLinear;
+      ops.block(q, Block{0, p.M, 0, p.N}, pack_a, pack_b, wb);
+    }
+  });
+  for (int64_t i = 0; i < p.M; ++i) {
+    float* c = p.C + i * p.ldc;
+    for (int64_t j = 0; j < p.N; ++j) {
+      float sum = 0.f;
+      for (int64_t k = 0; k < chunks; ++k) sum += part[k * mn + i * p.N + j];
+      float v = p.alpha * sum + (p.beta == 0.f ? 0.f : p.beta * c[j]);
+      c[j] = p.bias ? v + p.bias[j] : v;
+    }
+    ops.activation(c, p.N, p.act, p.act_alpha);
+  }
+}
+
 void run(const Problem& p) {
   const IsaOps& ops = current_ops();
   if (p.K == 0 || p.alpha == 0.f) return scale_only(p, ops);
   const double work = static_cast<double>(p.M) * static_cast<double>(p.N) *
                       static_cast<double>(p.K);
-  const size_t kc = static_cast<size_t>(ops.kc);
   static const double direct_work = std::getenv("FKG_DIRECT") ? std::atof(std::getenv("FKG_DIRECT")) : kDirectWork;  // TUNING
   static const double serial_work = std::getenv("FKG_SERIAL") ? std::atof(std::getenv("FKG_SERIAL")) : kSerialWork;  // TUNING
-  if (work <= direct_work) {
-    float* wb = p.tb ? t_work_b.get(kc * static_cast<size_t>(ceil_div(p.N, ops.nr) * ops.nr))
-                     : nullptr;
-    ops.block(p, Block{0, p.M, 0, p.N}, false, p.tb, wb);
-    return;
-  }
-  const Grid g = plan_grid(p, ops, work <= serial_work ? 1 : num_threads());
+  // Packing pays for itself through reuse: each A panel is read once per B panel and each B
+  // panel once per A panel. Small products, and an operand that the other's size reuses at
+  // most twice, are read in place (a transposed B is always packed: the microkernel needs its
+  // rows contiguous in N).
+  const bool small = work <= direct_work && p.K * p.N <= kDirectB;
+  const bool pack_a = !small && p.N > 2 * ops.nr;
+  const bool pack_b = p.tb || (!small && p.M > 2 * ops.mr);
+  if (!small && p.K >= kSplitMinK &&
+      ceil_div(p.M, ops.mr) * ceil_div(p.N, ops.nr) <= kSplitMaxTiles)
+    return run_split_k(p, ops, pack_a, pack_b);
+  const Grid g = plan_grid(p, ops, work <= serial_work ? 1 : num_threads(), pack_a, pack_b);
   const int64_t gm = ceil_div(p.M, g.rows), gn = ceil_div(p.N, g.cols);
   const int64_t cols = g.cols < ops.nc ? g.cols : ops.nc;
-  const size_t work_b = kc * static_cast<size_t>(ceil_div(cols, ops.nr) * ops.nr);
-  // Blocks in column-major order: consecutive blocks share a B panel column (L3 reuse).
-  parallel_for(gm * gn, 1, [&](int64_t b0, int64_t b1) {
-    float* wb = t_work_b.get(work_b);
+  const size_t work_b = static_cast<size_t>(ops.kc * ceil_div(cols, ops.nr) * ops.nr);
+  auto blocks = [&](int64_t b0, int64_t b1) {
+    float* wb = pack_b ? t_work_b.get(work_b) : nullptr;
     for (int64_t b = b0; b < b1; ++b) {
+      // Column-major block order: consecutive blocks share a B panel column (L3 reuse).
       const int64_t bi = b % gm, bj = b / gm;
       const int64_t i0 = bi * g.rows, j0 = bj * g.cols;
       const Block blk{i0, i0 + g.rows < p.M ? i0 + g.rows : p.M, j0,
                       j0 + g.cols < p.N ? j0 + g.cols : p.N};
-      ops.block(p, blk, true, true, wb);
+      ops.block(p, blk, pack_a, pack_b, wb);
     }
-  });
+  };
+  if (gm * gn == 1) return blocks(0, 1);
+  parallel_for(gm * gn, 1, blocks);
 }
 
 }  // namespace

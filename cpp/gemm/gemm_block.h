@@ -16,8 +16,9 @@
 // rem columns are left (at most NR wide; the stride is what pack_b leaves between its rows, and
 // every panel but the last has stride == width, so the panel at column j starts at j * kc);
 // pack_a(dst, p, i, mr, k0, kc) (dst[k * MR + r]); pack_b(dst, p, k0, kc, j, nc) (the panels);
-// tile(mr, nr, kc, a, a_rs, a_ks, packed_a, b, b_ks, c, ldc, store): C tile update where op(A)
-// element (r, k) is a[r * a_rs + k * a_ks] and op(B) element (k, j) is b[k * b_ks + j].
+// tile(mr, nr, kc, a, a_rs, a_ks, packed_a, b, b_ks, packed_b, c, ldc, store): C tile update
+// where op(A) element (r, k) is a[r * a_rs + k * a_ks] and op(B) element (k, j) is
+// b[k * b_ks + j]; an operand that is not packed must not be read past its edge.
 #pragma once
 
 #include <cstdint>
@@ -76,7 +77,8 @@ void compute_block(const Problem& p, const Block& blk, bool pack_a, bool pack_b,
           const float* b = pack_b ? work_b + j * kc : p.B + k0 * p.ldb + jc + j;
           float* c = p.C + i * p.ldc + jc + j;
           st.bias = (last && p.bias) ? p.bias + jc + j : nullptr;
-          T::tile(mr, nr, kc, a, a_rs, a_ks, pack_a, b, pack_b ? ps.stride : p.ldb, c, p.ldc, st);
+          T::tile(mr, nr, kc, a, a_rs, a_ks, pack_a, b, pack_b ? ps.stride : p.ldb, pack_b, c,
+                  p.ldc, st);
           if (last && act_pass)
             for (int r = 0; r < mr; ++r) activation_loop(c + r * p.ldc, nr, p.act, p.act_alpha);
           j += nr;

@@ -33,8 +33,8 @@ struct Avx512 {
   static void pack_b(float* dst, const Problem& p, int64_t k0, int64_t kc, int64_t j0,
                      int64_t nc);
   static void tile(int mr, int nr, int64_t kc, const float* a, int64_t a_rs, int64_t a_ks,
-                   bool packed_a, const float* b, int64_t b_ks, float* c, int64_t ldc,
-                   const TileStore& st);
+                   bool packed_a, const float* b, int64_t b_ks, bool packed_b, float* c,
+                   int64_t ldc, const TileStore& st);
 };
 
 inline __mmask16 lanes(int64_t n) {
@@ -74,6 +74,14 @@ void micro(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* 
     }
     b += b_ks;
     ka += a_ks;
+  }
+  if (st.alpha == 1.f && st.beta == 0.f && !st.bias && st.inreg == 0) {  // the plain product
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 3
+      for (int v = 0; v < NV; ++v)
+        _mm512_mask_storeu_ps(c + r * ldc + 16 * v, v == NV - 1 ? mask : lanes(16), acc[r][v]);
+    return;
   }
   const __m512 alpha = _mm512_set1_ps(st.alpha), beta = _mm512_set1_ps(st.beta);
   const __m512 zero = _mm512_setzero_ps(), slope = _mm512_set1_ps(st.slope);
@@ -121,8 +129,9 @@ constexpr MicroTable<true> kPackedTable;
 constexpr MicroTable<false> kDirectTable;
 
 void Avx512::tile(int mr, int nr, int64_t kc, const float* a, int64_t a_rs, int64_t a_ks,
-                  bool packed_a, const float* b, int64_t b_ks, float* c, int64_t ldc,
-                  const TileStore& st) {
+                  bool packed_a, const float* b, int64_t b_ks, bool /*packed_b*/, float* c,
+                  int64_t ldc, const TileStore& st) {
+  // B loads are always masked: free with AVX-512, and safe whether b is packed or not.
   const int nv = (nr + 15) / 16;
   const __mmask16 mask = lanes(nr - 16 * (nv - 1));
   const MicroFn fn = packed_a ? kPackedTable.fn[mr - 1][nv - 1] : kDirectTable.fn[mr - 1][nv - 1];
