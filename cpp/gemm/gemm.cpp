@@ -55,29 +55,45 @@ struct Grid {
   int64_t rows, cols;  // block size (multiples of the tile), the last ones may be smaller
 };
 
-// The cost model, in multiply-add units (the microkernel does ~32 per cycle per core).
+// The cost model, in multiply-add units (the microkernel does ~32 per cycle per core): compute
+// plus the packing each block repeats (A once per NC column block, B once), with an estimated
+// finish time of total / threads plus half a block (the expected wait for the last one; more,
+// smaller blocks also let a thread that the OS deschedules hold up less).
 Grid plan_grid(const Problem& p, const IsaOps& ops, int threads, bool packs_a, bool packs_b) {
-  const int64_t tm = ceil_div(p.M, ops.mr), tn = ceil_div(p.N, ops.nr);
   if (threads <= 1) return {p.M, p.N};
-  // Cost of packing one element: a plain copy, or an in-register transpose.
-  const double pack_a = !packs_a ? 0.0 : p.ta ? 3.0 : 8.0;
-  const double pack_b = !packs_b ? 0.0 : p.tb ? 8.0 : 3.0;
+  const double pack_a = p.ta ? 3.0 : 8.0;  // per element: a copy, or a transpose
+  const double pack_b = p.tb ? 8.0 : 3.0;
   const double K = static_cast<double>(p.K);
+  auto block_cost = [&](int64_t r, int64_t c) {
+    const double jc = static_cast<double>(ceil_div(c, ops.nc));
+    const double a = packs_a ? pack_a : 0.0, b = packs_b ? pack_b : 0.0;
+    return static_cast<double>(r) * static_cast<double>(c) * K +
+           K * (static_cast<double>(r) * jc * a + static_cast<double>(c) * b) + 2000.0;
+  };
+  const int64_t tm = ceil_div(p.M, ops.mr), tn = ceil_div(p.N, ops.nr);
+  const int64_t max_blocks = 8 * static_cast<int64_t>(threads);
   Grid best{p.M, p.N};
   double best_cost = -1.0;
-  const int64_t max_blocks = 8 * static_cast<int64_t>(threads);
   for (int64_t gm = 1; gm <= tm && gm <= max_blocks; ++gm) {
+    const int64_t rows = ceil_div(tm, gm) * ops.mr;
+    if (gm > 1 && ceil_div(p.M, rows) != gm) continue;  // same as a smaller gm
     for (int64_t gn = 1; gn <= tn && gm * gn <= max_blocks; ++gn) {
-      const int64_t rows = ceil_div(tm, gm) * ops.mr, cols = ceil_div(tn, gn) * ops.nr;
-      const int64_t nblocks = ceil_div(p.M, rows) * ceil_div(p.N, cols);
-      if (nblocks != gm * gn) continue;  // an equivalent, smaller grid was already scored
-      const double r = static_cast<double>(rows < p.M ? rows : p.M);
-      const double c = static_cast<double>(cols < p.N ? cols : p.N);
-      const double jblocks = static_cast<double>(ceil_div(static_cast<int64_t>(c), ops.nc));
-      const double block = r * c * K + K * (r * jblocks * pack_a + c * pack_b) + 2000.0;
-      const double rounds = static_cast<double>(ceil_div(nblocks, threads));
-      const double cost = (rounds + 0.5) * block;
-      if (best_cost < 0.0 || cost < best_cost) best_cost = cost, best = {rows, cols};
+      const int64_t cols = ceil_div(tn, gn) * ops.nr;
+      if (gn > 1 && ceil_div(p.N, cols) != gn) continue;
+      // Full blocks, then the last row and column of blocks with what is left.
+      const int64_t r_last = p.M - (gm - 1) * rows, c_last = p.N - (gn - 1) * cols;
+      const int64_t r_full = gm > 1 ? rows : r_last, c_full = gn > 1 ? cols : c_last;
+      const double full = block_cost(r_full, c_full);
+      const double total = static_cast<double>((gm - 1) * (gn - 1)) * full +
+                           static_cast<double>(gm - 1) * block_cost(r_full, c_last) +
+                           static_cast<double>(gn - 1) * block_cost(r_last, c_full) +
+                           block_cost(r_last, c_last);
+      const double t = total / threads + 0.5 * full;
+      const double cost = t > full ? t : full;
+      if (best_cost < 0.0 || cost < best_cost) {
+        best_cost = cost;
+        best = {r_full, c_full};
+      }
     }
   }
   return best;
@@ -125,10 +141,11 @@ void run(const Problem& p) {
                       static_cast<double>(p.K);
   static const double direct_work = std::getenv("FKG_DIRECT") ? std::atof(std::getenv("FKG_DIRECT")) : kDirectWork;  // TUNING
   static const double serial_work = std::getenv("FKG_SERIAL") ? std::atof(std::getenv("FKG_SERIAL")) : kSerialWork;  // TUNING
-  // Packing pays for itself through reuse: each A panel is read once per B panel and each B
-  // panel once per A panel. Small products, and an operand that the other's size reuses at
+  // Packing an operand pays off through reuse: each A panel is read once per B panel and each
+  // B panel once per A panel. Small products, and an operand that the other's size reuses at
   // most twice, are read in place (a transposed B is always packed: the microkernel needs its
-  // rows contiguous in N).
+  // rows contiguous in N). Decided for the whole product: in-place reads cost little only when
+  // they are few, which is what the small sizes guarantee.
   const bool small = work <= direct_work && p.K * p.N <= kDirectB;
   const bool pack_a = !small && p.N > 2 * ops.nr;
   const bool pack_b = p.tb || (!small && p.M > 2 * ops.mr);

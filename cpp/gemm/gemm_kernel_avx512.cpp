@@ -56,8 +56,11 @@ void micro(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* 
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
     ar[r] = a + r * a_rs;
-    _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
-    if (NV > 1) _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + NV * 16 - 1), _MM_HINT_T0);
+    // The C tile is read (beta) or written at the end: start fetching its lines now.
+#pragma GCC unroll 3
+    for (int v = 0; v < NV; ++v)
+      _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + 16 * v), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + 16 * NV - 1), _MM_HINT_T0);
   }
   int64_t ka = 0;
 #pragma GCC unroll 2
