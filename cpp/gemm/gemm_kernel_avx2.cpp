@@ -156,14 +156,14 @@ inline void transpose8(__m256 r[8]) {
   for (int c = 0; c < 8; ++c) r[c] = t[c];
 }
 
-// dst (kc, 6): dst[k * 6 + r] = op(A)(i + r, k0 + k) for r < mr; writes up to 2 floats past
-// the panel (the caller's buffer has slack).
+// dst (kc, 6): dst[k * 6 + r] = op(A)(i + r, k0 + k) for r < mr; nothing past the panel.
 void Avx2::pack_a(float* dst, const Problem& p, int64_t i, int mr, int64_t k0, int64_t kc) {
   if (p.ta) {  // A (K, M): the panel's rows are contiguous in each row of A
     const float* src = p.A + k0 * p.lda + i;
     const __m256i m = lanes8(mr);
+    const __m256i six = lanes8(6);
     for (int64_t k = 0; k < kc; ++k)
-      _mm256_storeu_ps(dst + 6 * k, _mm256_maskload_ps(src + k * p.lda, m));
+      _mm256_maskstore_ps(dst + 6 * k, six, _mm256_maskload_ps(src + k * p.lda, m));
     return;
   }
   const float* src = p.A + i * p.lda + k0;
@@ -174,8 +174,11 @@ void Avx2::pack_a(float* dst, const Problem& p, int64_t i, int mr, int64_t k0, i
     for (int q = 0; q < 8; ++q)
       r[q] = q < mr ? _mm256_loadu_ps(src + q * p.lda + k) : _mm256_setzero_ps();
     transpose8(r);
-#pragma GCC unroll 8
-    for (int c = 0; c < 8; ++c) _mm256_storeu_ps(dst + 6 * (k + c), r[c]);
+    // Each 8-wide store spills 2 lanes into the next k, which the next store overwrites; the
+    // last one is masked, so nothing is written past the panel (panels may be adjacent).
+#pragma GCC unroll 7
+    for (int c = 0; c < 7; ++c) _mm256_storeu_ps(dst + 6 * (k + c), r[c]);
+    _mm256_maskstore_ps(dst + 6 * (k + 7), lanes8(6), r[7]);
   }
   for (; k < kc; ++k)
     for (int q = 0; q < mr; ++q) dst[6 * k + q] = src[q * p.lda + k];
@@ -216,12 +219,14 @@ void Avx2::pack_b(float* dst, const Problem& p, int64_t k0, int64_t kc, int64_t 
   }
 }
 
-void block(const Problem& p, const Block& b, bool pack_a, bool pack_b, float* work_b) {
-  compute_block<Avx2>(p, b, pack_a, pack_b, work_b);
+void block(const Problem& p, const Block& b, bool pack_a, bool pack_b, float* work_b,
+           const Prepacked& pre) {
+  compute_block<Avx2>(p, b, pack_a, pack_b, work_b, pre);
 }
 
-constexpr IsaOps kOps{Avx2::kMR, Avx2::kNR,       Avx2::kKC,             Avx2::kNC,
-                      &block,    &activation_loop, &activation_grad_loop, &dz_colsum_loop};
+constexpr IsaOps kOps{Avx2::kMR,      Avx2::kNR,      Avx2::kKC,         Avx2::kNC,
+                      &block,            &Avx2::pack_a, &Avx2::pack_b, &activation_loop,
+                      &activation_grad_loop, &dz_colsum_loop};
 
 }  // namespace
 
