@@ -138,6 +138,32 @@ def run_worker(lib, threads, args):
     return json.loads(out.strip().splitlines()[-1])
 
 
+def cpu_busy_fraction(seconds=0.5):
+    """Fraction of all CPUs busy over `seconds`, from /proc/stat (Linux)."""
+
+    def sample():
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+        return sum(fields), fields[3] + fields[4]  # total, idle + iowait
+
+    t0, i0 = sample()
+    time.sleep(seconds)
+    t1, i1 = sample()
+    return 1.0 - (i1 - i0) / max(1, t1 - t0)
+
+
+def wait_quiet(timeout):
+    """Waits (up to timeout seconds) until other processes leave the CPUs nearly idle."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            if cpu_busy_fraction() < 0.1:
+                return True
+        except OSError:
+            return False
+    return False
+
+
 def start_busy(pin):
     code = "import os,sys\nif sys.argv[1] == '1': os.sched_setaffinity(0, {0})\nwhile True: pass"
     return subprocess.Popen([sys.executable, "-c", code, "1" if pin else "0"])
@@ -149,6 +175,8 @@ def main():
     p.add_argument("--repeats", type=int, default=5, help="timed samples per case and round")
     p.add_argument("--rounds", type=int, default=3, help="interleaved rounds of all workers")
     p.add_argument("--quick", action="store_true", help="a few cases only")
+    p.add_argument("--wait-quiet", type=float, default=0.0, metavar="SECONDS",
+                   help="before each worker, wait up to SECONDS for idle CPUs (shared machines)")
     p.add_argument("--busy", action="store_true", help="run beside one busy-looping process")
     p.add_argument("--busy-pin", action="store_true", help="pin the busy process to CPU 0")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -168,6 +196,8 @@ def main():
         for _ in range(args.rounds):
             for t in threads:
                 for lib in libs:
+                    if args.wait_quiet and not busy:
+                        wait_quiet(args.wait_quiet)
                     for case, s in run_worker(lib, t, args).items():
                         samples.setdefault((case, t, lib), []).extend(s)
     finally:

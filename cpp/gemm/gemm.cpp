@@ -9,10 +9,14 @@
 //   kSerialWork (waking the pool costs more than it saves).
 // - Otherwise C is split into a grid of blocks handed out dynamically by fk::parallel_for, so a
 //   thread that the OS deschedules only delays the block it holds. A block packs its operands
-//   into panels itself (gemm_block.h); when several blocks would repack the same panels and the
-//   packed operands are small enough to stay in cache, they are packed once instead, in a first
-//   parallel pass, and shared (Prepacked). The grid and the choice come from a cost model.
+//   into panels itself (gemm_block.h). Blocks go out column by column, and a thread keeps the
+//   B it packed for one block (all of K, when that fits in L2) for its next block of the same
+//   column: B is packed at most once per thread and column, with no barrier and no second
+//   pass. (Packing once for all threads in a first pass was measured slower here: one more
+//   pool wake-up, and every block then pulls half its panels from the other core.)
+//   The grid comes from a cost model (plan_blocks).
 // - A product with a few C tiles but a long K splits K (run_split_k).
+#include <atomic>
 #include <cstdlib>
 
 #include "fkeras/gemm.h"
@@ -38,18 +42,24 @@ constexpr double kSerialWork = 96.0 * 96.0 * 96.0;
 constexpr int64_t kSplitMaxTiles = 4;
 constexpr int64_t kSplitMinK = 2048;
 
-// Operands are packed once and shared when that saves work and the packed copies (floats)
-// fit in cache; a shared pass costs one more pool wake-up (~2 us, in multiply-add units).
-constexpr int64_t kShareMax = int64_t(2) << 20;
-constexpr double kRegionCost = 1.5e5;
-// Each block reads its rows of A and columns of B from L3 once, packed or not (per element,
-// partly hidden behind the arithmetic): what makes very thin blocks memory-bound.
+// A thread keeps its packed B for the next block of the same column up to this many floats
+// (1 MB: half the L2).
+constexpr int64_t kKeepB = int64_t(1) << 18;
+// Each block reads its rows of A and columns of B from L3 once, packed or not (per element, in
+// multiply-add units, partly hidden behind the arithmetic): what makes thin blocks slow.
 constexpr double kTraffic = 3.0;
 
-thread_local Scratch<float> t_work_b;    // each thread's packed B panels
-thread_local Scratch<float> t_partial;   // the calling thread's K-split partial products
-thread_local Scratch<float> t_shared_a;  // the calling thread's Prepacked operands
-thread_local Scratch<float> t_shared_b;
+thread_local Scratch<float> t_work_b;   // each thread's packed B panels (KC x NC)
+thread_local Scratch<float> t_partial;  // the calling thread's K-split partial products
+
+// Each thread's B kept from its last block: valid for one call (id) and block column.
+struct KeptB {
+  uint64_t call = 0;
+  int64_t column = -1;
+  Scratch<float> panels;  // (K, cols) in PackedB layout
+};
+thread_local KeptB t_kept_b;
+std::atomic<uint64_t> g_call_id{0};
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -66,36 +76,34 @@ void scale_only(const Problem& p, const IsaOps& ops) {
 }
 
 struct Plan {
-  int64_t rows, cols;      // block size (multiples of the tile); the last ones may be smaller
-  bool share_a, share_b;   // pack the operand once for all blocks
+  int64_t rows, cols;  // block size (multiples of the tile); the last ones may be smaller
+  bool keep_b;         // threads keep their packed B across blocks of a column
 };
 
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
+bool keeps_b(const Problem& p, const IsaOps& ops, bool packs_b, int64_t gm, int64_t cols) {
+  return packs_b && gm > 1 && cols <= ops.nc && p.K * round_up(cols, ops.nr) <= kKeepB;
+}
+
 // The cost model, in multiply-add units (the microkernel does ~32 per cycle per core): compute,
-// plus each block's reads of its operands (kTraffic), plus packing (A once per block and NC
-// column block, B once per block; or each once when shared), plus kRegionCost for a shared
-// pass. Estimated finish time: total / threads plus half
-// a block (the expected wait for the last one; smaller blocks also let a descheduled thread
-// hold up less).
+// plus the operand reads (kTraffic) and packing of each block (A once per NC column block;
+// B once per block, or once per thread and column when kept). Estimated finish time: total /
+// threads plus half a block (the expected wait for the last one; smaller blocks also let a
+// descheduled thread hold up less).
 Plan plan_blocks(const Problem& p, const IsaOps& ops, int threads, bool packs_a, bool packs_b) {
-  if (threads <= 1) return {p.M, p.N, false, false};
-  const double pack_a = p.ta ? 3.0 : 8.0;  // per element: a copy, or a transpose
-  const double pack_b = p.tb ? 8.0 : 3.0;
+  if (threads <= 1) return {p.M, p.N, false};
   const double K = static_cast<double>(p.K);
-  const double a_once = packs_a ? K * static_cast<double>(p.M) * pack_a : 0.0;
-  const double b_once = packs_b ? K * static_cast<double>(p.N) * pack_b : 0.0;
-  const double a_size = static_cast<double>(round_up(p.M, ops.mr)) * K;
-  const double b_size = static_cast<double>(round_up(p.N, ops.nr)) * K;
-  auto block_cost = [&](int64_t r, int64_t c, bool own_a, bool own_b) {
+  const double a_elem = kTraffic + (packs_a ? (p.ta ? 3.0 : 8.0) : 0.0);  // copy or transpose
+  const double b_elem = kTraffic + (packs_b ? (p.tb ? 8.0 : 3.0) : 0.0);
+  auto core = [&](int64_t r, int64_t c) {  // a block without its B
     const double jc = static_cast<double>(ceil_div(c, ops.nc));
-    const double a = kTraffic + (own_a ? pack_a : 0.0), b = kTraffic + (own_b ? pack_b : 0.0);
-    return static_cast<double>(r) * static_cast<double>(c) * K +
-           K * (static_cast<double>(r) * jc * a + static_cast<double>(c) * b) + 2000.0;
+    return static_cast<double>(r) * (static_cast<double>(c) + jc * a_elem) * K + 2000.0;
   };
+  auto b_cost = [&](int64_t c) { return static_cast<double>(c) * b_elem * K; };
   const int64_t tm = ceil_div(p.M, ops.mr), tn = ceil_div(p.N, ops.nr);
   const int64_t max_blocks = 8 * static_cast<int64_t>(threads);
-  Plan best{p.M, p.N, false, false};
+  Plan best{p.M, p.N, false};
   double best_cost = -1.0;
   for (int64_t gm = 1; gm <= tm && gm <= max_blocks; ++gm) {
     const int64_t rows = ceil_div(tm, gm) * ops.mr;
@@ -107,65 +115,22 @@ Plan plan_blocks(const Problem& p, const IsaOps& ops, int threads, bool packs_a,
       const int64_t r_last = p.M - (gm - 1) * rows, c_last = p.N - (gn - 1) * cols;
       if (gn > 1 && c_last <= 16) continue;  // would cut the right-edge panel split
       const int64_t r_full = gm > 1 ? rows : r_last, c_full = gn > 1 ? cols : c_last;
-      for (int share = 0; share < 2; ++share) {
-        const bool sa = share && packs_a && gn > 1, sb = share && packs_b && gm > 1;
-        if (share && (!(sa || sb) || (sa ? a_size : 0.0) + (sb ? b_size : 0.0) > kShareMax))
-          continue;
-        const bool oa = packs_a && !sa, ob = packs_b && !sb;
-        const double full = block_cost(r_full, c_full, oa, ob);
-        double total = static_cast<double>((gm - 1) * (gn - 1)) * full +
-                       static_cast<double>(gm - 1) * block_cost(r_full, c_last, oa, ob) +
-                       static_cast<double>(gn - 1) * block_cost(r_last, c_full, oa, ob) +
-                       block_cost(r_last, c_last, oa, ob);
-        total += (sa ? a_once : 0.0) + (sb ? b_once : 0.0);
-        const double t = total / threads + 0.5 * full + (share ? kRegionCost : 0.0);
-        const double cost = t > full ? t : full;
-        if (best_cost < 0.0 || cost < best_cost) {
-          best_cost = cost;
-          best = {r_full, c_full, sa, sb};
-        }
+      const bool keep = keeps_b(p, ops, packs_b, gm, c_full);
+      const double b_times = static_cast<double>(keep && threads < gm ? threads : gm);
+      const double total =
+          static_cast<double>(gn - 1) * ((gm - 1) * core(r_full, c_full) +
+                                         core(r_last, c_full) + b_times * b_cost(c_full)) +
+          (gm - 1) * core(r_full, c_last) + core(r_last, c_last) + b_times * b_cost(c_last);
+      const double full = core(r_full, c_full) + b_cost(c_full);
+      const double t = total / threads + 0.5 * full;
+      const double cost = t > full ? t : full;
+      if (best_cost < 0.0 || cost < best_cost) {
+        best_cost = cost;
+        best = {r_full, c_full, keep};
       }
     }
   }
   return best;
-}
-
-// Packs the shared operands of `plan` into pre, in parallel: A in groups of 8 row panels, B in
-// groups of 4 column panels (the last group runs to N, so the right-edge split stays whole),
-// for every reduction block.
-void pack_shared(const Problem& p, const IsaOps& ops, const Plan& plan, Prepacked& pre) {
-  const int64_t nkb = ceil_div(p.K, ops.kc);
-  const int64_t a_groups = plan.share_a ? ceil_div(p.M, 8 * int64_t(ops.mr)) : 0;
-  const int64_t b_width = 4 * int64_t(ops.nr);
-  const int64_t b_groups = !plan.share_b ? 0 : p.N >= b_width ? p.N / b_width : 1;
-  if (plan.share_a) {
-    pre.a_rows = round_up(p.M, ops.mr);
-    pre.a = t_shared_a.get(static_cast<size_t>(pre.a_rows * p.K));
-  }
-  if (plan.share_b) {
-    pre.b_cols = round_up(p.N, ops.nr);
-    pre.b = t_shared_b.get(static_cast<size_t>(pre.b_cols * p.K));
-  }
-  float* a_dst = const_cast<float*>(pre.a);
-  float* b_dst = const_cast<float*>(pre.b);
-  const int64_t per_kb = a_groups + b_groups;
-  parallel_for(nkb * per_kb, 1, [&](int64_t j0, int64_t j1) {
-    for (int64_t job = j0; job < j1; ++job) {
-      const int64_t k0 = (job / per_kb) * ops.kc, g = job % per_kb;
-      const int64_t kc = p.K - k0 < ops.kc ? p.K - k0 : ops.kc;
-      if (g < a_groups) {
-        const int64_t i1 = (g + 1) * 8 * ops.mr < p.M ? (g + 1) * 8 * ops.mr : p.M;
-        for (int64_t i = g * 8 * ops.mr; i < i1; i += ops.mr) {
-          const int mr = static_cast<int>(p.M - i < ops.mr ? p.M - i : ops.mr);
-          ops.pack_a(a_dst + k0 * pre.a_rows + i * kc, p, i, mr, k0, kc);
-        }
-      } else {
-        const int64_t b = g - a_groups, c0 = b * b_width;
-        const int64_t c1 = b == b_groups - 1 ? p.N : c0 + b_width;
-        ops.pack_b(b_dst + k0 * pre.b_cols + c0 * kc, p, k0, kc, c0, c1 - c0);
-      }
-    }
-  });
 }
 
 // C = epilogue(alpha * sum of the partial products (M, N) + beta * C), summed in chunk order.
@@ -188,7 +153,7 @@ void run_split_k(const Problem& p, const IsaOps& ops, bool pack_a, bool pack_b) 
       q.B = p.tb ? p.B + k0 : p.B + k0 * p.ldb;
       q.K = p.K - k0 < kchunk ? p.K - k0 : kchunk;
       q.alpha = 1.f, q.beta = 0.f, q.bias = nullptr, q.act = kLinear;
-      ops.block(q, Block{0, p.M, 0, p.N}, pack_a, pack_b, wb, Prepacked());
+      ops.block(q, Block{0, p.M, 0, p.N}, pack_a, pack_b, wb, PackedB());
     }
   });
   for (int64_t i = 0; i < p.M; ++i) {
@@ -210,34 +175,46 @@ void run(const Problem& p) {
                       static_cast<double>(p.K);
   static const double direct_work = std::getenv("FKG_DIRECT") ? std::atof(std::getenv("FKG_DIRECT")) : kDirectWork;  // TUNING
   static const double serial_work = std::getenv("FKG_SERIAL") ? std::atof(std::getenv("FKG_SERIAL")) : kSerialWork;  // TUNING
-  const bool no_share = fkg_noshare;  // TUNING
+  const int tuning = fkg_noshare;  // TUNING
   // Packing an operand pays off through reuse: each A panel is read once per B panel and each
   // B panel once per A panel. Small products, and an operand that the other's size reuses at
   // most twice, are read in place (a transposed B is always packed: the microkernel needs its
   // rows contiguous in N).
   const bool small = work <= direct_work && p.K * p.N <= kDirectB;
-  const bool pack_a = !small && p.N > 2 * ops.nr;
+  const bool pack_a = !(tuning & 2) && !small && p.N > 2 * ops.nr;
   const bool pack_b = p.tb || (!small && p.M > 2 * ops.mr);
   if (!small && p.K >= kSplitMinK &&
       ceil_div(p.M, ops.mr) * ceil_div(p.N, ops.nr) <= kSplitMaxTiles)
     return run_split_k(p, ops, pack_a, pack_b);
   Plan plan = plan_blocks(p, ops, work <= serial_work ? 1 : num_threads(), pack_a, pack_b);
-  if (no_share) plan.share_a = plan.share_b = false;
-  Prepacked pre;
-  if (plan.share_a || plan.share_b) pack_shared(p, ops, plan, pre);
+  if (tuning & 1) plan.keep_b = false;  // TUNING
   const int64_t gm = ceil_div(p.M, plan.rows), gn = ceil_div(p.N, plan.cols);
   const int64_t cols = plan.cols < ops.nc ? plan.cols : ops.nc;
-  const size_t work_b = static_cast<size_t>(ops.kc * ceil_div(cols, ops.nr) * ops.nr);
-  const bool own_b = pack_b && !plan.share_b;
+  const size_t work_b = static_cast<size_t>(ops.kc * round_up(cols, ops.nr));
+  const uint64_t call = ++g_call_id;
   auto blocks = [&](int64_t b0, int64_t b1) {
-    float* wb = own_b ? t_work_b.get(work_b) : nullptr;
+    float* wb = pack_b && !plan.keep_b ? t_work_b.get(work_b) : nullptr;
     for (int64_t b = b0; b < b1; ++b) {
-      // Column-major block order: consecutive blocks share a B panel column (L3 reuse).
+      // Column by column: consecutive blocks share their B.
       const int64_t bi = b % gm, bj = b / gm;
       const int64_t i0 = bi * plan.rows, j0 = bj * plan.cols;
       const Block blk{i0, i0 + plan.rows < p.M ? i0 + plan.rows : p.M, j0,
                       j0 + plan.cols < p.N ? j0 + plan.cols : p.N};
-      ops.block(p, blk, pack_a, own_b, wb, pre);
+      if (!plan.keep_b) {
+        ops.block(p, blk, pack_a, pack_b, wb, PackedB());
+        continue;
+      }
+      PackedB kept{nullptr, round_up(blk.j1 - blk.j0, ops.nr), blk.j0};
+      float* panels = t_kept_b.panels.get(static_cast<size_t>(kept.cols * p.K));
+      if (t_kept_b.call != call || t_kept_b.column != bj) {
+        for (int64_t k0 = 0; k0 < p.K; k0 += ops.kc) {
+          const int64_t kc = p.K - k0 < ops.kc ? p.K - k0 : ops.kc;
+          ops.pack_b(panels + k0 * kept.cols, p, k0, kc, blk.j0, blk.j1 - blk.j0);
+        }
+        t_kept_b.call = call, t_kept_b.column = bj;
+      }
+      kept.b = panels;
+      ops.block(p, blk, pack_a, true, nullptr, kept);
     }
   };
   if (gm * gn == 1) return blocks(0, 1);

@@ -9,7 +9,7 @@
 //       for each MR-row panel i:
 //         pack op(A)[i:i+MR, k0:k0+kc] into a KC x MR panel (a_buf; L1 resident)
 //         for each NR-column panel j: microkernel, C tile (MR x NR) += A panel @ B panel
-// An operand packed once for the whole product (Prepacked) is read from there instead; one that
+// B packed ahead by the caller (PackedB, all of K) is read from there instead; an operand that
 // is not worth packing is read in place.
 // The first reduction block applies beta (beta == 0 never reads C); the last adds the bias and
 // the activation on the tile right after the microkernel stored it, while it is in L1.
@@ -49,12 +49,12 @@ struct PanelShape {
 
 template <class T>
 void compute_block(const Problem& p, const Block& blk, bool pack_a, bool pack_b, float* work_b,
-                   const Prepacked& pre) {
+                   const PackedB& pre) {
   constexpr int MR = T::kMR, NR = T::kNR;
   alignas(64) float a_buf[MR * T::kKC];  // op(A) panel, (kc, MR)
   const int inreg = p.act == kRelu ? 1 : p.act == kLeakyRelu ? 2 : 0;
   const bool act_pass = p.act != kLinear && inreg == 0;
-  pack_a = pack_a || pre.a, pack_b = pack_b || pre.b;  // prepacked operands are panels too
+  pack_b = pack_b || pre.b;  // packed ahead is packed too
   for (int64_t jc = blk.j0; jc < blk.j1;) {
     int64_t nc = min64(T::kNC, blk.j1 - jc);
     if (blk.j1 - jc - nc > 0 && blk.j1 - jc - nc <= 16) nc -= NR;  // keep the edge split whole
@@ -62,15 +62,13 @@ void compute_block(const Problem& p, const Block& blk, bool pack_a, bool pack_b,
       const int64_t kc = min64(T::kKC, p.K - k0);
       const bool first = k0 == 0, last = k0 + kc == p.K;
       TileStore st{p.alpha, first ? p.beta : 1.f, nullptr, last ? inreg : 0, p.act_alpha};
-      const float* b_panels = pre.b ? pre.b + k0 * pre.b_cols + jc * kc : work_b;
+      const float* b_panels = pre.b ? pre.b + k0 * pre.cols + (jc - pre.col0) * kc : work_b;
       if (pack_b && !pre.b) T::pack_b(work_b, p, k0, kc, jc, nc);
       for (int64_t i = blk.i0; i < blk.i1; i += MR) {
         const int mr = static_cast<int>(min64(MR, blk.i1 - i));
         const float* a;
         int64_t a_rs, a_ks;
-        if (pre.a) {
-          a = pre.a + k0 * pre.a_rows + i * kc, a_rs = 1, a_ks = MR;
-        } else if (pack_a) {
+        if (pack_a) {
           T::pack_a(a_buf, p, i, mr, k0, kc);
           a = a_buf, a_rs = 1, a_ks = MR;
         } else if (p.ta) {

@@ -38,16 +38,12 @@ struct Block {
   int64_t i0, i1, j0, j1;
 };
 
-// Operands packed once for the whole product, shared by every block ([opt] each).
-// a: for the reduction block starting at k0 (of kc <= KC), the panel of rows i..i+MR is at
-//    a + k0 * a_rows + i * kc, (kc, MR); a_rows >= M rounded up to MR.
-// b: for that reduction block, the panel starting at column j is at b + k0 * b_cols + j * kc,
-//    (kc, its stride); b_cols >= N rounded up to NR.
-struct Prepacked {
-  const float* a = nullptr;
-  int64_t a_rows = 0;
+// B packed ahead of the block, all of K, for columns [col0, col0 + width) ([opt]): for the
+// reduction block starting at k0 (of kc <= KC), the panel starting at column j is at
+// b + k0 * cols + (j - col0) * kc, (kc, its stride); cols >= width rounded up to NR.
+struct PackedB {
   const float* b = nullptr;
-  int64_t b_cols = 0;
+  int64_t cols = 0, col0 = 0;
 };
 
 // The kernels of one instruction set.
@@ -55,16 +51,13 @@ struct IsaOps {
   int mr, nr;      // microkernel tile (rows, columns)
   int64_t kc;      // reduction block: an MR x KC panel of A stays in L1
   int64_t nc;      // column block: a KC x NC packed panel of B stays in L2
-  // Computes one block. An operand in `pre` is read from there; otherwise pack_a / pack_b
-  // copy it into panel order first, or the microkernel reads it in place (B only when !tb).
+  // Computes one block. B is read from `packed` when given; otherwise pack_a / pack_b copy an
+  // operand into panel order first, or the microkernel reads it in place (B only when !tb).
   // work_b: KC x round_up(min(NC, block columns), NR) floats, 64-byte aligned, when pack_b.
-  // Column blocks (and the NC steps inside them) never end within the last 64 columns unless
-  // at N, so the right-edge split of panel() is the same for a block as for the whole of N.
   void (*block)(const Problem& p, const Block& b, bool pack_a, bool pack_b, float* work_b,
-                const Prepacked& pre);
-  // The packing routines, for Prepacked: the A panel of rows i..i+mr of the reduction block
-  // k0..k0+kc into dst (kc, MR); the B panels of columns j0..j0+nc into dst (kc x strides).
-  void (*pack_a)(float* dst, const Problem& p, int64_t i, int mr, int64_t k0, int64_t kc);
+                const PackedB& packed);
+  // Packs the B panels of columns j0..j0+nc of the reduction block k0..k0+kc into dst
+  // (kc x the panel strides; the same panels the block loop walks for a block ending at j0+nc).
   void (*pack_b)(float* dst, const Problem& p, int64_t k0, int64_t kc, int64_t j0, int64_t nc);
   // y (n) = act(y), in place (the fused-epilogue codes only).
   void (*activation)(float* y, int64_t n, int64_t act, float alpha);

@@ -220,13 +220,19 @@ void Avx2::pack_b(float* dst, const Problem& p, int64_t k0, int64_t kc, int64_t 
 }
 
 void block(const Problem& p, const Block& b, bool pack_a, bool pack_b, float* work_b,
-           const Prepacked& pre) {
+           const PackedB& pre) {
   compute_block<Avx2>(p, b, pack_a, pack_b, work_b, pre);
 }
 
-constexpr IsaOps kOps{Avx2::kMR,      Avx2::kNR,      Avx2::kKC,         Avx2::kNC,
-                      &block,            &Avx2::pack_a, &Avx2::pack_b, &activation_loop,
-                      &activation_grad_loop, &dz_colsum_loop};
+constexpr IsaOps kOps{Avx2::kMR,
+                      Avx2::kNR,
+                      Avx2::kKC,
+                      Avx2::kNC,
+                      &block,
+                      &Avx2::pack_b,
+                      &activation_loop,
+                      &activation_grad_loop,
+                      &dz_colsum_loop};
 
 }  // namespace
 

@@ -264,13 +264,19 @@ void Avx512::pack_b(float* dst_base, const Problem& p, int64_t k0, int64_t kc, i
 }
 
 void block(const Problem& p, const Block& b, bool pack_a, bool pack_b, float* work_b,
-           const Prepacked& pre) {
+           const PackedB& pre) {
   compute_block<Avx512>(p, b, pack_a, pack_b, work_b, pre);
 }
 
-constexpr IsaOps kOps{Avx512::kMR,      Avx512::kNR,      Avx512::kKC,         Avx512::kNC,
-                      &block,            &Avx512::pack_a, &Avx512::pack_b, &activation_loop,
-                      &activation_grad_loop, &dz_colsum_loop};
+constexpr IsaOps kOps{Avx512::kMR,
+                      Avx512::kNR,
+                      Avx512::kKC,
+                      Avx512::kNC,
+                      &block,
+                      &Avx512::pack_b,
+                      &activation_loop,
+                      &activation_grad_loop,
+                      &dz_colsum_loop};
 
 }  // namespace
 

@@ -87,13 +87,19 @@ struct Portable {
 };
 
 void block(const Problem& p, const Block& b, bool pack_a, bool pack_b, float* work_b,
-           const Prepacked& pre) {
+           const PackedB& pre) {
   compute_block<Portable>(p, b, pack_a, pack_b, work_b, pre);
 }
 
-constexpr IsaOps kOps{Portable::kMR,      Portable::kNR,      Portable::kKC,         Portable::kNC,
-                      &block,            &Portable::pack_a, &Portable::pack_b, &activation_loop,
-                      &activation_grad_loop, &dz_colsum_loop};
+constexpr IsaOps kOps{Portable::kMR,
+                      Portable::kNR,
+                      Portable::kKC,
+                      Portable::kNC,
+                      &block,
+                      &Portable::pack_b,
+                      &activation_loop,
+                      &activation_grad_loop,
+                      &dz_colsum_loop};
 
 }  // namespace
 
