@@ -42,8 +42,8 @@ struct Block {
 // reduction block starting at k0 (of kc <= KC), the panel starting at column j is at
 // b + k0 * cols + (j - col0) * kc, (kc, its stride); cols >= width rounded up to NR.
 struct PackedB {
-  const float* b = nullptr;
-  int64_t cols = 0, col0 = 0;
+  const float* b;  // aggregate, no initializers: PackedB{} is all zero and defines no code
+  int64_t cols, col0;
 };
 
 // The kernels of one instruction set.
