@@ -82,6 +82,12 @@ struct Plan {
 
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
+// A block packs its A panels only when they meet at least three B panels: below that the
+// in-place reads cost less than the (transposing) copy.
+bool block_packs_a(const IsaOps& ops, bool packs_a, int64_t cols) {
+  return packs_a && cols > 2 * ops.nr;
+}
+
 bool keeps_b(const Problem& p, const IsaOps& ops, bool packs_b, int64_t gm, int64_t cols) {
   return packs_b && gm > 1 && cols <= ops.nc && p.K * round_up(cols, ops.nr) <= kKeepB;
 }
@@ -94,10 +100,11 @@ bool keeps_b(const Problem& p, const IsaOps& ops, bool packs_b, int64_t gm, int6
 Plan plan_blocks(const Problem& p, const IsaOps& ops, int threads, bool packs_a, bool packs_b) {
   if (threads <= 1) return {p.M, p.N, false};
   const double K = static_cast<double>(p.K);
-  const double a_elem = kTraffic + (packs_a ? (p.ta ? 3.0 : 8.0) : 0.0);  // copy or transpose
+  const double a_pack = p.ta ? 3.0 : 8.0;  // per element: a copy, or a transpose
   const double b_elem = kTraffic + (packs_b ? (p.tb ? 8.0 : 3.0) : 0.0);
   auto core = [&](int64_t r, int64_t c) {  // a block without its B
     const double jc = static_cast<double>(ceil_div(c, ops.nc));
+    const double a_elem = kTraffic + (block_packs_a(ops, packs_a, c) ? a_pack : 0.0);
     return static_cast<double>(r) * (static_cast<double>(c) + jc * a_elem) * K + 2000.0;
   };
   auto b_cost = [&](int64_t c) { return static_cast<double>(c) * b_elem * K; };
@@ -196,8 +203,9 @@ void run(const Problem& p) {
       const int64_t i0 = bi * plan.rows, j0 = bj * plan.cols;
       const Block blk{i0, i0 + plan.rows < p.M ? i0 + plan.rows : p.M, j0,
                       j0 + plan.cols < p.N ? j0 + plan.cols : p.N};
+      const bool blk_pack_a = block_packs_a(ops, pack_a, blk.j1 - blk.j0);
       if (!plan.keep_b) {
-        ops.block(p, blk, pack_a, pack_b, wb, PackedB{});
+        ops.block(p, blk, blk_pack_a, pack_b, wb, PackedB{});
         continue;
       }
       PackedB kept{nullptr, round_up(blk.j1 - blk.j0, ops.nr), blk.j0};
@@ -210,7 +218,7 @@ void run(const Problem& p) {
         t_kept_b.call = call, t_kept_b.column = bj;
       }
       kept.b = panels;
-      ops.block(p, blk, pack_a, true, nullptr, kept);
+      ops.block(p, blk, blk_pack_a, true, nullptr, kept);
     }
   };
   if (gm * gn == 1) return blocks(0, 1);
