@@ -8,7 +8,12 @@
 //
 // Packing (loops in gemm_block.h): op(A) panels (kc, 6), op(B) panels (kc, 16), k-major;
 // transposed operands through in-register 8x8 transposes. KC = 256, NC = 1024.
+// GCC 12's own intrinsics headers trip -Wmaybe-uninitialized (GCC bug 105593: their
+// deliberately undefined vectors); silence it for those headers only.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
+#pragma GCC diagnostic pop
 
 #include "gemm_block.h"
 

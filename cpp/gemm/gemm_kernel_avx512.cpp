@@ -11,7 +11,12 @@
 // both k-major so the microkernel streams them; transposed operands go through in-register
 // 8x16 / 16x16 transposes. Blocking: KC = 256 (A panel 8 KB in L1), NC = 1008 columns
 // (a B block of 1 MB in the 2 MB L2 of the target Xeons).
+// GCC 12's own intrinsics headers trip -Wmaybe-uninitialized (GCC bug 105593: their
+// deliberately undefined vectors); silence it for those headers only.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
+#pragma GCC diagnostic pop
 
 #include "gemm_block.h"
 
@@ -103,7 +108,8 @@ void micro(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* 
       if (st.beta != 0.f) x = _mm512_fmadd_ps(beta, _mm512_maskz_loadu_ps(m, cr + 16 * v), x);
       x = _mm512_add_ps(x, bias[v]);
       if (st.inreg == 1) {
-        x = _mm512_max_ps(zero, x);  // max(0, NaN) is NaN: NaN propagates
+        // Keep x unless x < 0 (unordered compare: a NaN is kept, so NaN propagates).
+        x = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, zero, _CMP_NLT_UQ), x);
       } else if (st.inreg == 2) {
         x = _mm512_mask_mul_ps(x, _mm512_cmp_ps_mask(x, zero, _CMP_LE_OQ), x, slope);
       }
