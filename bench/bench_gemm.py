@@ -224,7 +224,9 @@ def main():
         for M, N, K, variant in cases(args.quick):
             case = f"{M}x{N}x{K}:{variant}"
             f2 = med[(case, 2, "fkeras")]
-            line = f"{case:>22}  fk2/fk1 {f2 / med[(case, 1, 'fkeras')]:.2f}" if 1 in threads else case
+            line = f"{case:>22}"
+            if 1 in threads:
+                line += f"  fk2/fk1 {f2 / med[(case, 1, 'fkeras')]:.2f}"
             if "torch" in libs:
                 line += f"  fk2/torch2 {f2 / med[(case, 2, 'torch')]:.2f}"
             print(line)
