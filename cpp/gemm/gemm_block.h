@@ -9,6 +9,8 @@
 //       for each MR-row panel i:
 //         pack op(A)[i:i+MR, k0:k0+kc] into a KC x MR panel (a_buf; L1 resident)
 //         for each NR-column panel j: microkernel, C tile (MR x NR) += A panel @ B panel
+// B packed ahead by the caller (PackedB, all of K) is read from there instead; an operand that
+// is not worth packing is read in place.
 // The first reduction block applies beta (beta == 0 never reads C); the last adds the bias and
 // the activation on the tile right after the microkernel stored it, while it is in L1.
 //
@@ -16,8 +18,9 @@
 // rem columns are left (at most NR wide; the stride is what pack_b leaves between its rows, and
 // every panel but the last has stride == width, so the panel at column j starts at j * kc);
 // pack_a(dst, p, i, mr, k0, kc) (dst[k * MR + r]); pack_b(dst, p, k0, kc, j, nc) (the panels);
-// tile(mr, nr, kc, a, a_rs, a_ks, packed_a, b, b_ks, c, ldc, store): C tile update where op(A)
-// element (r, k) is a[r * a_rs + k * a_ks] and op(B) element (k, j) is b[k * b_ks + j].
+// tile(mr, nr, kc, a, a_rs, a_ks, packed_a, b, b_ks, packed_b, c, ldc, store): C tile update
+// where op(A) element (r, k) is a[r * a_rs + k * a_ks] and op(B) element (k, j) is
+// b[k * b_ks + j]; an operand that is not packed must not be read past its edge.
 #pragma once
 
 #include <cstdint>
@@ -45,19 +48,22 @@ struct PanelShape {
 };
 
 template <class T>
-void compute_block(const Problem& p, const Block& blk, bool pack_a, bool pack_b,
-                   float* work_b) {
+void compute_block(const Problem& p, const Block& blk, bool pack_a, bool pack_b, float* work_b,
+                   const PackedB& pre) {
   constexpr int MR = T::kMR, NR = T::kNR;
-  alignas(64) float a_buf[MR * T::kKC + 16];  // op(A) panel, (kc, MR), + slack for wide stores
+  alignas(64) float a_buf[MR * T::kKC];  // op(A) panel, (kc, MR)
   const int inreg = p.act == kRelu ? 1 : p.act == kLeakyRelu ? 2 : 0;
   const bool act_pass = p.act != kLinear && inreg == 0;
-  for (int64_t jc = blk.j0; jc < blk.j1; jc += T::kNC) {
-    const int64_t nc = min64(T::kNC, blk.j1 - jc);
+  pack_b = pack_b || pre.b;  // packed ahead is packed too
+  for (int64_t jc = blk.j0; jc < blk.j1;) {
+    int64_t nc = min64(T::kNC, blk.j1 - jc);
+    if (blk.j1 - jc - nc > 0 && blk.j1 - jc - nc <= 16) nc -= NR;  // keep the edge split whole
     for (int64_t k0 = 0; k0 < p.K; k0 += T::kKC) {
       const int64_t kc = min64(T::kKC, p.K - k0);
       const bool first = k0 == 0, last = k0 + kc == p.K;
       TileStore st{p.alpha, first ? p.beta : 1.f, nullptr, last ? inreg : 0, p.act_alpha};
-      if (pack_b) T::pack_b(work_b, p, k0, kc, jc, nc);
+      const float* b_panels = pre.b ? pre.b + k0 * pre.cols + (jc - pre.col0) * kc : work_b;
+      if (pack_b && !pre.b) T::pack_b(work_b, p, k0, kc, jc, nc);
       for (int64_t i = blk.i0; i < blk.i1; i += MR) {
         const int mr = static_cast<int>(min64(MR, blk.i1 - i));
         const float* a;
@@ -73,16 +79,18 @@ void compute_block(const Problem& p, const Block& blk, bool pack_a, bool pack_b,
         for (int64_t j = 0; j < nc;) {
           const PanelShape ps = T::panel(nc - j);
           const int nr = ps.width;
-          const float* b = pack_b ? work_b + j * kc : p.B + k0 * p.ldb + jc + j;
+          const float* b = pack_b ? b_panels + j * kc : p.B + k0 * p.ldb + jc + j;
           float* c = p.C + i * p.ldc + jc + j;
           st.bias = (last && p.bias) ? p.bias + jc + j : nullptr;
-          T::tile(mr, nr, kc, a, a_rs, a_ks, pack_a, b, pack_b ? ps.stride : p.ldb, c, p.ldc, st);
+          T::tile(mr, nr, kc, a, a_rs, a_ks, pack_a, b, pack_b ? ps.stride : p.ldb, pack_b, c,
+                  p.ldc, st);
           if (last && act_pass)
             for (int r = 0; r < mr; ++r) activation_loop(c + r * p.ldc, nr, p.act, p.act_alpha);
           j += nr;
         }
       }
     }
+    jc += nc;
   }
 }
 

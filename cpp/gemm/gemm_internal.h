@@ -38,15 +38,27 @@ struct Block {
   int64_t i0, i1, j0, j1;
 };
 
+// B packed ahead of the block, all of K, for columns [col0, col0 + width) ([opt]): for the
+// reduction block starting at k0 (of kc <= KC), the panel starting at column j is at
+// b + k0 * cols + (j - col0) * kc, (kc, its stride); cols >= width rounded up to NR.
+struct PackedB {
+  const float* b;  // aggregate, no initializers: PackedB{} is all zero and defines no code
+  int64_t cols, col0;
+};
+
 // The kernels of one instruction set.
 struct IsaOps {
   int mr, nr;      // microkernel tile (rows, columns)
   int64_t kc;      // reduction block: an MR x KC panel of A stays in L1
   int64_t nc;      // column block: a KC x NC packed panel of B stays in L2
-  // Computes one block. pack_a / pack_b: copy the operand into panel order first (large
-  // problems); otherwise the microkernel reads it in place (tiny problems; B only when !tb).
+  // Computes one block. B is read from `packed` when given; otherwise pack_a / pack_b copy an
+  // operand into panel order first, or the microkernel reads it in place (B only when !tb).
   // work_b: KC x round_up(min(NC, block columns), NR) floats, 64-byte aligned, when pack_b.
-  void (*block)(const Problem& p, const Block& b, bool pack_a, bool pack_b, float* work_b);
+  void (*block)(const Problem& p, const Block& b, bool pack_a, bool pack_b, float* work_b,
+                const PackedB& packed);
+  // Packs the B panels of columns j0..j0+nc of the reduction block k0..k0+kc into dst
+  // (kc x the panel strides; the same panels the block loop walks for a block ending at j0+nc).
+  void (*pack_b)(float* dst, const Problem& p, int64_t k0, int64_t kc, int64_t j0, int64_t nc);
   // y (n) = act(y), in place (the fused-epilogue codes only).
   void (*activation)(float* y, int64_t n, int64_t act, float alpha);
   // dy (n) *= act'(from y (n)), in place.

@@ -8,7 +8,12 @@
 //
 // Packing (loops in gemm_block.h): op(A) panels (kc, 6), op(B) panels (kc, 16), k-major;
 // transposed operands through in-register 8x8 transposes. KC = 256, NC = 1024.
+// GCC 12's own intrinsics headers trip -Wmaybe-uninitialized (GCC bug 105593: their
+// deliberately undefined vectors); silence it for those headers only.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
+#pragma GCC diagnostic pop
 
 #include "gemm_block.h"
 
@@ -28,8 +33,8 @@ struct Avx2 {
   static void pack_b(float* dst, const Problem& p, int64_t k0, int64_t kc, int64_t j0,
                      int64_t nc);
   static void tile(int mr, int nr, int64_t kc, const float* a, int64_t a_rs, int64_t a_ks,
-                   bool packed_a, const float* b, int64_t b_ks, float* c, int64_t ldc,
-                   const TileStore& st);
+                   bool packed_a, const float* b, int64_t b_ks, bool packed_b, float* c,
+                   int64_t ldc, const TileStore& st);
 };
 
 // A vmaskmov mask with the first n (0..8) lanes set.
@@ -40,9 +45,10 @@ inline __m256i lanes8(int64_t n) {
 
 // ---- microkernel ------------------------------------------------------------------------------
 // c (MR, NV * 8; row stride ldc) = store(a (MR, kc) @ b (kc, NV * 8)); the last vector of every
-// row uses `mask`. kPacked: a and b are packed panels (a's element (r, k) at a[k * 6 + r]);
-// otherwise a is read in place and b may be too, so nothing past the edge is read.
-template <int MR, int NV, bool kPacked>
+// row uses `mask`. kPacked: a is a packed panel, element (r, k) at a[k * 6 + r]. kMaskB: b is
+// read in place and its last vector is partial, so it is loaded masked (vmaskmov costs more
+// than a plain load, and packed panels have room past the edge, in lanes never stored).
+template <int MR, int NV, bool kPacked, bool kMaskB>
 void micro(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b, int64_t b_ks,
            float* c, int64_t ldc, __m256i mask, const TileStore& st) {
   __m256 acc[MR][NV];
@@ -58,9 +64,8 @@ void micro(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* 
   for (int64_t k = 0; k < kc; ++k) {
     __m256 bv[NV];
     if (NV == 2) bv[0] = _mm256_loadu_ps(b);
-    // Packed panels have room past the edge (those lanes are never stored): a plain load.
-    bv[NV - 1] = kPacked ? _mm256_loadu_ps(b + 8 * (NV - 1))
-                         : _mm256_maskload_ps(b + 8 * (NV - 1), mask);
+    bv[NV - 1] = kMaskB ? _mm256_maskload_ps(b + 8 * (NV - 1), mask)
+                        : _mm256_loadu_ps(b + 8 * (NV - 1));
 #pragma GCC unroll 6
     for (int r = 0; r < MR; ++r) {
       const __m256 av = _mm256_broadcast_ss(kPacked ? a + k * 6 + r : ar[r] + ka);
@@ -100,27 +105,31 @@ using MicroFn = void (*)(int64_t, const float*, int64_t, int64_t, const float*, 
                          int64_t, __m256i, const TileStore&);
 
 // Built at compile time (constexpr): no static initializer runs AVX2 code at load time.
-template <bool kPacked>
 struct MicroTable {
-  MicroFn fn[6][2] = {};
-  template <int MR, int NV>
+  MicroFn fn[2][2][6][2] = {};  // [packed A][masked B loads][rows - 1][vectors - 1]
+  template <bool kPackedA, bool kMaskB, int MR, int NV>
   constexpr void set() {
-    fn[MR - 1][NV - 1] = &micro<MR, NV, kPacked>;
-    if constexpr (NV < 2) set<MR, NV + 1>();
-    else if constexpr (MR < 6) set<MR + 1, 1>();
+    fn[kPackedA][kMaskB][MR - 1][NV - 1] = &micro<MR, NV, kPackedA, kMaskB>;
+    if constexpr (NV < 2) set<kPackedA, kMaskB, MR, NV + 1>();
+    else if constexpr (MR < 6) set<kPackedA, kMaskB, MR + 1, 1>();
   }
-  constexpr MicroTable() { set<1, 1>(); }
+  constexpr MicroTable() {
+    set<false, false, 1, 1>();
+    set<false, true, 1, 1>();
+    set<true, false, 1, 1>();
+    set<true, true, 1, 1>();
+  }
 };
 
-constexpr MicroTable<true> kPackedTable;
-constexpr MicroTable<false> kDirectTable;
+constexpr MicroTable kTable;
 
 void Avx2::tile(int mr, int nr, int64_t kc, const float* a, int64_t a_rs, int64_t a_ks,
-                bool packed_a, const float* b, int64_t b_ks, float* c, int64_t ldc,
-                const TileStore& st) {
+                bool packed_a, const float* b, int64_t b_ks, bool packed_b, float* c,
+                int64_t ldc, const TileStore& st) {
   const int nv = (nr + 7) / 8;
   const __m256i mask = lanes8(nr - 8 * (nv - 1));
-  const MicroFn fn = packed_a ? kPackedTable.fn[mr - 1][nv - 1] : kDirectTable.fn[mr - 1][nv - 1];
+  const bool mask_b = !packed_b && nr % 8 != 0;
+  const MicroFn fn = kTable.fn[packed_a][mask_b][mr - 1][nv - 1];
   fn(kc, a, a_rs, a_ks, b, b_ks, c, ldc, mask, st);
 }
 
@@ -152,14 +161,14 @@ inline void transpose8(__m256 r[8]) {
   for (int c = 0; c < 8; ++c) r[c] = t[c];
 }
 
-// dst (kc, 6): dst[k * 6 + r] = op(A)(i + r, k0 + k) for r < mr; writes up to 2 floats past
-// the panel (the caller's buffer has slack).
+// dst (kc, 6): dst[k * 6 + r] = op(A)(i + r, k0 + k) for r < mr; nothing past the panel.
 void Avx2::pack_a(float* dst, const Problem& p, int64_t i, int mr, int64_t k0, int64_t kc) {
   if (p.ta) {  // A (K, M): the panel's rows are contiguous in each row of A
     const float* src = p.A + k0 * p.lda + i;
     const __m256i m = lanes8(mr);
+    const __m256i six = lanes8(6);
     for (int64_t k = 0; k < kc; ++k)
-      _mm256_storeu_ps(dst + 6 * k, _mm256_maskload_ps(src + k * p.lda, m));
+      _mm256_maskstore_ps(dst + 6 * k, six, _mm256_maskload_ps(src + k * p.lda, m));
     return;
   }
   const float* src = p.A + i * p.lda + k0;
@@ -170,8 +179,11 @@ void Avx2::pack_a(float* dst, const Problem& p, int64_t i, int mr, int64_t k0, i
     for (int q = 0; q < 8; ++q)
       r[q] = q < mr ? _mm256_loadu_ps(src + q * p.lda + k) : _mm256_setzero_ps();
     transpose8(r);
-#pragma GCC unroll 8
-    for (int c = 0; c < 8; ++c) _mm256_storeu_ps(dst + 6 * (k + c), r[c]);
+    // Each 8-wide store spills 2 lanes into the next k, which the next store overwrites; the
+    // last one is masked, so nothing is written past the panel (panels may be adjacent).
+#pragma GCC unroll 7
+    for (int c = 0; c < 7; ++c) _mm256_storeu_ps(dst + 6 * (k + c), r[c]);
+    _mm256_maskstore_ps(dst + 6 * (k + 7), lanes8(6), r[7]);
   }
   for (; k < kc; ++k)
     for (int q = 0; q < mr; ++q) dst[6 * k + q] = src[q * p.lda + k];
@@ -212,12 +224,20 @@ void Avx2::pack_b(float* dst, const Problem& p, int64_t k0, int64_t kc, int64_t 
   }
 }
 
-void block(const Problem& p, const Block& b, bool pack_a, bool pack_b, float* work_b) {
-  compute_block<Avx2>(p, b, pack_a, pack_b, work_b);
+void block(const Problem& p, const Block& b, bool pack_a, bool pack_b, float* work_b,
+           const PackedB& pre) {
+  compute_block<Avx2>(p, b, pack_a, pack_b, work_b, pre);
 }
 
-constexpr IsaOps kOps{Avx2::kMR, Avx2::kNR,       Avx2::kKC,             Avx2::kNC,
-                      &block,    &activation_loop, &activation_grad_loop, &dz_colsum_loop};
+constexpr IsaOps kOps{Avx2::kMR,
+                      Avx2::kNR,
+                      Avx2::kKC,
+                      Avx2::kNC,
+                      &block,
+                      &Avx2::pack_b,
+                      &activation_loop,
+                      &activation_grad_loop,
+                      &dz_colsum_loop};
 
 }  // namespace
 

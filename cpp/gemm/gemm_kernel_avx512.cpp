@@ -11,7 +11,12 @@
 // both k-major so the microkernel streams them; transposed operands go through in-register
 // 8x16 / 16x16 transposes. Blocking: KC = 256 (A panel 8 KB in L1), NC = 1008 columns
 // (a B block of 1 MB in the 2 MB L2 of the target Xeons).
+// GCC 12's own intrinsics headers trip -Wmaybe-uninitialized (GCC bug 105593: their
+// deliberately undefined vectors); silence it for those headers only.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
+#pragma GCC diagnostic pop
 
 #include "gemm_block.h"
 
@@ -33,8 +38,8 @@ struct Avx512 {
   static void pack_b(float* dst, const Problem& p, int64_t k0, int64_t kc, int64_t j0,
                      int64_t nc);
   static void tile(int mr, int nr, int64_t kc, const float* a, int64_t a_rs, int64_t a_ks,
-                   bool packed_a, const float* b, int64_t b_ks, float* c, int64_t ldc,
-                   const TileStore& st);
+                   bool packed_a, const float* b, int64_t b_ks, bool packed_b, float* c,
+                   int64_t ldc, const TileStore& st);
 };
 
 inline __mmask16 lanes(int64_t n) {
@@ -56,8 +61,11 @@ void micro(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* 
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
     ar[r] = a + r * a_rs;
-    _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
-    if (NV > 1) _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + NV * 16 - 1), _MM_HINT_T0);
+    // The C tile is read (beta) or written at the end: start fetching its lines now.
+#pragma GCC unroll 3
+    for (int v = 0; v < NV; ++v)
+      _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + 16 * v), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + 16 * NV - 1), _MM_HINT_T0);
   }
   int64_t ka = 0;
 #pragma GCC unroll 2
@@ -74,6 +82,14 @@ void micro(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* 
     }
     b += b_ks;
     ka += a_ks;
+  }
+  if (st.alpha == 1.f && st.beta == 0.f && !st.bias && st.inreg == 0) {  // the plain product
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 3
+      for (int v = 0; v < NV; ++v)
+        _mm512_mask_storeu_ps(c + r * ldc + 16 * v, v == NV - 1 ? mask : lanes(16), acc[r][v]);
+    return;
   }
   const __m512 alpha = _mm512_set1_ps(st.alpha), beta = _mm512_set1_ps(st.beta);
   const __m512 zero = _mm512_setzero_ps(), slope = _mm512_set1_ps(st.slope);
@@ -92,7 +108,8 @@ void micro(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* 
       if (st.beta != 0.f) x = _mm512_fmadd_ps(beta, _mm512_maskz_loadu_ps(m, cr + 16 * v), x);
       x = _mm512_add_ps(x, bias[v]);
       if (st.inreg == 1) {
-        x = _mm512_max_ps(zero, x);  // max(0, NaN) is NaN: NaN propagates
+        // Keep x unless x < 0 (unordered compare: a NaN is kept, so NaN propagates).
+        x = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, zero, _CMP_NLT_UQ), x);
       } else if (st.inreg == 2) {
         x = _mm512_mask_mul_ps(x, _mm512_cmp_ps_mask(x, zero, _CMP_LE_OQ), x, slope);
       }
@@ -121,8 +138,9 @@ constexpr MicroTable<true> kPackedTable;
 constexpr MicroTable<false> kDirectTable;
 
 void Avx512::tile(int mr, int nr, int64_t kc, const float* a, int64_t a_rs, int64_t a_ks,
-                  bool packed_a, const float* b, int64_t b_ks, float* c, int64_t ldc,
-                  const TileStore& st) {
+                  bool packed_a, const float* b, int64_t b_ks, bool /*packed_b*/, float* c,
+                  int64_t ldc, const TileStore& st) {
+  // B loads are always masked: free with AVX-512, and safe whether b is packed or not.
   const int nv = (nr + 15) / 16;
   const __mmask16 mask = lanes(nr - 16 * (nv - 1));
   const MicroFn fn = packed_a ? kPackedTable.fn[mr - 1][nv - 1] : kDirectTable.fn[mr - 1][nv - 1];
@@ -251,12 +269,20 @@ void Avx512::pack_b(float* dst_base, const Problem& p, int64_t k0, int64_t kc, i
   }
 }
 
-void block(const Problem& p, const Block& b, bool pack_a, bool pack_b, float* work_b) {
-  compute_block<Avx512>(p, b, pack_a, pack_b, work_b);
+void block(const Problem& p, const Block& b, bool pack_a, bool pack_b, float* work_b,
+           const PackedB& pre) {
+  compute_block<Avx512>(p, b, pack_a, pack_b, work_b, pre);
 }
 
-constexpr IsaOps kOps{Avx512::kMR,  Avx512::kNR,     Avx512::kKC,         Avx512::kNC,
-                  &block,       &activation_loop, &activation_grad_loop, &dz_colsum_loop};
+constexpr IsaOps kOps{Avx512::kMR,
+                      Avx512::kNR,
+                      Avx512::kKC,
+                      Avx512::kNC,
+                      &block,
+                      &Avx512::pack_b,
+                      &activation_loop,
+                      &activation_grad_loop,
+                      &dz_colsum_loop};
 
 }  // namespace
 

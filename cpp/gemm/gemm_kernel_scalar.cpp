@@ -1,6 +1,6 @@
 // gemm_kernel_scalar.cpp: the portable GEMM kernels (what FKERAS_CPU_ISA=scalar runs, and the
-// fallback on CPUs without AVX2): a 4x16 microkernel in plain C++ over a fixed-size accumulator
-// array (the compiler vectorizes it with the baseline SSE2), a generic loop for edge tiles, and
+// fallback on CPUs without AVX2): a 4x8 microkernel in plain C++ over a fixed-size accumulator
+// array (the compiler keeps it in 8 SSE2 registers), a generic loop for edge tiles, and
 // plain-loop packing. Same panel layouts and loops as the AVX files (gemm_block.h).
 #include "gemm_block.h"
 
@@ -9,7 +9,7 @@ namespace gemm_detail {
 namespace {
 
 struct Portable {
-  static constexpr int kMR = 4, kNR = 16;
+  static constexpr int kMR = 4, kNR = 8;
   static constexpr int64_t kKC = 256, kNC = 1024;
 
   // dst (kc, 4): dst[k * 4 + r] = op(A)(i + r, k0 + k), r < mr.
@@ -25,7 +25,7 @@ struct Portable {
     }
   }
 
-  // dst: panels of (kc, 16), panel q holding columns j0 + 16 q ..; only the first nc - 16 q
+  // dst: panels of (kc, 8), panel q holding columns j0 + 8 q ..; only the first nc - 8 q
   // columns of the last panel are written.
   static void pack_b(float* dst, const Problem& p, int64_t k0, int64_t kc, int64_t j0,
                      int64_t nc) {
@@ -40,16 +40,27 @@ struct Portable {
     }
   }
 
+  // GCC's loop vectorizer would vectorize across k here (gathers and spills, 3x slower); the
+  // unrolled body is left to the straight-line vectorizer. Other compilers ignore this.
+#if defined(__GNUC__) && !defined(__clang__)
+  __attribute__((optimize("no-tree-loop-vectorize")))
+#endif
   static void tile(int mr, int nr, int64_t kc, const float* a, int64_t a_rs, int64_t a_ks,
-                   bool /*packed_a*/, const float* b, int64_t b_ks, float* c, int64_t ldc,
+                   bool /*packed_a*/, const float* b, int64_t b_ks, bool /*packed_b*/, float* c,
+                   int64_t ldc,
                    const TileStore& st) {
     float acc[kMR][kNR] = {};
     if (mr == kMR && nr == kNR) {
       for (int64_t k = 0; k < kc; ++k) {
         const float* bk = b + k * b_ks;
+        float bv[kNR];
+#pragma GCC unroll 8
+        for (int j = 0; j < kNR; ++j) bv[j] = bk[j];
+#pragma GCC unroll 4
         for (int r = 0; r < kMR; ++r) {
           const float av = a[r * a_rs + k * a_ks];
-          for (int j = 0; j < kNR; ++j) acc[r][j] += av * bk[j];
+#pragma GCC unroll 8
+          for (int j = 0; j < kNR; ++j) acc[r][j] += av * bv[j];
         }
       }
     } else {
@@ -75,12 +86,20 @@ struct Portable {
   }
 };
 
-void block(const Problem& p, const Block& b, bool pack_a, bool pack_b, float* work_b) {
-  compute_block<Portable>(p, b, pack_a, pack_b, work_b);
+void block(const Problem& p, const Block& b, bool pack_a, bool pack_b, float* work_b,
+           const PackedB& pre) {
+  compute_block<Portable>(p, b, pack_a, pack_b, work_b, pre);
 }
 
-constexpr IsaOps kOps{Portable::kMR, Portable::kNR,    Portable::kKC,          Portable::kNC,
-                      &block,        &activation_loop, &activation_grad_loop, &dz_colsum_loop};
+constexpr IsaOps kOps{Portable::kMR,
+                      Portable::kNR,
+                      Portable::kKC,
+                      Portable::kNC,
+                      &block,
+                      &Portable::pack_b,
+                      &activation_loop,
+                      &activation_grad_loop,
+                      &dz_colsum_loop};
 
 }  // namespace
 

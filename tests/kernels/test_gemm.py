@@ -12,12 +12,11 @@ import itertools
 
 import numpy as np
 import pytest
-from kernel_testing import assert_close, check_vjp, nans, rand
-
 from fkeras import _C
 from fkeras.backend import codes
 from fkeras.backend.reference import activation_math
 from fkeras.backend.reference import gemm as ref
+from kernel_testing import assert_close, check_vjp, nans, rand
 
 SIZES = (0, 1, 2, 3, 5, 7, 8, 13, 15, 16, 17, 31, 32, 33, 47, 48, 49, 63, 64, 65, 100, 127, 129,
          200)

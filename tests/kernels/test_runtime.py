@@ -7,7 +7,6 @@ import time
 
 import numpy as np
 import pytest
-
 from fkeras import _C
 
 
