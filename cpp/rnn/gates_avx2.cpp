@@ -31,10 +31,13 @@ struct Avx2 {
     const __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(v), _mm256_set1_epi32(127));
     return {_mm256_castsi256_ps(_mm256_slli_epi32(e, 23))};
   }
+  Avx2 recip() const {  // _mm256_rcp_ps: 12-bit estimate; one Newton step doubles the bits
+    const __m256 r = _mm256_rcp_ps(v);
+    return {_mm256_fmadd_ps(r, _mm256_fnmadd_ps(v, r, _mm256_set1_ps(1.f)), r)};
+  }
   friend Avx2 operator+(Avx2 a, Avx2 b) { return {_mm256_add_ps(a.v, b.v)}; }
   friend Avx2 operator-(Avx2 a, Avx2 b) { return {_mm256_sub_ps(a.v, b.v)}; }
   friend Avx2 operator*(Avx2 a, Avx2 b) { return {_mm256_mul_ps(a.v, b.v)}; }
-  friend Avx2 operator/(Avx2 a, Avx2 b) { return {_mm256_div_ps(a.v, b.v)}; }
 };
 
 }  // namespace

@@ -33,10 +33,13 @@ struct Avx512 {
     const __m512i e = _mm512_add_epi32(_mm512_cvtps_epi32(v), _mm512_set1_epi32(127));
     return {_mm512_castsi512_ps(_mm512_slli_epi32(e, 23))};
   }
+  Avx512 recip() const {  // _mm512_rcp14_ps: 14-bit estimate; one Newton step doubles the bits
+    const __m512 r = _mm512_rcp14_ps(v);
+    return {_mm512_fmadd_ps(r, _mm512_fnmadd_ps(v, r, _mm512_set1_ps(1.f)), r)};
+  }
   friend Avx512 operator+(Avx512 a, Avx512 b) { return {_mm512_add_ps(a.v, b.v)}; }
   friend Avx512 operator-(Avx512 a, Avx512 b) { return {_mm512_sub_ps(a.v, b.v)}; }
   friend Avx512 operator*(Avx512 a, Avx512 b) { return {_mm512_mul_ps(a.v, b.v)}; }
-  friend Avx512 operator/(Avx512 a, Avx512 b) { return {_mm512_div_ps(a.v, b.v)}; }
 };
 
 }  // namespace

@@ -7,13 +7,15 @@
 // `Scalar`, which uses the C library's exp and tanh.
 //
 // Vector primitives a Vec provides: kWidth; static load, splat, fmadd (a * b + c), min, max,
-// select_lt (a < b ? x : y), copysign (magnitude, sign); member store, abs, round (to nearest)
-// and pow2 (2^k for an integer-valued k in [-126, 127]); operators + - * /.
+// select_lt (a < b ? x : y), copysign (magnitude, sign); member store, abs, round (to nearest),
+// pow2 (2^k for an integer-valued k in [-126, 127]) and recip (1 / x to within ~2 ulp: a
+// hardware estimate refined by one Newton step, several times cheaper than a division);
+// operators + - *.
 //
 // Accuracy of the vector path: exp by Cody-Waite reduction to |r| <= ln2 / 2 and a degree-7
 // Taylor polynomial (relative error < 1e-7 before rounding); sigmoid = 1 / (1 + exp(-x));
 // tanh = x * odd Taylor polynomial for |x| < 0.25 (no cancellation near 0), else
-// sign(x) * (1 - 2 / (exp(2|x|) + 1)). Divisions are exact (no reciprocal estimates).
+// sign(x) * (1 - 2 / (exp(2|x|) + 1)). Every activation has a relative error of a few ulp.
 //
 // Derivatives of activations come from their outputs (kernels.h: the recurrent kernels accept
 // linear, relu, sigmoid, tanh and hard_sigmoid only, the codes where that is possible).
@@ -42,7 +44,6 @@ struct Scalar {
   friend Scalar operator+(Scalar a, Scalar b) { return {a.v + b.v}; }
   friend Scalar operator-(Scalar a, Scalar b) { return {a.v - b.v}; }
   friend Scalar operator*(Scalar a, Scalar b) { return {a.v * b.v}; }
-  friend Scalar operator/(Scalar a, Scalar b) { return {a.v / b.v}; }
 };
 
 inline Scalar vsigmoid(Scalar x) { return {1.f / (1.f + std::exp(-x.v))}; }
@@ -70,7 +71,7 @@ inline V exp_approx(V x) {
 template <class V>
 inline V vsigmoid(V x) {
   const V one = V::splat(1.f);
-  return one / (one + exp_approx(V::splat(0.f) - x));
+  return (one + exp_approx(V::splat(0.f) - x)).recip();
 }
 
 template <class V>
@@ -78,7 +79,7 @@ inline V vtanh(V x) {
   const V one = V::splat(1.f);
   const V a = x.abs();
   // |x| >= 0.25: 1 - 2 / (e^{2|x|} + 1) loses at most a couple of bits to cancellation.
-  const V big = one - V::splat(2.f) / (exp_approx(a + a) + one);
+  const V big = one - V::splat(2.f) * (exp_approx(a + a) + one).recip();
   // |x| < 0.25: tanh x = x (1 - x^2/3 + 2x^4/15 - 17x^6/315 + 62x^8/2835), error < 1e-8.
   const V x2 = x * x;
   V p = V::splat(62.f / 2835.f);
@@ -96,7 +97,7 @@ inline V act(V x, int64_t code) {
     case kSigmoid: return vsigmoid(x);
     case kTanh: return vtanh(x);
     case kHardSigmoid:
-      return V::min(V::max(x + V::splat(3.f), V::splat(0.f)), V::splat(6.f)) / V::splat(6.f);
+      return V::min(V::max(x + V::splat(3.f), V::splat(0.f)), V::splat(6.f)) * V::splat(1.f / 6.f);
     default: return x;  // kLinear (the bindings reject every other code)
   }
 }

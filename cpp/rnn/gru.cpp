@@ -127,6 +127,8 @@ void gru_backward(float* dx, float* dh0, float* dkernel, float* drecurrent_kerne
   }
   const Tiling tl = rnn::plan_tiles(N, U, 3);
   const rnn::GateKernels& gk = rnn::gate_kernels();
+  Buffer rkt(G * U);  // (3U, U) recurrent_kernel^T: the step GEMMs then read a plain B
+  rnn::transpose(rkt.data(), recurrent_kernel, U, G);
   auto h_prev = [&](int64_t n, int64_t s) { return s ? hs + (n * T + s - 1) * U : h0 + n * U; };
   auto dhs_row = [&](int64_t row) { return dhs ? dhs + row * U : nullptr; };
   Buffer d1(N * T * G);  // (N, T, 3U): reset_after, the recurrent projection's gradient;
@@ -150,15 +152,15 @@ void gru_backward(float* dx, float* dh0, float* dkernel, float* drecurrent_kerne
     });
     for (int64_t s = T - 1; s > 0; --s) {
       rnn::for_each_tile(tl, [&](int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
-        // dh[rows, units] = drp_s[rows] @ Wr[units, :]^T + dh * z (left there by the gate pass)
+        // dh[rows, units] = drp_s[rows] @ Wr^T[:, units] + dh * z (left there by the gate pass)
         gemm_strided(dh.data() + r0 * U + j0, U, d1.data() + (r0 * T + s) * G, T * G,
-                     recurrent_kernel + j0 * G, G, r1 - r0, j1 - j0, G, false, true, 1.f, 1.f);
+                     rkt.data() + j0, U, r1 - r0, j1 - j0, G, false, false, 1.f, 1.f);
         gate_pass(s - 1, r0, r1, j0, j1);
       });
     }
     if (dh0) {
       rnn::copy_rows(dh0, U, dh.data(), U, N, U);
-      gemm_strided(dh0, U, d1.data(), T * G, recurrent_kernel, G, N, U, G, false, true, 1.f, 1.f);
+      gemm_strided(dh0, U, d1.data(), T * G, rkt.data(), U, N, U, G, false, false, 1.f, 1.f);
     }
     if (drecurrent_kernel)
       gemm_strided(drecurrent_kernel, G, hp_all, U, d1.data(), G, U, G, N * T, true, false, 1.f,
@@ -181,10 +183,10 @@ void gru_backward(float* dx, float* dh0, float* dkernel, float* drecurrent_kerne
     });
     for (int64_t s = T - 1; s >= 0; --s) {
       rnn::for_each_tile(tl, [&](int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
-        // drh[rows, units] = dhh_s[rows] @ Wr[units, 2U:]^T
+        // drh[rows, units] = dhh_s[rows] @ Wr^T[2U:, units]
         gemm_strided(drh.data() + r0 * U + j0, U, d1.data() + (r0 * T + s) * G + 2 * U, T * G,
-                     recurrent_kernel + j0 * G + 2 * U, G, r1 - r0, j1 - j0, U, false, true,
-                     1.f, 0.f);
+                     rkt.data() + 2 * U * U + j0, U, r1 - r0, j1 - j0, U, false, false, 1.f,
+                     0.f);
         for (int64_t n = r0; n < r1; ++n) {
           const int64_t row = n * T + s;
           gk.gru_backward_r(d1.data() + row * G, dh.data() + n * U,
@@ -195,17 +197,15 @@ void gru_backward(float* dx, float* dh0, float* dkernel, float* drecurrent_kerne
       });
       if (s == 0) break;
       rnn::for_each_tile(tl, [&](int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
-        // dh[rows, units] += [dz, dr]_s[rows] @ Wr[units, :2U]^T
+        // dh[rows, units] += [dz, dr]_s[rows] @ Wr^T[:2U, units]
         gemm_strided(dh.data() + r0 * U + j0, U, d1.data() + (r0 * T + s) * G, T * G,
-                     recurrent_kernel + j0 * G, G, r1 - r0, j1 - j0, 2 * U, false, true, 1.f,
-                     1.f);
+                     rkt.data() + j0, U, r1 - r0, j1 - j0, 2 * U, false, false, 1.f, 1.f);
         zh_pass(s - 1, r0, r1, j0, j1);
       });
     }
     if (dh0) {
       rnn::copy_rows(dh0, U, dh.data(), U, N, U);
-      gemm_strided(dh0, U, d1.data(), T * G, recurrent_kernel, G, N, U, 2 * U, false, true, 1.f,
-                   1.f);
+      gemm_strided(dh0, U, d1.data(), T * G, rkt.data(), U, N, U, 2 * U, false, false, 1.f, 1.f);
     }
     if (drecurrent_kernel) {
       gemm_strided(drecurrent_kernel, G, hp_all, U, d1.data(), G, U, 2 * U, N * T, true, false,

@@ -15,7 +15,7 @@
 // Backward: per step (reverse) one region whose tiles compute their slice of
 // dh = dz_{s+1} @ Wr^T and then the gate-gradient pass of step s on it; dz of every step is kept
 // in an (N, T, 4U) buffer, so dkernel = X^T dZ, drecurrent_kernel = Hprev^T dZ and dx = dZ Wr^T
-// are one GEMM each after the loop.
+// are one GEMM each after the loop. The step GEMMs read Wr^T, transposed once per call.
 #include <algorithm>
 #include <cstring>
 
@@ -88,6 +88,8 @@ void lstm_backward(float* dx, float* dh0, float* dc0, float* dkernel, float* dre
     return;
   }
   Buffer dz(N * T * G);  // (N, T, 4U) gradient of the pre-activations, by step
+  Buffer rkt(G * U);     // (4U, U) recurrent_kernel^T
+  rnn::transpose(rkt.data(), recurrent_kernel, U, G);
   const Tiling tl = rnn::plan_tiles(N, U, 4);
   const rnn::GateKernels& gk = rnn::gate_kernels();
   auto gate_pass = [&](int64_t s, int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
@@ -104,14 +106,13 @@ void lstm_backward(float* dx, float* dh0, float* dc0, float* dkernel, float* dre
   });
   for (int64_t s = T - 1; s > 0; --s) {
     rnn::for_each_tile(tl, [&](int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
-      // dh[rows, units] = dz_s[rows] @ Wr[units, :]^T
+      // dh[rows, units] = dz_s[rows] @ Wr^T[:, units]
       gemm_strided(dh.data() + r0 * U + j0, U, dz.data() + (r0 * T + s) * G, T * G,
-                   recurrent_kernel + j0 * G, G, r1 - r0, j1 - j0, G, false, true, 1.f, 0.f);
+                   rkt.data() + j0, U, r1 - r0, j1 - j0, G, false, false, 1.f, 0.f);
       gate_pass(s - 1, r0, r1, j0, j1);
     });
   }
-  if (dh0) gemm_strided(dh0, U, dz.data(), T * G, recurrent_kernel, G, N, U, G, false, true, 1.f,
-                        0.f);
+  if (dh0) gemm_strided(dh0, U, dz.data(), T * G, rkt.data(), U, N, U, G, false, false, 1.f, 0.f);
   if (dc0) rnn::copy_rows(dc0, U, dc.data(), U, N, U);
   if (drecurrent_kernel) {
     const float* hprev = h0;  // (N, T, U): the state each step started from

@@ -88,15 +88,21 @@ void reverse_time(float* a, int64_t N, int64_t T, int64_t D) {
 }
 
 void column_sums(float* out, const float* a, int64_t rows, int64_t cols, int64_t ld) {
-  const int64_t block = 256;
+  // Blocks of 64 rows are summed in float (a loop the compiler vectorizes), then in double.
+  const int64_t block = 256, row_block = 64;
   parallel_for(ceil_div(cols, block), 1, [&](int64_t b0, int64_t b1) {
-    std::vector<double> acc(static_cast<size_t>(block));
+    double acc[block];
+    float part[block];
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t j0 = b * block, w = std::min(block, cols - j0);
-      std::fill(acc.begin(), acc.end(), 0.0);
-      for (int64_t i = 0; i < rows; ++i) {
-        const float* row = a + i * ld + j0;
-        for (int64_t j = 0; j < w; ++j) acc[j] += row[j];
+      std::fill(acc, acc + w, 0.0);
+      for (int64_t i0 = 0; i0 < rows; i0 += row_block) {
+        std::fill(part, part + w, 0.f);
+        for (int64_t i = i0; i < std::min(rows, i0 + row_block); ++i) {
+          const float* row = a + i * ld + j0;
+          for (int64_t j = 0; j < w; ++j) part[j] += row[j];
+        }
+        for (int64_t j = 0; j < w; ++j) acc[j] += part[j];
       }
       for (int64_t j = 0; j < w; ++j) out[j0 + j] = static_cast<float>(acc[j]);
     }
@@ -125,6 +131,14 @@ void shift_hidden(float* hprev, const float* h0, const float* hs, int64_t N, int
                    std::memcpy(hprev + n * T * U + U, hs + n * T * U, sizeof(float) * (T - 1) * U);
                  }
                });
+}
+
+void transpose(float* dst, const float* src, int64_t rows, int64_t cols) {
+  const int64_t tile = 32;
+  for (int64_t i0 = 0; i0 < rows; i0 += tile)
+    for (int64_t j0 = 0; j0 < cols; j0 += tile)
+      for (int64_t j = j0; j < std::min(cols, j0 + tile); ++j)
+        for (int64_t i = i0; i < std::min(rows, i0 + tile); ++i) dst[j * rows + i] = src[i * cols + j];
 }
 
 void copy_rows(float* dst, int64_t ld_dst, const float* src, int64_t ld_src, int64_t rows,

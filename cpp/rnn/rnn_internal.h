@@ -102,6 +102,9 @@ void interleave_gates(float* dst, const float* src, int64_t ld_src, int64_t K, i
 // hprev (N, T, U): [:, 0] = h0, [:, s] = hs[:, s - 1] (the state each step started from).
 void shift_hidden(float* hprev, const float* h0, const float* hs, int64_t N, int64_t T,
                   int64_t U);
+// dst (cols, rows) = src (rows, cols)^T. The backward passes use Wr^T so that the per-step
+// GEMMs read a plain (not transposed) B, which packs faster.
+void transpose(float* dst, const float* src, int64_t rows, int64_t cols);
 // dst (rows, cols; stride ld_dst) = src (rows, cols; stride ld_src), or 0 when src is null.
 void copy_rows(float* dst, int64_t ld_dst, const float* src, int64_t ld_src, int64_t rows,
                int64_t cols);

@@ -65,6 +65,8 @@ void simple_backward(float* dx, float* dh0, float* dkernel, float* drecurrent_ke
     return;
   }
   Buffer dz(N * T * U);  // (N, T, U) gradient of the pre-activations, by step
+  Buffer rkt(U * U);     // (U, U) recurrent_kernel^T
+  rnn::transpose(rkt.data(), recurrent_kernel, U, U);
   const Tiling tl = rnn::plan_tiles(N, U, 1);
   const rnn::GateKernels& gk = rnn::gate_kernels();
   auto gate_pass = [&](int64_t s, int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
@@ -79,14 +81,13 @@ void simple_backward(float* dx, float* dh0, float* dkernel, float* drecurrent_ke
   });
   for (int64_t s = T - 1; s > 0; --s) {
     rnn::for_each_tile(tl, [&](int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
-      // dh[rows, units] = dz_s[rows] @ Wr[units, :]^T
+      // dh[rows, units] = dz_s[rows] @ Wr^T[:, units]
       gemm_strided(dh.data() + r0 * U + j0, U, dz.data() + (r0 * T + s) * U, T * U,
-                   recurrent_kernel + j0 * U, U, r1 - r0, j1 - j0, U, false, true, 1.f, 0.f);
+                   rkt.data() + j0, U, r1 - r0, j1 - j0, U, false, false, 1.f, 0.f);
       gate_pass(s - 1, r0, r1, j0, j1);
     });
   }
-  if (dh0) gemm_strided(dh0, U, dz.data(), T * U, recurrent_kernel, U, N, U, U, false, true, 1.f,
-                        0.f);
+  if (dh0) gemm_strided(dh0, U, dz.data(), T * U, rkt.data(), U, N, U, U, false, false, 1.f, 0.f);
   if (drecurrent_kernel) {
     const float* hprev = h0;  // (N, T, U): the state each step started from
     Buffer shifted(T > 1 ? N * T * U : 1);
