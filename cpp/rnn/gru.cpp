@@ -16,8 +16,9 @@
 // over (row, unit) tiles, each running its slice of the recurrent GEMM and the gate pass on it.
 // reset_after needs one region per step; !reset_after two (r of every unit must be known
 // before (r * h) @ Wr_h), forward and backward alike. The backward keeps the gradients of the
-// projections for all steps and finishes the weight and input gradients with one GEMM each
-// (two for the recurrent kernel when !reset_after: its h block sees r * h, not h).
+// projections for all steps and finishes with a few large GEMMs: [dkernel; dbias] =
+// [X | 1]^T dXP, drecurrent_kernel (and the recurrent bias's gradient) from [Hprev | 1] (and
+// r * Hprev for the h block when !reset_after), dx = dXP kernel^T.
 #include <algorithm>
 
 #include "fkeras/gemm.h"
@@ -97,17 +98,6 @@ void gru_forward(float* hs, float* h_final, float* gates, float* hproj, const fl
   if (h_final) rnn::copy_rows(h_final, U, hs + (T - 1) * U, T * U, N, U);
 }
 
-// Weight and input gradients from dxp (N, T, 3U), the gradient of the input projection in step
-// order (time-reversed in place for go_backwards).
-void finish_input_grads(float* dx, float* dkernel, float* dxp, const float* x,
-                        const float* kernel, int64_t N, int64_t T, int64_t F, int64_t U,
-                        bool go_backwards) {
-  const int64_t G = 3 * U;
-  if (go_backwards && (dkernel || dx)) rnn::reverse_time(dxp, N, T, G);
-  if (dkernel) gemm_strided(dkernel, G, x, F, dxp, G, F, G, N * T, true, false, 1.f, 0.f);
-  if (dx) gemm_strided(dx, F, dxp, G, kernel, G, N * T, F, G, false, true, 1.f, 0.f);
-}
-
 void gru_backward(float* dx, float* dh0, float* dkernel, float* drecurrent_kernel, float* dbias,
                   const float* dhs, const float* dh_final, const float* gates,
                   const float* hproj, const float* hs, const float* x, const float* h0,
@@ -133,9 +123,6 @@ void gru_backward(float* dx, float* dh0, float* dkernel, float* drecurrent_kerne
   auto dhs_row = [&](int64_t row) { return dhs ? dhs + row * U : nullptr; };
   Buffer d1(N * T * G);  // (N, T, 3U): reset_after, the recurrent projection's gradient;
                          // otherwise the input projection's
-  Buffer hprev(T > 1 ? N * T * U : 1);
-  if (drecurrent_kernel && T > 1) rnn::shift_hidden(hprev.data(), h0, hs, N, T, U);
-  const float* hp_all = T > 1 ? hprev.data() : h0;  // (N, T, U)
 
   if (reset_after) {
     Buffer dxh(N * T * U);  // (N, T, U) gradient of the input projection's h part
@@ -162,10 +149,9 @@ void gru_backward(float* dx, float* dh0, float* dkernel, float* drecurrent_kerne
       rnn::copy_rows(dh0, U, dh.data(), U, N, U);
       gemm_strided(dh0, U, d1.data(), T * G, rkt.data(), U, N, U, G, false, false, 1.f, 1.f);
     }
-    if (drecurrent_kernel)
-      gemm_strided(drecurrent_kernel, G, hp_all, U, d1.data(), G, U, G, N * T, true, false, 1.f,
-                   0.f);
-    if (dbias) rnn::column_sums(dbias + G, d1.data(), N * T, G, G);
+    // [drecurrent_kernel; recurrent bias's gradient] = [Hprev | 1]^T drp
+    rnn::weight_grads(drecurrent_kernel, nullptr, dbias ? dbias + G : nullptr, G, d1.data(), h0,
+                      hs, x, N, T, F, U, G, go_backwards);
     // The input projection's gradient differs from the recurrent one only in its h part.
     rnn::copy_rows(d1.data() + 2 * U, G, dxh.data(), U, N * T, U);
   } else {
@@ -207,15 +193,20 @@ void gru_backward(float* dx, float* dh0, float* dkernel, float* drecurrent_kerne
       rnn::copy_rows(dh0, U, dh.data(), U, N, U);
       gemm_strided(dh0, U, d1.data(), T * G, rkt.data(), U, N, U, 2 * U, false, false, 1.f, 1.f);
     }
-    if (drecurrent_kernel) {
-      gemm_strided(drecurrent_kernel, G, hp_all, U, d1.data(), G, U, 2 * U, N * T, true, false,
-                   1.f, 0.f);
+    // drecurrent_kernel: [:, :2U] = Hprev^T [dz, dr]; [:, 2U:] = (r * Hprev)^T dhh
+    rnn::weight_grads(drecurrent_kernel, nullptr, nullptr, G, d1.data(), h0, hs, x, N, T, F, U,
+                      2 * U, go_backwards);
+    if (drecurrent_kernel)
       gemm_strided(drecurrent_kernel + 2 * U, G, rh.data(), U, d1.data() + 2 * U, G, U, U, N * T,
                    true, false, 1.f, 0.f);
-    }
   }
-  if (dbias) rnn::column_sums(dbias, d1.data(), N * T, G, G);
-  finish_input_grads(dx, dkernel, d1.data(), x, kernel, N, T, F, U, go_backwards);
+  // d1 is now the input projection's gradient: [dkernel; input bias's gradient] = [X | 1]^T d1.
+  rnn::weight_grads(nullptr, dkernel, dbias, G, d1.data(), h0, hs, x, N, T, F, U, G,
+                    go_backwards);
+  if (dx) {
+    gemm_strided(dx, F, d1.data(), G, kernel, G, N * T, F, G, false, true, 1.f, 0.f);
+    if (go_backwards) rnn::reverse_time(dx, N, T, F);  // step order -> x's order
+  }
 }
 
 }  // namespace

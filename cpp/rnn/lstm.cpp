@@ -14,8 +14,9 @@
 // columns interleaved per unit tile so the slice is one GEMM) and runs the fused gate pass on it.
 // Backward: per step (reverse) one region whose tiles compute their slice of
 // dh = dz_{s+1} @ Wr^T and then the gate-gradient pass of step s on it; dz of every step is kept
-// in an (N, T, 4U) buffer, so dkernel = X^T dZ, drecurrent_kernel = Hprev^T dZ and dx = dZ Wr^T
-// are one GEMM each after the loop. The step GEMMs read Wr^T, transposed once per call.
+// in an (N, T, 4U) buffer, so that after the loop [drecurrent_kernel; dkernel; dbias] =
+// [Hprev | X | 1]^T dZ is one GEMM and dx = dZ kernel^T another. The step GEMMs read Wr^T,
+// transposed once per call.
 #include <algorithm>
 #include <cstring>
 
@@ -114,20 +115,12 @@ void lstm_backward(float* dx, float* dh0, float* dc0, float* dkernel, float* dre
   }
   if (dh0) gemm_strided(dh0, U, dz.data(), T * G, rkt.data(), U, N, U, G, false, false, 1.f, 0.f);
   if (dc0) rnn::copy_rows(dc0, U, dc.data(), U, N, U);
-  if (drecurrent_kernel) {
-    const float* hprev = h0;  // (N, T, U): the state each step started from
-    Buffer shifted(T > 1 ? N * T * U : 1);
-    if (T > 1) {
-      rnn::shift_hidden(shifted.data(), h0, hs, N, T, U);
-      hprev = shifted.data();
-    }
-    gemm_strided(drecurrent_kernel, G, hprev, U, dz.data(), G, U, G, N * T, true, false, 1.f,
-                 0.f);
+  rnn::weight_grads(drecurrent_kernel, dkernel, dbias, G, dz.data(), h0, hs, x, N, T, F, U, G,
+                    go_backwards);
+  if (dx) {
+    gemm_strided(dx, F, dz.data(), G, kernel, G, N * T, F, G, false, true, 1.f, 0.f);
+    if (go_backwards) rnn::reverse_time(dx, N, T, F);  // step order -> x's order
   }
-  if (dbias) rnn::column_sums(dbias, dz.data(), N * T, G, G);
-  if (go_backwards && (dkernel || dx)) rnn::reverse_time(dz.data(), N, T, G);
-  if (dkernel) gemm_strided(dkernel, G, x, F, dz.data(), G, F, G, N * T, true, false, 1.f, 0.f);
-  if (dx) gemm_strided(dx, F, dz.data(), G, kernel, G, N * T, F, G, false, true, 1.f, 0.f);
 }
 
 }  // namespace

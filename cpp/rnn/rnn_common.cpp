@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "fkeras/common.h"
+#include "fkeras/gemm.h"
 #include "fkeras/runtime.h"
 #include "rnn_internal.h"
 
@@ -87,28 +88,6 @@ void reverse_time(float* a, int64_t N, int64_t T, int64_t D) {
   });
 }
 
-void column_sums(float* out, const float* a, int64_t rows, int64_t cols, int64_t ld) {
-  // Blocks of 64 rows are summed in float (a loop the compiler vectorizes), then in double.
-  const int64_t block = 256, row_block = 64;
-  parallel_for(ceil_div(cols, block), 1, [&](int64_t b0, int64_t b1) {
-    double acc[block];
-    float part[block];
-    for (int64_t b = b0; b < b1; ++b) {
-      const int64_t j0 = b * block, w = std::min(block, cols - j0);
-      std::fill(acc, acc + w, 0.0);
-      for (int64_t i0 = 0; i0 < rows; i0 += row_block) {
-        std::fill(part, part + w, 0.f);
-        for (int64_t i = i0; i < std::min(rows, i0 + row_block); ++i) {
-          const float* row = a + i * ld + j0;
-          for (int64_t j = 0; j < w; ++j) part[j] += row[j];
-        }
-        for (int64_t j = 0; j < w; ++j) acc[j] += part[j];
-      }
-      for (int64_t j = 0; j < w; ++j) out[j0 + j] = static_cast<float>(acc[j]);
-    }
-  });
-}
-
 void interleave_gates(float* dst, const float* src, int64_t ld_src, int64_t K, int64_t G,
                       const Tiling& t) {
   const int64_t U = t.U, ld = G * U;
@@ -122,15 +101,30 @@ void interleave_gates(float* dst, const float* src, int64_t ld_src, int64_t K, i
   }
 }
 
-void shift_hidden(float* hprev, const float* h0, const float* hs, int64_t N, int64_t T,
-                  int64_t U) {
-  parallel_for(N, std::max<int64_t>(1, 65536 / std::max<int64_t>(1, T * U)),
+void weight_grads(float* drk, float* dk, float* db, int64_t ld, const float* dz, const float* h0,
+                  const float* hs, const float* x, int64_t N, int64_t T, int64_t F, int64_t U,
+                  int64_t G, bool go_backwards) {
+  const int64_t cu = drk ? U : 0, cf = dk ? F : 0, M = cu + cf + (db ? 1 : 0), rows = N * T;
+  if (M == 0 || G == 0) return;
+  Buffer a(rows * M);  // (N * T, M) = [h_prev | x_t | 1]
+  parallel_for(N, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, T * M)),
                [&](int64_t n0, int64_t n1) {
-                 for (int64_t n = n0; n < n1; ++n) {
-                   std::memcpy(hprev + n * T * U, h0 + n * U, sizeof(float) * U);
-                   std::memcpy(hprev + n * T * U + U, hs + n * T * U, sizeof(float) * (T - 1) * U);
-                 }
+                 for (int64_t n = n0; n < n1; ++n)
+                   for (int64_t s = 0; s < T; ++s) {
+                     const int64_t row = n * T + s;
+                     float* r = a.data() + row * M;
+                     if (cu) std::memcpy(r, s ? hs + (row - 1) * U : h0 + n * U, sizeof(float) * U);
+                     if (cf)
+                       std::memcpy(r + cu, x + (n * T + (go_backwards ? T - 1 - s : s)) * F,
+                                   sizeof(float) * F);
+                     if (db) r[cu + cf] = 1.f;
+                   }
                });
+  Buffer c(M * G);  // (M, G) = A^T @ dz
+  gemm_strided(c.data(), G, a.data(), M, dz, ld, M, G, rows, true, false, 1.f, 0.f);
+  if (drk) copy_rows(drk, ld, c.data(), G, U, G);
+  if (dk) copy_rows(dk, ld, c.data() + cu * G, G, F, G);
+  if (db) std::memcpy(db, c.data() + (cu + cf) * G, sizeof(float) * G);
 }
 
 void transpose(float* dst, const float* src, int64_t rows, int64_t cols) {

@@ -92,16 +92,19 @@ void for_each_tile(const Tiling& t,
 
 // Reverses the time axis of a (N, T, D) buffer in place.
 void reverse_time(float* a, int64_t N, int64_t T, int64_t D);
-// out (cols) = sum over rows of a (rows, cols; row stride ld), accumulated in double. Overwrites.
-void column_sums(float* out, const float* a, int64_t rows, int64_t cols, int64_t ld);
 // dst (K, G * U) = src (K rows of stride ld_src, G gate blocks of U columns) with the gates
 // interleaved per unit block of t: for the block [j0, j1), w = j1 - j0, column G * j0 + g * w +
 // (j - j0) holds src column g * U + j.
 void interleave_gates(float* dst, const float* src, int64_t ld_src, int64_t K, int64_t G,
                       const Tiling& t);
-// hprev (N, T, U): [:, 0] = h0, [:, s] = hs[:, s - 1] (the state each step started from).
-void shift_hidden(float* hprev, const float* h0, const float* hs, int64_t N, int64_t T,
-                  int64_t U);
+// The weight gradients from dz (N, T, G; row stride ld), the gradient of a projection by step:
+// [drk (U, G); dk (F, G); db (G)] = [h_prev | x_t | 1]^T @ dz as ONE GEMM over the N * T rows
+// (so dz is read once), each part only when its output is given (outputs: row stride ld, G
+// columns; overwritten). h_prev of step s is h0 (s = 0) or hs[:, s - 1]; x_t is x[:, s], or
+// x[:, T - 1 - s] with go_backwards. hs may be null when T == 1.
+void weight_grads(float* drk, float* dk, float* db, int64_t ld, const float* dz, const float* h0,
+                  const float* hs, const float* x, int64_t N, int64_t T, int64_t F, int64_t U,
+                  int64_t G, bool go_backwards);
 // dst (cols, rows) = src (rows, cols)^T. The backward passes use Wr^T so that the per-step
 // GEMMs read a plain (not transposed) B, which packs faster.
 void transpose(float* dst, const float* src, int64_t rows, int64_t cols);

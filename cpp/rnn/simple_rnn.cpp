@@ -11,7 +11,8 @@
 // each step then accumulates its slice of h @ Wr onto hs[:, s] (beta = 1) and applies act in
 // place, per (row, unit) tile, in one parallel region. Backward: per step one region computing
 // dh = dz_{s+1} @ Wr^T per tile followed by dz_s = dh_total * act'(h); dz of all steps stays in
-// an (N, T, U) buffer for the weight and input gradients, one GEMM each.
+// an (N, T, U) buffer: [drecurrent_kernel; dkernel; dbias] = [Hprev | X | 1]^T dZ is then one
+// GEMM, dx = dZ kernel^T another.
 #include <algorithm>
 
 #include "fkeras/gemm.h"
@@ -88,20 +89,12 @@ void simple_backward(float* dx, float* dh0, float* dkernel, float* drecurrent_ke
     });
   }
   if (dh0) gemm_strided(dh0, U, dz.data(), T * U, rkt.data(), U, N, U, U, false, false, 1.f, 0.f);
-  if (drecurrent_kernel) {
-    const float* hprev = h0;  // (N, T, U): the state each step started from
-    Buffer shifted(T > 1 ? N * T * U : 1);
-    if (T > 1) {
-      rnn::shift_hidden(shifted.data(), h0, hs, N, T, U);
-      hprev = shifted.data();
-    }
-    gemm_strided(drecurrent_kernel, U, hprev, U, dz.data(), U, U, U, N * T, true, false, 1.f,
-                 0.f);
+  rnn::weight_grads(drecurrent_kernel, dkernel, dbias, U, dz.data(), h0, hs, x, N, T, F, U, U,
+                    go_backwards);
+  if (dx) {
+    gemm_strided(dx, F, dz.data(), U, kernel, U, N * T, F, U, false, true, 1.f, 0.f);
+    if (go_backwards) rnn::reverse_time(dx, N, T, F);  // step order -> x's order
   }
-  if (dbias) rnn::column_sums(dbias, dz.data(), N * T, U, U);
-  if (go_backwards && (dkernel || dx)) rnn::reverse_time(dz.data(), N, T, U);
-  if (dkernel) gemm_strided(dkernel, U, x, F, dz.data(), U, F, U, N * T, true, false, 1.f, 0.f);
-  if (dx) gemm_strided(dx, F, dz.data(), U, kernel, U, N * T, F, U, false, true, 1.f, 0.f);
 }
 
 }  // namespace
