@@ -12,10 +12,15 @@
 // hardware estimate refined by one Newton step, several times cheaper than a division);
 // operators + - *.
 //
-// Accuracy of the vector path: exp by Cody-Waite reduction to |r| <= ln2 / 2 and a degree-7
-// Taylor polynomial (relative error < 1e-7 before rounding); sigmoid = 1 / (1 + exp(-x));
-// tanh = x * odd Taylor polynomial for |x| < 0.25 (no cancellation near 0), else
-// sign(x) * (1 - 2 / (exp(2|x|) + 1)). Every activation has a relative error of a few ulp.
+// Accuracy of the vector path (coefficients fitted for this file, by weighted least squares
+// iterated towards minimax, then checked in float32 arithmetic): exp by Cody-Waite reduction to
+// |r| <= ln2 / 2 and a degree-6 polynomial (relative error ~1e-7); sigmoid = 1 / (1 + exp(-x));
+// tanh(x) = x P(x^2) / Q(x^2) with P, Q of degree 4 on |x| <= 9 (relative error < 4e-7, no
+// cancellation near 0; |tanh| is clamped to 1).
+//
+// Activations are applied through a policy: the Keras default pair (tanh, sigmoid) is resolved
+// at compile time, so its loops are straight-line code; any other accepted pair goes through a
+// run-time switch (correct, a little slower).
 //
 // Derivatives of activations come from their outputs (kernels.h: the recurrent kernels accept
 // linear, relu, sigmoid, tanh and hard_sigmoid only, the codes where that is possible).
@@ -57,12 +62,11 @@ inline V exp_approx(V x) {
   // r = x - k ln2, with ln2 split in two so that k * ln2_hi is exact.
   V r = V::fmadd(k, V::splat(-0.693359375f), x);
   r = V::fmadd(k, V::splat(2.12194440e-4f), r);
-  V p = V::splat(1.f / 5040.f);
-  p = V::fmadd(p, r, V::splat(1.f / 720.f));
-  p = V::fmadd(p, r, V::splat(1.f / 120.f));
-  p = V::fmadd(p, r, V::splat(1.f / 24.f));
-  p = V::fmadd(p, r, V::splat(1.f / 6.f));
-  p = V::fmadd(p, r, V::splat(0.5f));
+  V p = V::splat(1.3836846e-3f);
+  p = V::fmadd(p, r, V::splat(8.3748158e-3f));
+  p = V::fmadd(p, r, V::splat(4.1668225e-2f));
+  p = V::fmadd(p, r, V::splat(1.6666420e-1f));
+  p = V::fmadd(p, r, V::splat(4.9999991e-1f));
   p = V::fmadd(p, r, V::splat(1.f));
   p = V::fmadd(p, r, V::splat(1.f));
   return p * k.pow2();
@@ -77,17 +81,20 @@ inline V vsigmoid(V x) {
 template <class V>
 inline V vtanh(V x) {
   const V one = V::splat(1.f);
-  const V a = x.abs();
-  // |x| >= 0.25: 1 - 2 / (e^{2|x|} + 1) loses at most a couple of bits to cancellation.
-  const V big = one - V::splat(2.f) * (exp_approx(a + a) + one).recip();
-  // |x| < 0.25: tanh x = x (1 - x^2/3 + 2x^4/15 - 17x^6/315 + 62x^8/2835), error < 1e-8.
-  const V x2 = x * x;
-  V p = V::splat(62.f / 2835.f);
-  p = V::fmadd(p, x2, V::splat(-17.f / 315.f));
-  p = V::fmadd(p, x2, V::splat(2.f / 15.f));
-  p = V::fmadd(p, x2, V::splat(-1.f / 3.f));
-  p = V::fmadd(p, x2, one);
-  return V::select_lt(a, V::splat(0.25f), x * p, V::copysign(big, x));
+  x = V::min(V::max(x, V::splat(-9.f)), V::splat(9.f));
+  const V t = x * x;
+  V p = V::splat(1.3355216e-8f);
+  p = V::fmadd(p, t, V::splat(2.0609483e-5f));
+  p = V::fmadd(p, t, V::splat(3.4956124e-3f));
+  p = V::fmadd(p, t, V::splat(1.3381046e-1f));
+  p = V::fmadd(p, t, one);
+  V q = V::splat(7.7767857e-7f);
+  q = V::fmadd(q, t, V::splat(3.2856746e-4f));
+  q = V::fmadd(q, t, V::splat(2.5877075e-2f));
+  q = V::fmadd(q, t, V::splat(4.6714363e-1f));
+  q = V::fmadd(q, t, one);
+  const V y = x * p * q.recip();
+  return V::min(V::max(y, V::splat(-1.f)), one);
 }
 
 template <class V>
@@ -116,6 +123,31 @@ inline V dact(V y, int64_t code) {
   }
 }
 
+// Activation policies: a (the activation), ra (the recurrent activation) and their derivatives
+// from outputs, da and dra.
+struct AnyActs {
+  int64_t act, rec_act;
+  template <class V> V a(V x) const { return ::fk::rnn::act(x, act); }
+  template <class V> V ra(V x) const { return ::fk::rnn::act(x, rec_act); }
+  template <class V> V da(V y) const { return dact(y, act); }
+  template <class V> V dra(V y) const { return dact(y, rec_act); }
+};
+struct TanhSigmoid {
+  template <class V> V a(V x) const { return vtanh(x); }
+  template <class V> V ra(V x) const { return vsigmoid(x); }
+  template <class V> V da(V y) const { return V::splat(1.f) - y * y; }
+  template <class V> V dra(V y) const { return y * (V::splat(1.f) - y); }
+};
+
+// Calls fn(policy) with the compile-time policy for (tanh, sigmoid), else the run-time one.
+template <class Fn>
+inline void with_acts(int64_t act, int64_t rec_act, Fn&& fn) {
+  if (act == kTanh && rec_act == kSigmoid)
+    fn(TanhSigmoid());
+  else
+    fn(AnyActs{act, rec_act});
+}
+
 // Runs body<V>(j, jj) over the units [j0, j0 + w) in steps of V::kWidth, then the tail with
 // Scalar (jj = j - j0).
 template <class V, class Body>
@@ -129,19 +161,21 @@ inline void for_units(int64_t j0, int64_t w, Body&& body) {
 template <class V>
 void lstm_forward(float* g, const float* rec, const float* c_prev, float* c, float* h, int64_t U,
                   int64_t j0, int64_t w, int64_t a, int64_t ra) {
-  for_units<V>(j0, w, [&](auto tag, int64_t j, int64_t jj) {
-    using W = decltype(tag);
-    const W i = act(W::load(g + j) + W::load(rec + jj), ra);
-    const W f = act(W::load(g + U + j) + W::load(rec + w + jj), ra);
-    const W cc = act(W::load(g + 2 * U + j) + W::load(rec + 2 * w + jj), a);
-    const W o = act(W::load(g + 3 * U + j) + W::load(rec + 3 * w + jj), ra);
-    const W cn = W::fmadd(f, W::load(c_prev + j), i * cc);
-    i.store(g + j);
-    f.store(g + U + j);
-    cc.store(g + 2 * U + j);
-    o.store(g + 3 * U + j);
-    cn.store(c + j);
-    (o * act(cn, a)).store(h + j);
+  with_acts(a, ra, [&](auto p) {
+    for_units<V>(j0, w, [&](auto tag, int64_t j, int64_t jj) {
+      using W = decltype(tag);
+      const W i = p.ra(W::load(g + j) + W::load(rec + jj));
+      const W f = p.ra(W::load(g + U + j) + W::load(rec + w + jj));
+      const W cc = p.a(W::load(g + 2 * U + j) + W::load(rec + 2 * w + jj));
+      const W o = p.ra(W::load(g + 3 * U + j) + W::load(rec + 3 * w + jj));
+      const W cn = W::fmadd(f, W::load(c_prev + j), i * cc);
+      i.store(g + j);
+      f.store(g + U + j);
+      cc.store(g + 2 * U + j);
+      o.store(g + 3 * U + j);
+      cn.store(c + j);
+      (o * p.a(cn)).store(h + j);
+    });
   });
 }
 
@@ -149,64 +183,72 @@ template <class V>
 void lstm_backward(float* dz, float* dc, const float* dh, const float* dhs, const float* g,
                    const float* c, const float* c_prev, int64_t U, int64_t j0, int64_t w,
                    int64_t a, int64_t ra) {
-  for_units<V>(j0, w, [&](auto tag, int64_t j, int64_t jj) {
-    using W = decltype(tag);
-    (void)jj;
-    W dht = W::load(dh + j);
-    if (dhs) dht = dht + W::load(dhs + j);
-    const W i = W::load(g + j), f = W::load(g + U + j);
-    const W cc = W::load(g + 2 * U + j), o = W::load(g + 3 * U + j);
-    const W tc = act(W::load(c + j), a);
-    const W dct = W::fmadd(dht * o, dact(tc, a), W::load(dc + j));
-    (dct * cc * dact(i, ra)).store(dz + j);
-    (dct * W::load(c_prev + j) * dact(f, ra)).store(dz + U + j);
-    (dct * i * dact(cc, a)).store(dz + 2 * U + j);
-    (dht * tc * dact(o, ra)).store(dz + 3 * U + j);
-    (dct * f).store(dc + j);
+  with_acts(a, ra, [&](auto p) {
+    for_units<V>(j0, w, [&](auto tag, int64_t j, int64_t jj) {
+      using W = decltype(tag);
+      (void)jj;
+      W dht = W::load(dh + j);
+      if (dhs) dht = dht + W::load(dhs + j);
+      const W i = W::load(g + j), f = W::load(g + U + j);
+      const W cc = W::load(g + 2 * U + j), o = W::load(g + 3 * U + j);
+      const W tc = p.a(W::load(c + j));
+      const W dct = W::fmadd(dht * o, p.da(tc), W::load(dc + j));
+      (dct * cc * p.dra(i)).store(dz + j);
+      (dct * W::load(c_prev + j) * p.dra(f)).store(dz + U + j);
+      (dct * i * p.da(cc)).store(dz + 2 * U + j);
+      (dht * tc * p.dra(o)).store(dz + 3 * U + j);
+      (dct * f).store(dc + j);
+    });
   });
 }
 
 template <class V>
 void gru_forward_ra(float* g, float* hproj, const float* rec, const float* h_prev, float* h,
                     int64_t U, int64_t j0, int64_t w, int64_t a, int64_t ra) {
-  for_units<V>(j0, w, [&](auto tag, int64_t j, int64_t jj) {
-    using W = decltype(tag);
-    const W z = act(W::load(g + j) + W::load(rec + jj), ra);
-    const W r = act(W::load(g + U + j) + W::load(rec + w + jj), ra);
-    const W rh = W::load(rec + 2 * w + jj);
-    const W hh = act(W::fmadd(r, rh, W::load(g + 2 * U + j)), a);
-    const W hp = W::load(h_prev + j);
-    z.store(g + j);
-    r.store(g + U + j);
-    hh.store(g + 2 * U + j);
-    rh.store(hproj + j);
-    W::fmadd(z, hp - hh, hh).store(h + j);
+  with_acts(a, ra, [&](auto p) {
+    for_units<V>(j0, w, [&](auto tag, int64_t j, int64_t jj) {
+      using W = decltype(tag);
+      const W z = p.ra(W::load(g + j) + W::load(rec + jj));
+      const W r = p.ra(W::load(g + U + j) + W::load(rec + w + jj));
+      const W rh = W::load(rec + 2 * w + jj);
+      const W hh = p.a(W::fmadd(r, rh, W::load(g + 2 * U + j)));
+      const W hp = W::load(h_prev + j);
+      z.store(g + j);
+      r.store(g + U + j);
+      hh.store(g + 2 * U + j);
+      rh.store(hproj + j);
+      W::fmadd(z, hp - hh, hh).store(h + j);
+    });
   });
 }
 
 template <class V>
 void gru_forward_zr(float* g, float* rh, const float* rec, const float* h_prev, int64_t U,
                     int64_t j0, int64_t w, int64_t ra) {
-  for_units<V>(j0, w, [&](auto tag, int64_t j, int64_t jj) {
-    using W = decltype(tag);
-    const W z = act(W::load(g + j) + W::load(rec + jj), ra);
-    const W r = act(W::load(g + U + j) + W::load(rec + w + jj), ra);
-    z.store(g + j);
-    r.store(g + U + j);
-    (r * W::load(h_prev + j)).store(rh + j);
+  with_acts(kTanh, ra, [&](auto p) {
+    for_units<V>(j0, w, [&](auto tag, int64_t j, int64_t jj) {
+      using W = decltype(tag);
+      const W z = p.ra(W::load(g + j) + W::load(rec + jj));
+      const W r = p.ra(W::load(g + U + j) + W::load(rec + w + jj));
+      z.store(g + j);
+      r.store(g + U + j);
+      (r * W::load(h_prev + j)).store(rh + j);
+    });
   });
 }
 
 template <class V>
 void gru_forward_h(float* g, float* h, const float* hproj, const float* h_prev, int64_t U,
                    int64_t j0, int64_t w, int64_t a) {
-  for_units<V>(j0, w, [&](auto tag, int64_t j, int64_t jj) {
-    using W = decltype(tag);
-    (void)jj;
-    const W hh = act(W::load(g + 2 * U + j) + W::load(hproj + j), a);
-    const W z = W::load(g + j);
-    hh.store(g + 2 * U + j);
-    W::fmadd(z, W::load(h_prev + j) - hh, hh).store(h + j);
+  with_acts(a, kSigmoid, [&](auto p) {
+    for_units<V>(j0, w, [&](auto tag, int64_t j, int64_t jj) {
+      using W = decltype(tag);
+      (void)jj;
+      const W hh = p.a(W::load(g + 2 * U + j) + W::load(hproj + j));
+      const W z = W::load(g + j);
+      hh.store(g + 2 * U + j);
+      W::fmadd(z, W::load(h_prev + j) - hh, hh).store(h + j);
+    });
   });
 }
 
@@ -214,69 +256,79 @@ template <class V>
 void gru_backward_ra(float* drp, float* dxh, float* dh, const float* dhs, const float* g,
                      const float* hproj, const float* h_prev, int64_t U, int64_t j0, int64_t w,
                      int64_t a, int64_t ra) {
-  for_units<V>(j0, w, [&](auto tag, int64_t j, int64_t jj) {
-    using W = decltype(tag);
-    (void)jj;
-    W dht = W::load(dh + j);
-    if (dhs) dht = dht + W::load(dhs + j);
-    const W z = W::load(g + j), r = W::load(g + U + j), hh = W::load(g + 2 * U + j);
-    const W dz = dht * (W::load(h_prev + j) - hh) * dact(z, ra);
-    const W dhh = dht * (W::splat(1.f) - z) * dact(hh, a);
-    const W dr = dhh * W::load(hproj + j) * dact(r, ra);
-    dz.store(drp + j);
-    dr.store(drp + U + j);
-    (dhh * r).store(drp + 2 * U + j);
-    dhh.store(dxh + j);
-    (dht * z).store(dh + j);
+  with_acts(a, ra, [&](auto p) {
+    for_units<V>(j0, w, [&](auto tag, int64_t j, int64_t jj) {
+      using W = decltype(tag);
+      (void)jj;
+      W dht = W::load(dh + j);
+      if (dhs) dht = dht + W::load(dhs + j);
+      const W z = W::load(g + j), r = W::load(g + U + j), hh = W::load(g + 2 * U + j);
+      const W dz = dht * (W::load(h_prev + j) - hh) * p.dra(z);
+      const W dhh = dht * (W::splat(1.f) - z) * p.da(hh);
+      const W dr = dhh * W::load(hproj + j) * p.dra(r);
+      dz.store(drp + j);
+      dr.store(drp + U + j);
+      (dhh * r).store(drp + 2 * U + j);
+      dhh.store(dxh + j);
+      (dht * z).store(dh + j);
+    });
   });
 }
 
 template <class V>
 void gru_backward_zh(float* dxp, float* dh, const float* dhs, const float* g, const float* h_prev,
                      int64_t U, int64_t j0, int64_t w, int64_t a, int64_t ra) {
-  for_units<V>(j0, w, [&](auto tag, int64_t j, int64_t jj) {
-    using W = decltype(tag);
-    (void)jj;
-    W dht = W::load(dh + j);
-    if (dhs) dht = dht + W::load(dhs + j);
-    const W z = W::load(g + j), hh = W::load(g + 2 * U + j);
-    (dht * (W::load(h_prev + j) - hh) * dact(z, ra)).store(dxp + j);
-    (dht * (W::splat(1.f) - z) * dact(hh, a)).store(dxp + 2 * U + j);
-    (dht * z).store(dh + j);
+  with_acts(a, ra, [&](auto p) {
+    for_units<V>(j0, w, [&](auto tag, int64_t j, int64_t jj) {
+      using W = decltype(tag);
+      (void)jj;
+      W dht = W::load(dh + j);
+      if (dhs) dht = dht + W::load(dhs + j);
+      const W z = W::load(g + j), hh = W::load(g + 2 * U + j);
+      (dht * (W::load(h_prev + j) - hh) * p.dra(z)).store(dxp + j);
+      (dht * (W::splat(1.f) - z) * p.da(hh)).store(dxp + 2 * U + j);
+      (dht * z).store(dh + j);
+    });
   });
 }
 
 template <class V>
 void gru_backward_r(float* dxp, float* dh, float* rh, const float* drh, const float* g,
                     const float* h_prev, int64_t U, int64_t j0, int64_t w, int64_t ra) {
-  for_units<V>(j0, w, [&](auto tag, int64_t j, int64_t jj) {
-    using W = decltype(tag);
-    (void)jj;
-    const W d = W::load(drh + j), r = W::load(g + U + j), hp = W::load(h_prev + j);
-    (d * hp * dact(r, ra)).store(dxp + U + j);
-    W::fmadd(d, r, W::load(dh + j)).store(dh + j);
-    if (rh) (r * hp).store(rh + j);
+  with_acts(kTanh, ra, [&](auto p) {
+    for_units<V>(j0, w, [&](auto tag, int64_t j, int64_t jj) {
+      using W = decltype(tag);
+      (void)jj;
+      const W d = W::load(drh + j), r = W::load(g + U + j), hp = W::load(h_prev + j);
+      (d * hp * p.dra(r)).store(dxp + U + j);
+      W::fmadd(d, r, W::load(dh + j)).store(dh + j);
+      if (rh) (r * hp).store(rh + j);
+    });
   });
 }
 
 template <class V>
 void activation(float* y, int64_t n, int64_t a) {
-  for_units<V>(0, n, [&](auto tag, int64_t j, int64_t jj) {
-    using W = decltype(tag);
-    (void)jj;
-    act(W::load(y + j), a).store(y + j);
+  with_acts(a, kSigmoid, [&](auto p) {
+    for_units<V>(0, n, [&](auto tag, int64_t j, int64_t jj) {
+      using W = decltype(tag);
+      (void)jj;
+      p.a(W::load(y + j)).store(y + j);
+    });
   });
 }
 
 template <class V>
 void simple_backward(float* dz, const float* dh, const float* dhs, const float* h, int64_t n,
                      int64_t a) {
-  for_units<V>(0, n, [&](auto tag, int64_t j, int64_t jj) {
-    using W = decltype(tag);
-    (void)jj;
-    W d = W::load(dh + j);
-    if (dhs) d = d + W::load(dhs + j);
-    (d * dact(W::load(h + j), a)).store(dz + j);
+  with_acts(a, kSigmoid, [&](auto p) {
+    for_units<V>(0, n, [&](auto tag, int64_t j, int64_t jj) {
+      using W = decltype(tag);
+      (void)jj;
+      W d = W::load(dh + j);
+      if (dhs) d = d + W::load(dhs + j);
+      (d * p.da(W::load(h + j))).store(dz + j);
+    });
   });
 }
 
