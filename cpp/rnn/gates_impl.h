@@ -159,22 +159,24 @@ inline void for_units(int64_t j0, int64_t w, Body&& body) {
 }
 
 template <class V>
-void lstm_forward(float* g, const float* rec, const float* c_prev, float* c, float* h, int64_t U,
-                  int64_t j0, int64_t w, int64_t a, int64_t ra) {
+void lstm_forward(float* g, const float* z, const float* c_prev, float* c, float* h,
+                  float* h_copy, int64_t U, int64_t j0, int64_t w, int64_t a, int64_t ra) {
   with_acts(a, ra, [&](auto p) {
     for_units<V>(j0, w, [&](auto tag, int64_t j, int64_t jj) {
       using W = decltype(tag);
-      const W i = p.ra(W::load(g + j) + W::load(rec + jj));
-      const W f = p.ra(W::load(g + U + j) + W::load(rec + w + jj));
-      const W cc = p.a(W::load(g + 2 * U + j) + W::load(rec + 2 * w + jj));
-      const W o = p.ra(W::load(g + 3 * U + j) + W::load(rec + 3 * w + jj));
+      const W i = p.ra(W::load(z + jj));
+      const W f = p.ra(W::load(z + w + jj));
+      const W cc = p.a(W::load(z + 2 * w + jj));
+      const W o = p.ra(W::load(z + 3 * w + jj));
       const W cn = W::fmadd(f, W::load(c_prev + j), i * cc);
+      const W hn = o * p.a(cn);
       i.store(g + j);
       f.store(g + U + j);
       cc.store(g + 2 * U + j);
       o.store(g + 3 * U + j);
       cn.store(c + j);
-      (o * p.a(cn)).store(h + j);
+      hn.store(h + j);
+      if (h_copy) hn.store(h_copy + j);
     });
   });
 }
@@ -308,12 +310,14 @@ void gru_backward_r(float* dxp, float* dh, float* rh, const float* drh, const fl
 }
 
 template <class V>
-void activation(float* y, int64_t n, int64_t a) {
+void activation(float* y, float* y_copy, int64_t n, int64_t a) {
   with_acts(a, kSigmoid, [&](auto p) {
     for_units<V>(0, n, [&](auto tag, int64_t j, int64_t jj) {
       using W = decltype(tag);
       (void)jj;
-      p.a(W::load(y + j)).store(y + j);
+      const W v = p.a(W::load(y + j));
+      v.store(y + j);
+      if (y_copy) v.store(y_copy + j);
     });
   });
 }

@@ -8,10 +8,12 @@
 // Saved state: gates (N, T, 4U) after their activations, cs (N, T, U) = c after each step.
 // Every output is overwritten.
 //
-// Forward: the input projection of all steps is ONE GEMM (bias fused) written straight into
-// `gates` (time-reversed in place for go_backwards, so that slot s holds step s); then per step
-// one parallel region over (row, unit) tiles: each tile computes its slice of h @ Wr (with Wr's
-// columns interleaved per unit tile so the slice is one GEMM) and runs the fused gate pass on it.
+// Forward: x and h are stacked per step into one (N, T, F + U) operand (x read in processing
+// order, so go_backwards costs nothing; the gate pass writes each new h into the next step's
+// slot), so each step is ONE GEMM [x_t | h] @ [kernel; recurrent_kernel] + bias. Per step one
+// parallel region over (row, unit) tiles: each tile computes its slice of that GEMM (the weight
+// columns interleaved per unit tile so the slice is one GEMM) and runs the fused gate pass on
+// it while it is hot in cache; `gates` is then only written, never re-read.
 // Backward: per step (reverse) one region whose tiles compute their slice of
 // dh = dz_{s+1} @ Wr^T and then the gate-gradient pass of step s on it; dz of every step is kept
 // in an (N, T, 4U) buffer, so that after the loop [drecurrent_kernel; dkernel; dbias] =
@@ -41,27 +43,31 @@ void lstm_forward(float* hs, float* h_final, float* c_final, float* gates, float
     if (c_final) rnn::copy_rows(c_final, U, c0, U, N, U);
     return;
   }
-  Epilogue ep;
-  ep.bias = bias;
-  gemm_strided(gates, G, x, F, kernel, G, N * T, G, F, false, false, 1.f, 0.f, ep);
-  if (go_backwards) rnn::reverse_time(gates, N, T, G);
-
+  const int64_t K = F + U;
   const Tiling tl = rnn::plan_tiles(N, U, 4);
-  Buffer rkp(U * G), rec(N * G);  // (U, 4U) interleaved recurrent kernel; (N, 4U) h @ Wr
-  rnn::interleave_gates(rkp.data(), recurrent_kernel, G, U, 4, tl);
+  // (F + U, 4U) = [kernel; recurrent_kernel] and the bias (4U), gates interleaved per unit tile.
+  Buffer wp(K * G), bp(G);
+  rnn::interleave_gates(wp.data(), kernel, G, F, 4, tl);
+  rnn::interleave_gates(wp.data() + F * G, recurrent_kernel, G, U, 4, tl);
+  if (bias) rnn::interleave_gates(bp.data(), bias, G, 1, 4, tl);
+  Buffer xh(N * T * K);  // (N, T, F + U): row (n, s) = [x read at step s | h entering step s]
+  rnn::stack_inputs(xh.data(), x, h0, N, T, F, U, go_backwards);
+  Buffer z(N * G);  // (N, 4U) the pre-activations of one step, interleaved
   const rnn::GateKernels& gk = rnn::gate_kernels();
   for (int64_t s = 0; s < T; ++s) {
-    const float* hp = s ? hs + (s - 1) * U : h0;  // (N, U), row stride ld
-    const float* cp = s ? cs + (s - 1) * U : c0;
+    const float* cp = s ? cs + (s - 1) * U : c0;  // (N, U), row stride ld
     const int64_t ld = s ? T * U : U;
     rnn::for_each_tile(tl, [&](int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
       const int64_t w = j1 - j0;
-      gemm_strided(rec.data() + r0 * G + 4 * j0, G, hp + r0 * ld, ld, rkp.data() + 4 * j0, G,
-                   r1 - r0, 4 * w, U, false, false, 1.f, 0.f);
+      Epilogue ep;
+      ep.bias = bias ? bp.data() + 4 * j0 : nullptr;
+      gemm_strided(z.data() + r0 * G + 4 * j0, G, xh.data() + (r0 * T + s) * K, T * K,
+                   wp.data() + 4 * j0, G, r1 - r0, 4 * w, K, false, false, 1.f, 0.f, ep);
       for (int64_t n = r0; n < r1; ++n) {
         const int64_t row = n * T + s;
-        gk.lstm_forward(gates + row * G, rec.data() + n * G + 4 * j0, cp + n * ld, cs + row * U,
-                        hs + row * U, U, j0, w, act, rec_act);
+        gk.lstm_forward(gates + row * G, z.data() + n * G + 4 * j0, cp + n * ld, cs + row * U,
+                        hs + row * U, s + 1 < T ? xh.data() + (row + 1) * K + F : nullptr, U,
+                        j0, w, act, rec_act);
       }
     });
   }

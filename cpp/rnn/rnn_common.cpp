@@ -127,6 +127,21 @@ void weight_grads(float* drk, float* dk, float* db, int64_t ld, const float* dz,
   if (db) std::memcpy(db, c.data() + (cu + cf) * G, sizeof(float) * G);
 }
 
+void stack_inputs(float* xh, const float* x, const float* h0, int64_t N, int64_t T, int64_t F,
+                  int64_t U, bool go_backwards) {
+  const int64_t K = F + U;
+  parallel_for(N, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, T * K)),
+               [&](int64_t n0, int64_t n1) {
+                 for (int64_t n = n0; n < n1; ++n) {
+                   for (int64_t s = 0; s < T; ++s)
+                     std::memcpy(xh + (n * T + s) * K,
+                                 x + (n * T + (go_backwards ? T - 1 - s : s)) * F,
+                                 sizeof(float) * F);
+                   std::memcpy(xh + n * T * K + F, h0 + n * U, sizeof(float) * U);
+                 }
+               });
+}
+
 void transpose(float* dst, const float* src, int64_t rows, int64_t cols) {
   const int64_t tile = 32;
   for (int64_t i0 = 0; i0 < rows; i0 += tile)

@@ -21,10 +21,11 @@ namespace fk {
 namespace rnn {
 
 struct GateKernels {
-  // LSTM step, units [j0, j0 + w) of one row. g (4U): in, x-projection + bias; out, the
-  // activated gates i, f, c, o. rec (4w) interleaved. c_prev, c, h (U).
-  void (*lstm_forward)(float* g, const float* rec, const float* c_prev, float* c, float* h,
-                       int64_t U, int64_t j0, int64_t w, int64_t act, int64_t rec_act);
+  // LSTM step, units [j0, j0 + w) of one row: z (4w) the pre-activations, interleaved; g (4U)
+  // out, the activated gates i, f, c, o; c_prev, c, h (U); h_copy (U) [opt] a second copy of h.
+  void (*lstm_forward)(float* g, const float* z, const float* c_prev, float* c, float* h,
+                       float* h_copy, int64_t U, int64_t j0, int64_t w, int64_t act,
+                       int64_t rec_act);
   // LSTM step backward. dz (4U) out: gradient of the pre-activations. dc (U): in, the cell
   // gradient from the later step; out, the gradient for c_prev. dh (U) in, dhs (U) [opt] added.
   void (*lstm_backward)(float* dz, float* dc, const float* dh, const float* dhs, const float* g,
@@ -53,8 +54,8 @@ struct GateKernels {
   // rh (U) [opt] out = r * h_prev (for the recurrent kernel's gradient).
   void (*gru_backward_r)(float* dxp, float* dh, float* rh, const float* drh, const float* g,
                          const float* h_prev, int64_t U, int64_t j0, int64_t w, int64_t rec_act);
-  // y (n) = act(y) in place.
-  void (*activation)(float* y, int64_t n, int64_t act);
+  // y (n) = act(y) in place; y_copy (n) [opt] a second copy of the result.
+  void (*activation)(float* y, float* y_copy, int64_t n, int64_t act);
   // dz (n) = (dh + dhs [opt]) * act'(from h).
   void (*simple_backward)(float* dz, const float* dh, const float* dhs, const float* h, int64_t n,
                           int64_t act);
@@ -105,6 +106,10 @@ void interleave_gates(float* dst, const float* src, int64_t ld_src, int64_t K, i
 void weight_grads(float* drk, float* dk, float* db, int64_t ld, const float* dz, const float* h0,
                   const float* hs, const float* x, int64_t N, int64_t T, int64_t F, int64_t U,
                   int64_t G, bool go_backwards);
+// xh (N, T, F + U): row (n, s) gets x[n, s] (x[n, T - 1 - s] with go_backwards) in its first F
+// columns; row (n, 0) gets h0[n] in its last U (the forward writes the other h parts).
+void stack_inputs(float* xh, const float* x, const float* h0, int64_t N, int64_t T, int64_t F,
+                  int64_t U, bool go_backwards);
 // dst (cols, rows) = src (rows, cols)^T. The backward passes use Wr^T so that the per-step
 // GEMMs read a plain (not transposed) B, which packs faster.
 void transpose(float* dst, const float* src, int64_t rows, int64_t cols);

@@ -7,9 +7,10 @@
 // No saved state beyond hs (the derivative of act comes from its output). Every output is
 // overwritten.
 //
-// Forward: the input projection of all steps is one GEMM (bias fused) written into hs itself;
-// each step then accumulates its slice of h @ Wr onto hs[:, s] (beta = 1) and applies act in
-// place, per (row, unit) tile, in one parallel region. Backward: per step one region computing
+// Forward: x and h are stacked per step into one (N, T, F + U) operand (x in processing order,
+// so go_backwards costs nothing), so each step is one GEMM [x_t | h] @ [kernel;
+// recurrent_kernel] + bias written into hs[:, s], then act in place (which also writes h into
+// the next step's slot), per (row, unit) tile, in one parallel region. Backward: per step one region computing
 // dh = dz_{s+1} @ Wr^T per tile followed by dz_s = dh_total * act'(h); dz of all steps stays in
 // an (N, T, U) buffer: [drecurrent_kernel; dkernel; dbias] = [Hprev | X | 1]^T dZ is then one
 // GEMM, dx = dZ kernel^T another.
@@ -32,19 +33,26 @@ void simple_forward(float* hs, float* h_final, const float* x, const float* h0,
     if (h_final) rnn::copy_rows(h_final, U, h0, U, N, U);
     return;
   }
-  Epilogue ep;
-  ep.bias = bias;
-  gemm_strided(hs, U, x, F, kernel, U, N * T, U, F, false, false, 1.f, 0.f, ep);
-  if (go_backwards) rnn::reverse_time(hs, N, T, U);
+  const int64_t K = F + U;
+  Buffer wk(K * U);  // (F + U, U) = [kernel; recurrent_kernel]
+  rnn::copy_rows(wk.data(), U, kernel, U, F, U);
+  rnn::copy_rows(wk.data() + F * U, U, recurrent_kernel, U, U, U);
+  Buffer xh(N * T * K);  // (N, T, F + U): row (n, s) = [x read at step s | h entering step s]
+  rnn::stack_inputs(xh.data(), x, h0, N, T, F, U, go_backwards);
   const Tiling tl = rnn::plan_tiles(N, U, 1);
   const rnn::GateKernels& gk = rnn::gate_kernels();
   for (int64_t s = 0; s < T; ++s) {
-    const float* hp = s ? hs + (s - 1) * U : h0;  // (N, U), row stride ld
-    const int64_t ld = s ? T * U : U;
     rnn::for_each_tile(tl, [&](int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
-      gemm_strided(hs + (r0 * T + s) * U + j0, T * U, hp + r0 * ld, ld, recurrent_kernel + j0, U,
-                   r1 - r0, j1 - j0, U, false, false, 1.f, 1.f);
-      for (int64_t n = r0; n < r1; ++n) gk.activation(hs + (n * T + s) * U + j0, j1 - j0, act);
+      Epilogue ep;
+      ep.bias = bias ? bias + j0 : nullptr;
+      // hs[rows, s, units] = [x_t | h][rows] @ [kernel; recurrent_kernel][:, units] + bias
+      gemm_strided(hs + (r0 * T + s) * U + j0, T * U, xh.data() + (r0 * T + s) * K, T * K,
+                   wk.data() + j0, U, r1 - r0, j1 - j0, K, false, false, 1.f, 0.f, ep);
+      for (int64_t n = r0; n < r1; ++n) {
+        const int64_t row = n * T + s;
+        gk.activation(hs + row * U + j0, s + 1 < T ? xh.data() + (row + 1) * K + F + j0 : nullptr,
+                      j1 - j0, act);
+      }
     });
   }
   if (h_final) rnn::copy_rows(h_final, U, hs + (T - 1) * U, T * U, N, U);
