@@ -54,23 +54,20 @@ void lstm_forward(float* hs, float* h_final, float* c_final, float* gates, float
   rnn::stack_inputs(xh.data(), x, h0, N, T, F, U, go_backwards);
   Buffer z(N * G);  // (N, 4U) the pre-activations of one step, interleaved
   const rnn::GateKernels& gk = rnn::gate_kernels();
-  for (int64_t s = 0; s < T; ++s) {
+  rnn::run_phases(T, tl, [&](int64_t s, int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
     const float* cp = s ? cs + (s - 1) * U : c0;  // (N, U), row stride ld
-    const int64_t ld = s ? T * U : U;
-    rnn::for_each_tile(tl, [&](int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
-      const int64_t w = j1 - j0;
-      Epilogue ep;
-      ep.bias = bias ? bp.data() + 4 * j0 : nullptr;
-      gemm_strided(z.data() + r0 * G + 4 * j0, G, xh.data() + (r0 * T + s) * K, T * K,
-                   wp.data() + 4 * j0, G, r1 - r0, 4 * w, K, false, false, 1.f, 0.f, ep);
-      for (int64_t n = r0; n < r1; ++n) {
-        const int64_t row = n * T + s;
-        gk.lstm_forward(gates + row * G, z.data() + n * G + 4 * j0, cp + n * ld, cs + row * U,
-                        hs + row * U, s + 1 < T ? xh.data() + (row + 1) * K + F : nullptr, U,
-                        j0, w, act, rec_act);
-      }
-    });
-  }
+    const int64_t ld = s ? T * U : U, w = j1 - j0;
+    Epilogue ep;
+    ep.bias = bias ? bp.data() + 4 * j0 : nullptr;
+    gemm_strided(z.data() + r0 * G + 4 * j0, G, xh.data() + (r0 * T + s) * K, T * K,
+                 wp.data() + 4 * j0, G, r1 - r0, 4 * w, K, false, false, 1.f, 0.f, ep);
+    for (int64_t n = r0; n < r1; ++n) {
+      const int64_t row = n * T + s;
+      gk.lstm_forward(gates + row * G, z.data() + n * G + 4 * j0, cp + n * ld, cs + row * U,
+                      hs + row * U, s + 1 < T ? xh.data() + (row + 1) * K + F : nullptr, U, j0,
+                      w, act, rec_act);
+    }
+  });
   if (h_final) rnn::copy_rows(h_final, U, hs + (T - 1) * U, T * U, N, U);
   if (c_final) rnn::copy_rows(c_final, U, cs + (T - 1) * U, T * U, N, U);
 }
@@ -108,17 +105,15 @@ void lstm_backward(float* dx, float* dh0, float* dc0, float* dkernel, float* dre
                        j1 - j0, act, rec_act);
     }
   };
-  rnn::for_each_tile(tl, [&](int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
-    gate_pass(T - 1, r0, r1, j0, j1);
-  });
-  for (int64_t s = T - 1; s > 0; --s) {
-    rnn::for_each_tile(tl, [&](int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
-      // dh[rows, units] = dz_s[rows] @ Wr^T[:, units]
-      gemm_strided(dh.data() + r0 * U + j0, U, dz.data() + (r0 * T + s) * G, T * G,
+  // Phase p handles step s = T - 1 - p: dh = dz_{s+1} @ Wr^T (but for the last step), then the
+  // gate-gradient pass of step s, tile by tile.
+  rnn::run_phases(T, tl, [&](int64_t p, int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
+    const int64_t s = T - 1 - p;
+    if (p > 0)  // dh[rows, units] = dz_{s+1}[rows] @ Wr^T[:, units]
+      gemm_strided(dh.data() + r0 * U + j0, U, dz.data() + (r0 * T + s + 1) * G, T * G,
                    rkt.data() + j0, U, r1 - r0, j1 - j0, G, false, false, 1.f, 0.f);
-      gate_pass(s - 1, r0, r1, j0, j1);
-    });
-  }
+    gate_pass(s, r0, r1, j0, j1);
+  });
   if (dh0) gemm_strided(dh0, U, dz.data(), T * G, rkt.data(), U, N, U, G, false, false, 1.f, 0.f);
   if (dc0) rnn::copy_rows(dc0, U, dc.data(), U, N, U);
   rnn::weight_grads(drecurrent_kernel, dkernel, dbias, G, dz.data(), h0, hs, x, N, T, F, U, G,

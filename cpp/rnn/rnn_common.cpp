@@ -1,6 +1,10 @@
 // rnn_common.cpp: helpers shared by the recurrent drivers (see rnn_internal.h): the per-ISA
 // gate-pass table, step tiling, scratch buffers and the small data-movement passes.
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -42,12 +46,12 @@ Tiling plan_tiles(int64_t N, int64_t U, int64_t G) {
   t.rows = std::max<int64_t>(N, 1);
   t.units = std::max<int64_t>(U, 1);
   const int64_t threads = num_threads();
-  // The recurrent GEMM of one step costs 2 N U (G U) flops. Aim at 4 tiles per thread (the
-  // pool hands tiles out dynamically) but keep tiles at >= ~128 kflop, so that one parallel
-  // region per step stays worth its wake-up cost.
+  // The recurrent GEMM of one step costs 2 N U (G U) flops. Aim at 2 tiles per thread (tiles
+  // are handed out dynamically; fewer tiles repack the shared GEMM operand less often) but keep
+  // tiles at >= ~128 kflop, so that splitting a step stays worth its synchronisation.
   const double flops = 2.0 * static_cast<double>(N) * static_cast<double>(U) *
                        static_cast<double>(G * U);
-  const int64_t want = std::min<int64_t>(4 * threads, static_cast<int64_t>(flops / 131072.0));
+  const int64_t want = std::min<int64_t>(2 * threads, static_cast<int64_t>(flops / 131072.0));
   if (threads <= 1 || want <= 1 || N == 0 || U == 0) return t;
   // Unit blocks first (each tile then packs only its own columns of the recurrent kernel),
   // 16 units wide at least: a whole AVX-512 vector per gate.
@@ -61,15 +65,67 @@ Tiling plan_tiles(int64_t N, int64_t U, int64_t G) {
   return t;
 }
 
-void for_each_tile(const Tiling& t,
-                   const std::function<void(int64_t, int64_t, int64_t, int64_t)>& fn) {
-  parallel_for(t.tiles(), 1, [&](int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; ++c) {
-      const int64_t rb = c / t.unit_blocks, ub = c % t.unit_blocks;
-      const int64_t r0 = rb * t.rows, j0 = ub * t.units;
-      fn(r0, std::min(r0 + t.rows, t.N), j0, std::min(j0 + t.units, t.U));
+namespace {
+
+// Waits until ready() holds: a short spin (the other participants are usually a few
+// microseconds away), then yielding the core so that a descheduled participant can run.
+template <class Ready>
+void wait_for(Ready&& ready) {
+  for (int spins = 0; !ready(); ++spins) {
+    if (spins < 4096) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    } else {
+      std::this_thread::yield();
+    }
+  }
+}
+
+}  // namespace
+
+void run_phases(int64_t phases, const Tiling& t, const PhaseFn& fn) {
+  const int64_t tiles = t.tiles(), total = phases * tiles;
+  auto run = [&](int64_t ticket) {
+    const int64_t c = ticket % tiles, rb = c / t.unit_blocks, ub = c % t.unit_blocks;
+    const int64_t r0 = rb * t.rows, j0 = ub * t.units;
+    fn(ticket / tiles, r0, std::min(r0 + t.rows, t.N), j0, std::min(j0 + t.units, t.U));
+  };
+  const int64_t participants = std::min<int64_t>(num_threads(), tiles);
+  if (participants <= 1) {
+    for (int64_t ticket = 0; ticket < total; ++ticket) run(ticket);
+    return;
+  }
+  // Tickets (phase, tile) are taken in order; a ticket of phase p runs once the p * tiles
+  // tickets before it are done. A participant that never arrives only leaves more tickets to
+  // the others, so progress never depends on a thread the OS has not scheduled (except one that
+  // holds a ticket, which every step-synchronous scheme must wait for).
+  std::atomic<int64_t> next{0}, done{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;
+  std::mutex error_mu;
+  parallel_for(participants, 1, [&](int64_t, int64_t) {
+    for (;;) {
+      const int64_t ticket = next.fetch_add(1, std::memory_order_relaxed);
+      if (ticket >= total) return;
+      const int64_t before = ticket / tiles * tiles;
+      wait_for([&] {
+        return done.load(std::memory_order_acquire) >= before ||
+               failed.load(std::memory_order_relaxed);
+      });
+      if (!failed.load(std::memory_order_relaxed)) {
+        try {
+          run(ticket);
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(error_mu);
+          if (!error) error = std::current_exception();
+          failed.store(true);
+        }
+      }
+      done.fetch_add(1, std::memory_order_release);
     }
   });
+  if (error) std::rethrow_exception(error);
 }
 
 void reverse_time(float* a, int64_t N, int64_t T, int64_t D) {

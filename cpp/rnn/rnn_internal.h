@@ -2,10 +2,10 @@
 //
 // - GateKernels: the per-ISA elementwise passes of one row of one step (gates_impl.h holds the
 //   math once; gates.cpp, gates_avx2.cpp and gates_avx512.cpp compile it per ISA).
-// - Tiling: how one time step is cut into (row block, unit block) tiles for the thread pool.
-//   Each tile runs its own slice of the recurrent GEMM and then the gate pass on exactly the
-//   slice it produced, so a step is one parallel region and every tile packs only its own
-//   columns of the recurrent kernel.
+// - Tiling and run_phases: how one time step is cut into (row block, unit block) tiles for the
+//   thread pool. Each tile runs its own slice of the step's GEMM and then the gate pass on
+//   exactly the slice it produced (hot in cache), and every tile packs only its own columns of
+//   the weights; the steps of a whole sequence run in one parallel region.
 // - Small helpers: aligned uninitialised scratch, time reversal, column sums, gate interleaving.
 //
 // Row pointers given to GateKernels are full rows indexed by the absolute unit j; only `rec`
@@ -87,9 +87,13 @@ struct Tiling {
 };
 // G: gates per unit (4 LSTM, 3 GRU, 1 SimpleRNN), which scales the work per tile.
 Tiling plan_tiles(int64_t N, int64_t U, int64_t G);
-// Calls fn(r0, r1, j0, j1) for every tile, spread over the thread pool.
-void for_each_tile(const Tiling& t,
-                   const std::function<void(int64_t, int64_t, int64_t, int64_t)>& fn);
+// Runs fn(phase, r0, r1, j0, j1) for every tile of phases 0 .. phases - 1 (a phase is one step,
+// or one half of a step), phase after phase: no tile of phase p starts before every tile of
+// phase p - 1 has finished. The whole sequence is ONE parallel region whose participants take
+// tiles in order and wait for each other only at phase boundaries (a brief spin, then yield),
+// instead of a region (and a sleeping-worker wake-up) per step.
+using PhaseFn = std::function<void(int64_t, int64_t, int64_t, int64_t, int64_t)>;
+void run_phases(int64_t phases, const Tiling& t, const PhaseFn& fn);
 
 // Reverses the time axis of a (N, T, D) buffer in place.
 void reverse_time(float* a, int64_t N, int64_t T, int64_t D);

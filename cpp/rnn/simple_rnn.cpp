@@ -41,20 +41,18 @@ void simple_forward(float* hs, float* h_final, const float* x, const float* h0,
   rnn::stack_inputs(xh.data(), x, h0, N, T, F, U, go_backwards);
   const Tiling tl = rnn::plan_tiles(N, U, 1);
   const rnn::GateKernels& gk = rnn::gate_kernels();
-  for (int64_t s = 0; s < T; ++s) {
-    rnn::for_each_tile(tl, [&](int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
-      Epilogue ep;
-      ep.bias = bias ? bias + j0 : nullptr;
-      // hs[rows, s, units] = [x_t | h][rows] @ [kernel; recurrent_kernel][:, units] + bias
-      gemm_strided(hs + (r0 * T + s) * U + j0, T * U, xh.data() + (r0 * T + s) * K, T * K,
-                   wk.data() + j0, U, r1 - r0, j1 - j0, K, false, false, 1.f, 0.f, ep);
-      for (int64_t n = r0; n < r1; ++n) {
-        const int64_t row = n * T + s;
-        gk.activation(hs + row * U + j0, s + 1 < T ? xh.data() + (row + 1) * K + F + j0 : nullptr,
-                      j1 - j0, act);
-      }
-    });
-  }
+  rnn::run_phases(T, tl, [&](int64_t s, int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
+    Epilogue ep;
+    ep.bias = bias ? bias + j0 : nullptr;
+    // hs[rows, s, units] = [x_t | h][rows] @ [kernel; recurrent_kernel][:, units] + bias
+    gemm_strided(hs + (r0 * T + s) * U + j0, T * U, xh.data() + (r0 * T + s) * K, T * K,
+                 wk.data() + j0, U, r1 - r0, j1 - j0, K, false, false, 1.f, 0.f, ep);
+    for (int64_t n = r0; n < r1; ++n) {
+      const int64_t row = n * T + s;
+      gk.activation(hs + row * U + j0, s + 1 < T ? xh.data() + (row + 1) * K + F + j0 : nullptr,
+                    j1 - j0, act);
+    }
+  });
   if (h_final) rnn::copy_rows(h_final, U, hs + (T - 1) * U, T * U, N, U);
 }
 
@@ -85,17 +83,15 @@ void simple_backward(float* dx, float* dh0, float* dkernel, float* drecurrent_ke
                          dhs ? dhs + row * U + j0 : nullptr, hs + row * U + j0, j1 - j0, act);
     }
   };
-  rnn::for_each_tile(tl, [&](int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
-    gate_pass(T - 1, r0, r1, j0, j1);
-  });
-  for (int64_t s = T - 1; s > 0; --s) {
-    rnn::for_each_tile(tl, [&](int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
-      // dh[rows, units] = dz_s[rows] @ Wr^T[:, units]
-      gemm_strided(dh.data() + r0 * U + j0, U, dz.data() + (r0 * T + s) * U, T * U,
+  // Phase p handles step s = T - 1 - p: dh = dz_{s+1} @ Wr^T (but for the last step), then
+  // dz_s, tile by tile.
+  rnn::run_phases(T, tl, [&](int64_t p, int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
+    const int64_t s = T - 1 - p;
+    if (p > 0)  // dh[rows, units] = dz_{s+1}[rows] @ Wr^T[:, units]
+      gemm_strided(dh.data() + r0 * U + j0, U, dz.data() + (r0 * T + s + 1) * U, T * U,
                    rkt.data() + j0, U, r1 - r0, j1 - j0, U, false, false, 1.f, 0.f);
-      gate_pass(s - 1, r0, r1, j0, j1);
-    });
-  }
+    gate_pass(s, r0, r1, j0, j1);
+  });
   if (dh0) gemm_strided(dh0, U, dz.data(), T * U, rkt.data(), U, N, U, U, false, false, 1.f, 0.f);
   rnn::weight_grads(drecurrent_kernel, dkernel, dbias, U, dz.data(), h0, hs, x, N, T, F, U, U,
                     go_backwards);
