@@ -96,23 +96,27 @@ void run_phases(int64_t phases, const Tiling& t, const PhaseFn& fn) {
     for (int64_t ticket = 0; ticket < total; ++ticket) run(ticket);
     return;
   }
-  // Tickets (phase, tile) are taken in order; a ticket of phase p runs once the p * tiles
-  // tickets before it are done. A participant that never arrives only leaves more tickets to
-  // the others, so progress never depends on a thread the OS has not scheduled (except one that
-  // holds a ticket, which every step-synchronous scheme must wait for).
+  // Tickets (phase, tile) are taken in order, and only once their phase is open (the p * tiles
+  // tickets before it are done): a participant never holds a ticket it cannot start at once.
+  // So one that the OS deschedules between tiles, or that never arrives, only leaves more tiles
+  // to the others; the sequence waits for a thread only while it is inside a tile (which every
+  // step-synchronous scheme must).
   std::atomic<int64_t> next{0}, done{0};
   std::atomic<bool> failed{false};
   std::exception_ptr error;
   std::mutex error_mu;
   parallel_for(participants, 1, [&](int64_t, int64_t) {
     for (;;) {
-      const int64_t ticket = next.fetch_add(1, std::memory_order_relaxed);
+      int64_t ticket = next.load(std::memory_order_relaxed);
       if (ticket >= total) return;
       const int64_t before = ticket / tiles * tiles;
       wait_for([&] {
         return done.load(std::memory_order_acquire) >= before ||
-               failed.load(std::memory_order_relaxed);
+               failed.load(std::memory_order_relaxed) ||
+               next.load(std::memory_order_relaxed) != ticket;
       });
+      if (!next.compare_exchange_strong(ticket, ticket + 1, std::memory_order_acq_rel))
+        continue;  // another participant took it: look again
       if (!failed.load(std::memory_order_relaxed)) {
         try {
           run(ticket);
