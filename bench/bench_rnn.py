@@ -4,7 +4,8 @@
 
 For each layer (LSTM, GRU with reset_after, SimpleRNN) at batch N, T steps, F -> U units:
 validates fkeras's hs against torch with the same weights, then times the forward alone
-(torch under no_grad) and forward + backward (torch: autograd with a random cotangent on hs;
+(torch under no_grad, so it saves nothing, while fkeras's forward always writes the saved state
+the backward needs) and forward + backward (torch: autograd with a random cotangent on hs;
 fkeras: *_sequence_forward then *_sequence_backward computing dx, dh0, dkernel,
 drecurrent_kernel and dbias), at each thread count. Prints medians, GFLOP/s (matrix products
 only: forward 2 N T (F + U) G U, backward twice that) and fkeras / torch speed ratios (> 1:
@@ -12,13 +13,17 @@ fkeras faster). The machine may be shared: numbers are medians of noisy runs.
 """
 
 import argparse
+import os
 import statistics
 import time
 
-import numpy as np
+# numpy's BLAS threads would spin on the cores being measured; neither side uses them.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from fkeras import _C
-from fkeras.backend import codes
+import numpy as np  # noqa: E402
+
+from fkeras import _C  # noqa: E402
+from fkeras.backend import codes  # noqa: E402
 
 try:
     import torch

@@ -351,21 +351,22 @@ def test_compiled_every_activation_pair(isa, fam, ra):
                        label=f"{isa} act={a} rec_act={rec_a}")
 
 
-@pytest.fixture
-def two_threads():
+@pytest.fixture(params=[2, 5], ids=["2threads", "5threads"])
+def threads(request):
+    """Several threads (5: more than this machine's cores, so participants get descheduled)."""
     before = _C.num_threads()
-    _C.set_num_threads(2)
-    yield
+    _C.set_num_threads(request.param)
+    yield request.param
     _C.set_num_threads(before)
 
 
 @pytest.mark.parametrize("fam,ra", FAMILIES, ids=FAMILY_IDS)
-def test_compiled_larger_shapes_threaded(isa, fam, ra, two_threads):
+def test_compiled_larger_shapes_threaded(isa, fam, ra, threads):
     # Large enough to be cut into several (row, unit) tiles per step, ragged at both edges.
     rng = np.random.default_rng(6)
     for N, T, F, U, gb in [(64, 3, 8, 33, True), (19, 3, 32, 128, False)]:
         compare_family(rng, fam, ra, N, T, F, U, gb, True, codes.TANH, codes.SIGMOID,
-                       label=f"{isa} N={N} U={U}")
+                       label=f"{isa} N={N} U={U} threads={threads}")
 
 
 @pytest.mark.parametrize("fam,ra", FAMILIES, ids=FAMILY_IDS)
