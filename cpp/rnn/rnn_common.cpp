@@ -2,11 +2,12 @@
 // gate-pass table, step tiling, scratch buffers and the small data-movement passes.
 #include <algorithm>
 #include <atomic>
-#include <exception>
-#include <mutex>
-#include <thread>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "fkeras/common.h"
@@ -46,12 +47,12 @@ Tiling plan_tiles(int64_t N, int64_t U, int64_t G) {
   t.rows = std::max<int64_t>(N, 1);
   t.units = std::max<int64_t>(U, 1);
   const int64_t threads = num_threads();
-  // The recurrent GEMM of one step costs 2 N U (G U) flops. Aim at 2 tiles per thread (tiles
-  // are handed out dynamically; fewer tiles repack the shared GEMM operand less often) but keep
-  // tiles at >= ~128 kflop, so that splitting a step stays worth its synchronisation.
+  // The recurrent GEMM of one step costs 2 N U (G U) flops. Aim at one tile per thread (each
+  // tile repacks the GEMM's shared operand, and run_phases balances by stealing whole tiles)
+  // but keep tiles at >= ~128 kflop, so that splitting a step stays worth its synchronisation.
   const double flops = 2.0 * static_cast<double>(N) * static_cast<double>(U) *
                        static_cast<double>(G * U);
-  const int64_t want = std::min<int64_t>(2 * threads, static_cast<int64_t>(flops / 131072.0));
+  const int64_t want = std::min<int64_t>(threads, static_cast<int64_t>(flops / 131072.0));
   if (threads <= 1 || want <= 1 || N == 0 || U == 0) return t;
   // Unit blocks first (each tile then packs only its own columns of the recurrent kernel),
   // 16 units wide at least: a whole AVX-512 vector per gate.
@@ -85,48 +86,55 @@ void wait_for(Ready&& ready) {
 }  // namespace
 
 void run_phases(int64_t phases, const Tiling& t, const PhaseFn& fn) {
-  const int64_t tiles = t.tiles(), total = phases * tiles;
-  auto run = [&](int64_t ticket) {
-    const int64_t c = ticket % tiles, rb = c / t.unit_blocks, ub = c % t.unit_blocks;
+  const int64_t tiles = t.tiles();
+  auto run = [&](int64_t phase, int64_t c) {
+    const int64_t rb = c / t.unit_blocks, ub = c % t.unit_blocks;
     const int64_t r0 = rb * t.rows, j0 = ub * t.units;
-    fn(ticket / tiles, r0, std::min(r0 + t.rows, t.N), j0, std::min(j0 + t.units, t.U));
+    fn(phase, r0, std::min(r0 + t.rows, t.N), j0, std::min(j0 + t.units, t.U));
   };
   const int64_t participants = std::min<int64_t>(num_threads(), tiles);
   if (participants <= 1) {
-    for (int64_t ticket = 0; ticket < total; ++ticket) run(ticket);
+    for (int64_t p = 0; p < phases; ++p)
+      for (int64_t c = 0; c < tiles; ++c) run(p, c);
     return;
   }
-  // Tickets (phase, tile) are taken in order, and only once their phase is open (the p * tiles
-  // tickets before it are done): a participant never holds a ticket it cannot start at once.
-  // So one that the OS deschedules between tiles, or that never arrives, only leaves more tiles
-  // to the others; the sequence waits for a thread only while it is inside a tile (which every
-  // step-synchronous scheme must).
-  std::atomic<int64_t> next{0}, done{0};
+  // Each participant has home tiles (the same every phase, so each thread's slices of the
+  // state stay in its own cache) and claims them first, then any tile of the phase still
+  // unclaimed. A tile is claimed for phase p by moving claimed[c] from p - 1 to p, and only
+  // once phase p is open (all tiles of phase p - 1 done): a participant never holds a tile it
+  // cannot start at once. One that the OS deschedules, or that never arrives, only leaves its
+  // tiles to the others; the sequence waits for a thread only while it is inside a tile (which
+  // every step-synchronous scheme must).
+  std::unique_ptr<std::atomic<int64_t>[]> claimed(new std::atomic<int64_t>[tiles]);
+  for (int64_t c = 0; c < tiles; ++c) claimed[c].store(-1, std::memory_order_relaxed);
+  std::atomic<int64_t> done{0};
   std::atomic<bool> failed{false};
   std::exception_ptr error;
   std::mutex error_mu;
-  parallel_for(participants, 1, [&](int64_t, int64_t) {
-    for (;;) {
-      int64_t ticket = next.load(std::memory_order_relaxed);
-      if (ticket >= total) return;
-      const int64_t before = ticket / tiles * tiles;
+  parallel_for(participants, 1, [&](int64_t me, int64_t) {
+    const int64_t home = me * tiles / participants;
+    for (int64_t p = 0; p < phases; ++p) {
       wait_for([&] {
-        return done.load(std::memory_order_acquire) >= before ||
-               failed.load(std::memory_order_relaxed) ||
-               next.load(std::memory_order_relaxed) != ticket;
+        return done.load(std::memory_order_acquire) >= p * tiles ||
+               failed.load(std::memory_order_relaxed);
       });
-      if (!next.compare_exchange_strong(ticket, ticket + 1, std::memory_order_acq_rel))
-        continue;  // another participant took it: look again
-      if (!failed.load(std::memory_order_relaxed)) {
-        try {
-          run(ticket);
-        } catch (...) {
-          std::lock_guard<std::mutex> lock(error_mu);
-          if (!error) error = std::current_exception();
-          failed.store(true);
+      for (int64_t i = 0; i < tiles; ++i) {
+        const int64_t c = (home + i) % tiles;
+        int64_t expected = p - 1;
+        if (claimed[c].load(std::memory_order_relaxed) != expected ||
+            !claimed[c].compare_exchange_strong(expected, p, std::memory_order_acq_rel))
+          continue;
+        if (!failed.load(std::memory_order_relaxed)) {
+          try {
+            run(p, c);
+          } catch (...) {
+            std::lock_guard<std::mutex> lock(error_mu);
+            if (!error) error = std::current_exception();
+            failed.store(true);
+          }
         }
+        done.fetch_add(1, std::memory_order_release);
       }
-      done.fetch_add(1, std::memory_order_release);
     }
   });
   if (error) std::rethrow_exception(error);

@@ -89,9 +89,10 @@ struct Tiling {
 Tiling plan_tiles(int64_t N, int64_t U, int64_t G);
 // Runs fn(phase, r0, r1, j0, j1) for every tile of phases 0 .. phases - 1 (a phase is one step,
 // or one half of a step), phase after phase: no tile of phase p starts before every tile of
-// phase p - 1 has finished. The whole sequence is ONE parallel region whose participants take
-// tiles in order and wait for each other only at phase boundaries (a brief spin, then yield),
-// instead of a region (and a sleeping-worker wake-up) per step.
+// phase p - 1 has finished. The whole sequence is ONE parallel region whose participants work
+// on the same (home) tiles every phase, take over tiles nobody has started, and wait for each
+// other only at phase boundaries (a brief spin, then yield), instead of a region (and a
+// sleeping-worker wake-up) per step.
 using PhaseFn = std::function<void(int64_t, int64_t, int64_t, int64_t, int64_t)>;
 void run_phases(int64_t phases, const Tiling& t, const PhaseFn& fn);
 
