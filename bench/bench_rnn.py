@@ -20,10 +20,9 @@ import time
 # numpy's BLAS threads would spin on the cores being measured; neither side uses them.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
-
-from fkeras import _C  # noqa: E402
-from fkeras.backend import codes  # noqa: E402
+import numpy as np
+from fkeras import _C
+from fkeras.backend import codes
 
 try:
     import torch
@@ -105,7 +104,7 @@ class FkerasLayer:
 
 def torch_layer(layer):
     """The torch module with the same weights (Keras gate blocks reordered for torch)."""
-    N, T, F, U = layer.dims
+    _N, _T, F, U = layer.dims
     G = GATES[layer.fam]
     module = {"lstm": torch.nn.LSTM, "gru": torch.nn.GRU, "simple_rnn": torch.nn.RNN}[layer.fam]
     m = module(F, U, batch_first=True)

@@ -11,7 +11,6 @@ import math
 
 import numpy as np
 import pytest
-
 from fkeras import _C
 from fkeras.backend import codes
 from fkeras.backend.reference import rnn as ref
@@ -39,12 +38,12 @@ def alloc_ref(*shape):
 def make_params(rng, fam, ra, N, T, F, U, with_bias=True, dtype=np.float32):
     """Inputs with pre-activations of order one."""
     G = gates_of(fam)
-    p = dict(
-        x=rand(rng, (N, T, F)),
-        h0=rand(rng, (N, U), 0.5),
-        kernel=rand(rng, (F, G * U), 1.0 / math.sqrt(F)),
-        recurrent_kernel=rand(rng, (U, G * U), 1.0 / math.sqrt(U)),
-    )
+    p = {
+        "x": rand(rng, (N, T, F)),
+        "h0": rand(rng, (N, U), 0.5),
+        "kernel": rand(rng, (F, G * U), 1.0 / math.sqrt(F)),
+        "recurrent_kernel": rand(rng, (U, G * U), 1.0 / math.sqrt(U)),
+    }
     if fam == "lstm":
         p["c0"] = rand(rng, (N, U), 0.5)
     bias_shape = (2, 3 * U) if (fam == "gru" and ra) else (G * U,)
@@ -55,18 +54,18 @@ def make_params(rng, fam, ra, N, T, F, U, with_bias=True, dtype=np.float32):
 def forward(fam, ra, kern, p, N, T, F, U, gb, a, rec_a, alloc):
     """Runs <fam>_sequence_forward; returns its outputs and saved state by name."""
     if fam == "lstm":
-        out = dict(hs=alloc(N, T, U), h_final=alloc(N, U), c_final=alloc(N, U),
-                   gates=alloc(N, T, 4 * U), cs=alloc(N, T, U))
+        out = {"hs": alloc(N, T, U), "h_final": alloc(N, U), "c_final": alloc(N, U),
+                   "gates": alloc(N, T, 4 * U), "cs": alloc(N, T, U)}
         kern["lstm_sequence_forward"](*out.values(), p["x"], p["h0"], p["c0"], p["kernel"],
                                       p["recurrent_kernel"], p["bias"], N, T, F, U, gb, a, rec_a)
     elif fam == "gru":
-        out = dict(hs=alloc(N, T, U), h_final=alloc(N, U), gates=alloc(N, T, 3 * U),
-                   hproj=alloc(N, T, U))
+        out = {"hs": alloc(N, T, U), "h_final": alloc(N, U), "gates": alloc(N, T, 3 * U),
+                   "hproj": alloc(N, T, U)}
         kern["gru_sequence_forward"](*out.values(), p["x"], p["h0"], p["kernel"],
                                      p["recurrent_kernel"], p["bias"], N, T, F, U, gb, ra, a,
                                      rec_a)
     else:
-        out = dict(hs=alloc(N, T, U), h_final=alloc(N, U))
+        out = {"hs": alloc(N, T, U), "h_final": alloc(N, U)}
         kern["simple_rnn_sequence_forward"](*out.values(), p["x"], p["h0"], p["kernel"],
                                             p["recurrent_kernel"], p["bias"], N, T, F, U, gb, a)
     return out
@@ -76,9 +75,9 @@ def backward(fam, ra, kern, p, saved, cot, N, T, F, U, gb, a, rec_a, alloc, skip
     """Runs <fam>_sequence_backward with cotangents cot (dhs, dh_final, dc_final; absent = None);
     returns the gradients computed (those not in skip; dbias only with a bias)."""
     G = gates_of(fam)
-    shapes = dict(dx=(N, T, F), dh0=(N, U), dc0=(N, U), dkernel=(F, G * U),
-                  drecurrent_kernel=(U, G * U),
-                  dbias=(2, 3 * U) if (fam == "gru" and ra) else (G * U,))
+    shapes = {"dx": (N, T, F), "dh0": (N, U), "dc0": (N, U), "dkernel": (F, G * U),
+                  "drecurrent_kernel": (U, G * U),
+                  "dbias": (2, 3 * U) if (fam == "gru" and ra) else (G * U,)}
     if fam != "lstm":
         del shapes["dc0"]
     if p["bias"] is None:
@@ -101,7 +100,7 @@ def backward(fam, ra, kern, p, saved, cot, N, T, F, U, gb, a, rec_a, alloc, skip
 
 
 def cotangents(rng, fam, N, T, U, dtype=np.float32):
-    cot = dict(hs=rand(rng, (N, T, U)), h_final=rand(rng, (N, U)))
+    cot = {"hs": rand(rng, (N, T, U)), "h_final": rand(rng, (N, U))}
     if fam == "lstm":
         cot["c_final"] = rand(rng, (N, U))
     return {k: v.astype(dtype) for k, v in cot.items()}
@@ -155,7 +154,7 @@ def keras_lstm(x, h, c, W, RW, b, gb, a, rec_a):
         c = f * c + i * A(xt @ Wc + h @ Rc + bc)
         h = o * A(c)
         hs.append(h)
-    return dict(hs=np.stack(hs, 1), h_final=h, c_final=c)
+    return {"hs": np.stack(hs, 1), "h_final": h, "c_final": c}
 
 
 def keras_gru(x, h, W, RW, b, gb, reset_after, a, rec_a):
@@ -176,7 +175,7 @@ def keras_gru(x, h, W, RW, b, gb, reset_after, a, rec_a):
             hh = A(xt @ Wh + bh + (r * h) @ Rh)
         h = z * h + (1.0 - z) * hh
         hs.append(h)
-    return dict(hs=np.stack(hs, 1), h_final=h)
+    return {"hs": np.stack(hs, 1), "h_final": h}
 
 
 def keras_simple_rnn(x, h, W, RW, b, gb, a):
@@ -184,7 +183,7 @@ def keras_simple_rnn(x, h, W, RW, b, gb, a):
     for xt in np.moveaxis(x[:, ::-1] if gb else x, 1, 0):
         h = ACTS[a](xt @ W + h @ RW + b)
         hs.append(h)
-    return dict(hs=np.stack(hs, 1), h_final=h)
+    return {"hs": np.stack(hs, 1), "h_final": h}
 
 
 def keras_formula(fam, ra, p, gb, a, rec_a):
@@ -262,15 +261,15 @@ def cell_forward(fam, ra, kern, p, N, F, U, a, rec_a, alloc):
     """Runs <fam>_cell_forward on x (N, F) = p["x"][:, 0]; returns outputs by name."""
     x = np.ascontiguousarray(p["x"][:, 0])
     if fam == "lstm":
-        out = dict(h=alloc(N, U), c=alloc(N, U), gates=alloc(N, 4 * U))
+        out = {"h": alloc(N, U), "c": alloc(N, U), "gates": alloc(N, 4 * U)}
         kern["lstm_cell_forward"](*out.values(), x, p["h0"], p["c0"], p["kernel"],
                                   p["recurrent_kernel"], p["bias"], N, F, U, a, rec_a)
     elif fam == "gru":
-        out = dict(h=alloc(N, U), gates=alloc(N, 3 * U), hproj=alloc(N, U))
+        out = {"h": alloc(N, U), "gates": alloc(N, 3 * U), "hproj": alloc(N, U)}
         kern["gru_cell_forward"](*out.values(), x, p["h0"], p["kernel"], p["recurrent_kernel"],
                                  p["bias"], N, F, U, ra, a, rec_a)
     else:
-        out = dict(h=alloc(N, U))
+        out = {"h": alloc(N, U)}
         kern["simple_rnn_cell_forward"](*out.values(), x, p["h0"], p["kernel"],
                                         p["recurrent_kernel"], p["bias"], N, F, U, a)
     return out
@@ -279,9 +278,9 @@ def cell_forward(fam, ra, kern, p, N, F, U, a, rec_a, alloc):
 def cell_backward(fam, ra, kern, p, saved, dh, dc, N, F, U, a, rec_a, alloc, skip=()):
     G = gates_of(fam)
     x = np.ascontiguousarray(p["x"][:, 0])
-    shapes = dict(dx=(N, F), dh_prev=(N, U), dc_prev=(N, U), dkernel=(F, G * U),
-                  drecurrent_kernel=(U, G * U),
-                  dbias=(2, 3 * U) if (fam == "gru" and ra) else (G * U,))
+    shapes = {"dx": (N, F), "dh_prev": (N, U), "dc_prev": (N, U), "dkernel": (F, G * U),
+                  "drecurrent_kernel": (U, G * U),
+                  "dbias": (2, 3 * U) if (fam == "gru" and ra) else (G * U,)}
     if fam != "lstm":
         del shapes["dc_prev"]
     if p["bias"] is None:
@@ -401,7 +400,7 @@ def test_cells_equal_sequences_of_one_step(isa, fam, ra):
     seq = forward(fam, ra, CPU, p, N, 1, F, U, False, *acts, alloc_cpu)
     cell = cell_forward(fam, ra, CPU, p, N, F, U, *acts, alloc_cpu)
     cell_ref = cell_forward(fam, ra, REF, p, N, F, U, *acts, alloc_ref)
-    pairs = dict(h="hs", c="cs", gates="gates", hproj="hproj")
+    pairs = {"h": "hs", "c": "cs", "gates": "gates", "hproj": "hproj"}
     for k, v in cell.items():
         np.testing.assert_array_equal(v, seq[pairs[k]].reshape(v.shape), err_msg=f"{fam} {k}")
         close(v, cell_ref[k], f"{fam} cell forward {k}")
@@ -411,8 +410,8 @@ def test_cells_equal_sequences_of_one_step(isa, fam, ra):
     gseq = backward(fam, ra, CPU, p, seq, cot, N, 1, F, U, False, *acts, alloc_cpu)
     gcell = cell_backward(fam, ra, CPU, p, cell, dh, dc, N, F, U, *acts, alloc_cpu)
     gref = cell_backward(fam, ra, REF, p, cell, dh, dc, N, F, U, *acts, alloc_ref)
-    names = dict(dx="dx", dh_prev="dh0", dc_prev="dc0", dkernel="dkernel",
-                 drecurrent_kernel="drecurrent_kernel", dbias="dbias")
+    names = {"dx": "dx", "dh_prev": "dh0", "dc_prev": "dc0", "dkernel": "dkernel",
+                 "drecurrent_kernel": "drecurrent_kernel", "dbias": "dbias"}
     for k, v in gcell.items():
         np.testing.assert_array_equal(v, gseq[names[k]].reshape(v.shape), err_msg=f"{fam} {k}")
         close(v, gref[k], f"{fam} cell backward {k}")
@@ -454,7 +453,7 @@ def test_torch_parity():
             # Keras gate blocks -> torch's order (LSTM i f c o = i f g o; GRU z r h -> r z n).
             order = [1, 0, 2] if fam == "gru" else list(range(G))
 
-            def to_torch(w):
+            def to_torch(w, G=G, order=order):
                 blocks = np.split(w, G, axis=-1)
                 return torch.from_numpy(np.ascontiguousarray(
                     np.concatenate([blocks[i] for i in order], axis=-1).T))
