@@ -12,10 +12,11 @@
 // Saved state: gates (N, T, 3U) = z, r, hh after activation; hproj (N, T, U). Every output is
 // overwritten.
 //
-// Scheme as lstm.cpp: one input-projection GEMM into `gates`, then per step parallel regions
-// over (row, unit) tiles, each running its slice of the recurrent GEMM and the gate pass on it.
-// reset_after needs one region per step; !reset_after two (r of every unit must be known
-// before (r * h) @ Wr_h), forward and backward alike. The backward keeps the gradients of the
+// Forward: one input-projection GEMM for all steps into `gates` (time-reversed in place for
+// go_backwards); then the steps as phases of one parallel region (rnn::run_phases) over (row,
+// unit) tiles, each running its slice of the recurrent GEMM and the gate pass on it.
+// reset_after needs one phase per step; !reset_after two (r of every unit must be known before
+// (r * h) @ Wr_h), forward and backward alike. The backward keeps the gradients of the
 // projections for all steps and finishes with a few large GEMMs: [dkernel; dbias] =
 // [X | 1]^T dXP, drecurrent_kernel (and the recurrent bias's gradient) from [Hprev | 1] (and
 // r * Hprev for the h block when !reset_after), dx = dXP kernel^T.

@@ -10,12 +10,13 @@
 //
 // Forward: x and h are stacked per step into one (N, T, F + U) operand (x read in processing
 // order, so go_backwards costs nothing; the gate pass writes each new h into the next step's
-// slot), so each step is ONE GEMM [x_t | h] @ [kernel; recurrent_kernel] + bias. Per step one
-// parallel region over (row, unit) tiles: each tile computes its slice of that GEMM (the weight
-// columns interleaved per unit tile so the slice is one GEMM) and runs the fused gate pass on
-// it while it is hot in cache; `gates` is then only written, never re-read.
-// Backward: per step (reverse) one region whose tiles compute their slice of
-// dh = dz_{s+1} @ Wr^T and then the gate-gradient pass of step s on it; dz of every step is kept
+// slot), so each step is ONE GEMM [x_t | h] @ [kernel; recurrent_kernel] + bias. The steps are
+// the phases of one parallel region (rnn::run_phases) cut into (row, unit) tiles: each tile
+// computes its slice of the step's GEMM (the weight columns interleaved per unit tile so that
+// the slice is one GEMM) and runs the fused gate pass on it while it is hot in cache; `gates`
+// is only written, never re-read.
+// Backward: the steps in reverse, as phases again: each tile computes its slice of
+// dh = dz_{s+1} @ Wr^T and then the gate-gradient pass of step s on it. dz of every step is kept
 // in an (N, T, 4U) buffer, so that after the loop [drecurrent_kernel; dkernel; dbias] =
 // [Hprev | X | 1]^T dZ is one GEMM and dx = dZ kernel^T another. The step GEMMs read Wr^T,
 // transposed once per call.

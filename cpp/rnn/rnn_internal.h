@@ -6,10 +6,11 @@
 //   thread pool. Each tile runs its own slice of the step's GEMM and then the gate pass on
 //   exactly the slice it produced (hot in cache), and every tile packs only its own columns of
 //   the weights; the steps of a whole sequence run in one parallel region.
-// - Small helpers: aligned uninitialised scratch, time reversal, column sums, gate interleaving.
+// - Small helpers: aligned uninitialised scratch, time reversal, gate interleaving, stacking of
+//   [x_t | h] operands, transposition, and the fused weight-gradient GEMM.
 //
-// Row pointers given to GateKernels are full rows indexed by the absolute unit j; only `rec`
-// (the tile's recurrent projection) is indexed by jj = j - j0 inside the tile, with its G gates
+// Row pointers given to GateKernels are full rows indexed by the absolute unit j; only the
+// tile's projections (`z`, `rec`) are indexed by jj = j - j0 inside the tile, with their G gates
 // interleaved: gate g of unit j sits at rec[g * w + jj] (w = tile width).
 #pragma once
 

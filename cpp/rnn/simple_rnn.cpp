@@ -10,10 +10,10 @@
 // Forward: x and h are stacked per step into one (N, T, F + U) operand (x in processing order,
 // so go_backwards costs nothing), so each step is one GEMM [x_t | h] @ [kernel;
 // recurrent_kernel] + bias written into hs[:, s], then act in place (which also writes h into
-// the next step's slot), per (row, unit) tile, in one parallel region. Backward: per step one region computing
-// dh = dz_{s+1} @ Wr^T per tile followed by dz_s = dh_total * act'(h); dz of all steps stays in
-// an (N, T, U) buffer: [drecurrent_kernel; dkernel; dbias] = [Hprev | X | 1]^T dZ is then one
-// GEMM, dx = dZ kernel^T another.
+// the next step's slot). Backward: dh = dz_{s+1} @ Wr^T then dz_s = dh_total * act'(h). Both
+// run their steps as the phases of one parallel region over (row, unit) tiles
+// (rnn::run_phases). dz of all steps stays in an (N, T, U) buffer: [drecurrent_kernel; dkernel;
+// dbias] = [Hprev | X | 1]^T dZ is then one GEMM, dx = dZ kernel^T another.
 #include <algorithm>
 
 #include "fkeras/gemm.h"
