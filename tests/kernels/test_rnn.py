@@ -363,7 +363,7 @@ def threads(request):
 def test_compiled_larger_shapes_threaded(isa, fam, ra, threads):
     # Large enough to be cut into several (row, unit) tiles per step, ragged at both edges.
     rng = np.random.default_rng(6)
-    for N, T, F, U, gb in [(64, 3, 8, 33, True), (19, 3, 32, 128, False)]:
+    for N, T, F, U, gb in [(64, 3, 8, 33, True), (19, 3, 32, 128, False), (40, 3, 8, 50, True)]:
         compare_family(rng, fam, ra, N, T, F, U, gb, True, codes.TANH, codes.SIGMOID,
                        label=f"{isa} N={N} U={U} threads={threads}")
 
