@@ -1,6 +1,7 @@
 """Benchmark of the recurrent kernels against torch.nn.LSTM / GRU / RNN (not a test).
 
-    python bench/bench_rnn.py [--repeats 7] [--threads 1 2] [--shape 64 50 32 128]
+    python bench/bench_rnn.py [--repeats 9] [--threads 1 2] [--shape 64 50 32 128]
+                              [--layers lstm gru simple_rnn] [--wait-quiet 120]
 
 For each layer (LSTM, GRU with reset_after, SimpleRNN) at batch N, T steps, F -> U units:
 validates fkeras's hs against torch with the same weights, then times the forward alone
@@ -9,7 +10,8 @@ the backward needs) and forward + backward (torch: autograd with a random cotang
 fkeras: *_sequence_forward then *_sequence_backward computing dx, dh0, dkernel,
 drecurrent_kernel and dbias), at each thread count. Prints medians, GFLOP/s (matrix products
 only: forward 2 N T (F + U) G U, backward twice that) and fkeras / torch speed ratios (> 1:
-fkeras faster). The machine may be shared: numbers are medians of noisy runs.
+fkeras faster). The machine may be shared: fkeras and torch are timed alternately within each
+repeat so that both see the same background load, and the numbers are medians.
 """
 
 import argparse
@@ -32,15 +34,38 @@ except ImportError:  # the fkeras columns still run
 GATES = {"lstm": 4, "gru": 3, "simple_rnn": 1}
 
 
-def median_time(fn, repeats, warmup=2):
-    for _ in range(warmup):
-        fn()
-    times = []
+def median_times(fns, repeats, warmup=2):
+    """Median seconds of each callable (None: skipped), timed in turn within every repeat, so
+    that on a shared machine they all see the same background load."""
+    fns = [fn for fn in fns if fn is not None]
+    for fn in fns:
+        for _ in range(warmup):
+            fn()
+    times = [[] for _ in fns]
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        for fn, ts in zip(fns, times):
+            t0 = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t0)
+    return [statistics.median(ts) for ts in times]
+
+
+def wait_for_quiet_machine(limit_s, busy_max=0.05):
+    """Waits (at most limit_s) until the machine's CPUs are <= busy_max busy over 0.3 s
+    (Linux /proc/stat); returns whether they were. For benchmarks on a shared machine."""
+    def cpu_ticks():
+        with open("/proc/stat") as f:
+            ticks = [int(v) for v in f.readline().split()[1:]]
+        return sum(ticks), ticks[3] + ticks[4]  # all, idle + iowait
+
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        total0, idle0 = cpu_ticks()
+        time.sleep(0.3)
+        total1, idle1 = cpu_ticks()
+        if 1.0 - (idle1 - idle0) / max(1, total1 - total0) <= busy_max:
+            return True
+    return False
 
 
 class FkerasLayer:
@@ -143,11 +168,13 @@ def torch_runs(layer, m):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--shape", type=int, nargs=4, default=[64, 50, 32, 128],
                         metavar=("N", "T", "F", "U"))
     parser.add_argument("--layers", nargs="+", default=["lstm", "gru", "simple_rnn"])
+    parser.add_argument("--wait-quiet", type=float, default=0.0, metavar="SECONDS",
+                        help="before each timing, wait up to SECONDS for an idle machine")
     args = parser.parse_args()
     N, T, F, U = args.shape
     rng = np.random.default_rng(0)
@@ -174,12 +201,13 @@ def main():
                     ("fwd+bwd", layer.forward_backward, 3 * flops_fwd)]
             theirs = torch_runs(layer, m) if m is not None else (None, None)
             for (name, fn, flops), their_fn in zip(runs, theirs):
-                ours = median_time(fn, args.repeats)
+                if args.wait_quiet and os.path.exists("/proc/stat"):
+                    wait_for_quiet_machine(args.wait_quiet)
+                ours, *t = median_times([fn, their_fn], args.repeats)
                 line = (f"{fam:<11}{name:<9}{threads:>4}{ours * 1e3:>11.2f}"
                         f"{flops / ours / 1e9:>9.1f}")
-                if their_fn is not None:
-                    t = median_time(their_fn, args.repeats)
-                    line += f"{t * 1e3:>10.2f}{flops / t / 1e9:>9.1f}{t / ours:>7.2f}"
+                if t:
+                    line += f"{t[0] * 1e3:>10.2f}{flops / t[0] / 1e9:>9.1f}{t[0] / ours:>7.2f}"
                 print(line, flush=True)
 
 
