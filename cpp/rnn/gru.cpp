@@ -46,7 +46,7 @@ void gru_forward(float* hs, float* h_final, float* gates, float* hproj, const fl
   gemm_strided(gates, G, x, F, kernel, G, N * T, G, F, false, false, 1.f, 0.f, ep);
   if (go_backwards) rnn::reverse_time(gates, N, T, G);
 
-  const Tiling tl = rnn::plan_tiles(N, U, 3);
+  const Tiling tl = rnn::plan_tiles(N, U, 3, true);
   const rnn::GateKernels& gk = rnn::gate_kernels();
   if (reset_after) {
     Buffer rkp(U * G), brp(G), rec(N * G);  // interleaved Wr (U, 3U) and br (3U); (N, 3U)
@@ -112,7 +112,7 @@ void gru_backward(float* dx, float* dh0, float* dkernel, float* drecurrent_kerne
     if (dbias) rnn::copy_rows(dbias, G, nullptr, 0, reset_after ? 2 : 1, G);
     return;
   }
-  const Tiling tl = rnn::plan_tiles(N, U, 3);
+  const Tiling tl = rnn::plan_tiles(N, U, 3, false);
   const rnn::GateKernels& gk = rnn::gate_kernels();
   Buffer rkt(G * U);  // (3U, U) recurrent_kernel^T: the step GEMMs then read a plain B
   rnn::transpose(rkt.data(), recurrent_kernel, U, G);

@@ -45,7 +45,7 @@ void lstm_forward(float* hs, float* h_final, float* c_final, float* gates, float
     return;
   }
   const int64_t K = F + U;
-  const Tiling tl = rnn::plan_tiles(N, U, 4);
+  const Tiling tl = rnn::plan_tiles(N, U, 4, true);
   // (F + U, 4U) = [kernel; recurrent_kernel] and the bias (4U), gates interleaved per unit tile.
   Buffer wp(K * G), bp(G);
   rnn::interleave_gates(wp.data(), kernel, G, F, 4, tl);
@@ -95,7 +95,7 @@ void lstm_backward(float* dx, float* dh0, float* dc0, float* dkernel, float* dre
   Buffer dz(N * T * G);  // (N, T, 4U) gradient of the pre-activations, by step
   Buffer rkt(G * U);     // (4U, U) recurrent_kernel^T
   rnn::transpose(rkt.data(), recurrent_kernel, U, G);
-  const Tiling tl = rnn::plan_tiles(N, U, 4);
+  const Tiling tl = rnn::plan_tiles(N, U, 4, false);
   const rnn::GateKernels& gk = rnn::gate_kernels();
   auto gate_pass = [&](int64_t s, int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
     for (int64_t n = r0; n < r1; ++n) {

@@ -40,7 +40,7 @@ namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
-Tiling plan_tiles(int64_t N, int64_t U, int64_t G) {
+Tiling plan_tiles(int64_t N, int64_t U, int64_t G, bool rows_first) {
   Tiling t;
   t.N = N;
   t.U = U;
@@ -54,16 +54,24 @@ Tiling plan_tiles(int64_t N, int64_t U, int64_t G) {
                        static_cast<double>(G * U);
   const int64_t want = std::min<int64_t>(threads, static_cast<int64_t>(flops / 131072.0));
   if (threads <= 1 || want <= 1 || N == 0 || U == 0) return t;
-  // Row blocks first, of at least 16 rows: each tile then writes whole rows of the outputs, so
-  // two threads never write into one cache line of them, whatever the caller's alignment (the
-  // cost: every row block packs all of the step's weights). Then unit blocks, at least 16 units
-  // wide (a whole AVX-512 vector per gate), each packing only its own weight columns.
-  t.row_blocks = std::max<int64_t>(1, std::min(want, N / 16));
-  t.rows = ceil_div(N, t.row_blocks);
-  t.row_blocks = ceil_div(N, t.rows);
+  // Forward passes split rows first, into blocks of at least 16 rows: each tile then writes
+  // whole rows of the caller's outputs, so two threads never write into one cache line of them,
+  // whatever their alignment (the cost: every row block packs all of the step's weights).
+  // Backward passes write only our own aligned buffers and split units first, at least 16 wide
+  // (a whole AVX-512 vector per gate): each tile then packs only its own weight columns.
+  if (rows_first) {
+    t.row_blocks = std::max<int64_t>(1, std::min(want, N / 16));
+    t.rows = ceil_div(N, t.row_blocks);
+    t.row_blocks = ceil_div(N, t.rows);
+  }
   t.unit_blocks = std::max<int64_t>(1, std::min(ceil_div(want, t.row_blocks), U / 16));
   t.units = std::min(U, ceil_div(ceil_div(U, t.unit_blocks), 16) * 16);
   t.unit_blocks = ceil_div(U, t.units);
+  if (!rows_first) {
+    t.row_blocks = std::max<int64_t>(1, std::min(ceil_div(want, t.unit_blocks), N / 8));
+    t.rows = ceil_div(N, t.row_blocks);
+    t.row_blocks = ceil_div(N, t.rows);
+  }
   return t;
 }
 

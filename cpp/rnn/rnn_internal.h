@@ -86,8 +86,9 @@ struct Tiling {
   int64_t N = 0, U = 0, rows = 1, units = 1, row_blocks = 1, unit_blocks = 1;
   int64_t tiles() const { return row_blocks * unit_blocks; }
 };
-// G: gates per unit (4 LSTM, 3 GRU, 1 SimpleRNN), which scales the work per tile.
-Tiling plan_tiles(int64_t N, int64_t U, int64_t G);
+// G: gates per unit (4 LSTM, 3 GRU, 1 SimpleRNN), which scales the work per tile. rows_first:
+// split rows before units (forward passes, which write the caller's outputs; see the .cpp).
+Tiling plan_tiles(int64_t N, int64_t U, int64_t G, bool rows_first);
 // Runs fn(phase, r0, r1, j0, j1) for every tile of phases 0 .. phases - 1 (a phase is one step,
 // or one half of a step), phase after phase: no tile of phase p starts before every tile of
 // phase p - 1 has finished. The whole sequence is ONE parallel region whose participants work

@@ -39,7 +39,7 @@ void simple_forward(float* hs, float* h_final, const float* x, const float* h0,
   rnn::copy_rows(wk.data() + F * U, U, recurrent_kernel, U, U, U);
   Buffer xh(N * T * K);  // (N, T, F + U): row (n, s) = [x read at step s | h entering step s]
   rnn::stack_inputs(xh.data(), x, h0, N, T, F, U, go_backwards);
-  const Tiling tl = rnn::plan_tiles(N, U, 1);
+  const Tiling tl = rnn::plan_tiles(N, U, 1, true);
   const rnn::GateKernels& gk = rnn::gate_kernels();
   rnn::run_phases(T, tl, [&](int64_t s, int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
     Epilogue ep;
@@ -74,7 +74,7 @@ void simple_backward(float* dx, float* dh0, float* dkernel, float* drecurrent_ke
   Buffer dz(N * T * U);  // (N, T, U) gradient of the pre-activations, by step
   Buffer rkt(U * U);     // (U, U) recurrent_kernel^T
   rnn::transpose(rkt.data(), recurrent_kernel, U, U);
-  const Tiling tl = rnn::plan_tiles(N, U, 1);
+  const Tiling tl = rnn::plan_tiles(N, U, 1, false);
   const rnn::GateKernels& gk = rnn::gate_kernels();
   auto gate_pass = [&](int64_t s, int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
     for (int64_t n = r0; n < r1; ++n) {
