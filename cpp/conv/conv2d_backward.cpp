@@ -37,6 +37,9 @@ std::vector<int64_t> phase_taps(int64_t taps, int64_t stride, int64_t dil, int64
   std::vector<int64_t> out;
   for (int64_t t = 0; t < taps; ++t)
     if (((phase + pad - t * dil) % stride + stride) % stride == 0) out.push_back(t);
+  // Descending taps read ascending dy positions: with unit stride and dilation the dy rows of a
+  // filter row are one contiguous run (see gather_dy).
+  std::reverse(out.begin(), out.end());
   return out;
 }
 
@@ -53,12 +56,20 @@ void gather_dy(float* buf, const float* dy, const conv::Shape& s, const PhaseWor
                int64_t m0, int64_t m1, int64_t g) {
   const int64_t Tw = static_cast<int64_t>(ph.ss.size());
   const int64_t len = static_cast<int64_t>(ph.rs.size()) * Tw * s.Kg;
+  // The taps of a filter row read adjacent dy columns holding all channels: one copy per row.
+  const bool runs = s.G == 1 && s.sw == 1 && s.dw == 1;
   int64_t n = m0 / (ph.Ha * ph.Wb), i = (m0 / ph.Wb) % ph.Ha, j = m0 % ph.Wb;
   for (int64_t m = m0; m < m1; ++m) {
     float* row = buf + (m - m0) * len;
     const int64_t h = ph.a + i * s.sh, w = ph.b + j * s.sw;
+    const int64_t q0 = Tw > 0 ? (w + s.pl - ph.ss[0] * s.dw) / s.sw : 0;
     for (size_t ri = 0; ri < ph.rs.size(); ++ri) {
       const int64_t p = (h + s.pt - ph.rs[ri] * s.dh) / s.sh;  // exact by the phase choice
+      if (runs && p >= 0 && p < s.P && q0 >= 0 && q0 + Tw <= s.Q) {
+        conv::copy_floats(row + static_cast<int64_t>(ri) * Tw * s.K,
+                          dy + ((n * s.P + p) * s.Q + q0) * s.K, Tw * s.K);
+        continue;
+      }
       for (int64_t si = 0; si < Tw; ++si) {
         const int64_t q = (w + s.pl - ph.ss[si] * s.dw) / s.sw;
         float* dst = row + (static_cast<int64_t>(ri) * Tw + si) * s.Kg;
@@ -158,6 +169,10 @@ void conv2d_backward_input(float* dx, const float* dy, const float* w, int64_t N
                                          stride_h, stride_w, dil_h, dil_w, pad_top, pad_left,
                                          groups);
   if (N * H * W * C == 0) return;
+  if (conv::is_depthwise(s)) {
+    conv::depthwise_backward_input(dx, dy, w, s);
+    return;
+  }
   if (s.pointwise() && K > 0) {  // dx (M, C) = dy (M, K) @ w (C, K)^T, per group
     for (int64_t g = 0; g < s.G; ++g)
       gemm_strided(dx + g * s.Cg, C, dy + g * s.Kg, K, w + g * s.Kg, K, s.M(), s.Cg, s.Kg, false,
@@ -188,6 +203,10 @@ void conv2d_backward_weight(float* dw, const float* dy, const float* x, int64_t 
   if (size == 0) return;
   if (M == 0) {
     conv::zero_floats(dw, size);
+    return;
+  }
+  if (conv::is_depthwise(s)) {
+    conv::depthwise_backward_weight(dw, dy, x, s);
     return;
   }
   const bool direct = s.pointwise();  // x rows are the im2col rows

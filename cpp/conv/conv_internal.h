@@ -37,6 +37,14 @@ Shape make_shape(const char* kernel, int64_t N, int64_t H, int64_t W, int64_t C,
                  int64_t dil_h, int64_t dil_w, int64_t pad_top, int64_t pad_left,
                  int64_t groups);
 
+// Depthwise convolutions (groups == C > 1: one input channel per group) run as direct loops
+// over channels (depthwise.cpp), not GEMMs; same arguments as the public kernels.
+inline bool is_depthwise(const Shape& s) { return s.G > 1 && s.Cg == 1; }
+void depthwise_forward(float* y, const float* x, const float* w, const float* bias,
+                       const Shape& s, int64_t activation, float alpha);
+void depthwise_backward_input(float* dx, const float* dy, const float* w, const Shape& s);
+void depthwise_backward_weight(float* dw, const float* dy, const float* x, const Shape& s);
+
 // A per-thread, 64-byte aligned scratch buffer of at least n floats (contents undefined).
 // slot 0 and 1 are independent buffers. Grows on demand and is kept for the next call: a cache
 // bounded by the block budget, never state that a kernel reads across calls.

@@ -8,7 +8,6 @@
 // NaN wins (np.argmax's rule).
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 
 #include "pool_kernels.h"
@@ -18,9 +17,11 @@ namespace pool {
 namespace {
 
 // In-bounds range [lo, hi) of the window starting at `start` of length k on an axis of size n.
-inline void window(int64_t start, int64_t k, int64_t n, int64_t& lo, int64_t& hi) {
-  lo = std::max<int64_t>(start, 0);
-  hi = std::min<int64_t>(start + k, n);
+// (No std:: templates in this file: an out-of-line copy compiled for one ISA could be the one
+// the linker keeps for all.)
+void window(int64_t start, int64_t k, int64_t n, int64_t& lo, int64_t& hi) {
+  lo = start > 0 ? start : 0;
+  hi = start + k < n ? start + k : n;
 }
 
 void max_row_impl(float* y, int64_t* idx, const float* x, const Geom& g, int64_t n, int64_t p) {

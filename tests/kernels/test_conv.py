@@ -307,6 +307,13 @@ def test_conv_larger_shape(isa):
     run_conv(conv_problem(4, 28, 28, 16, 32, 3, 3, padding="same"), np.random.default_rng(7))
 
 
+@pytest.mark.parametrize("multiplier,stride", [(1, 1), (2, 2)])
+def test_depthwise_larger_shape(isa, multiplier, stride):
+    c = conv_problem(3, 15, 16, 24, 24 * multiplier, 3, 3, stride, stride, padding="same",
+                     groups=24)
+    run_conv(c, np.random.default_rng(multiplier), activation=codes.RELU)
+
+
 @pytest.mark.parametrize("threads", [1, 3])
 def test_conv_thread_counts(threads):
     before = _C.num_threads()
