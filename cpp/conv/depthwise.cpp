@@ -36,7 +36,9 @@ Geom geom(const conv::Shape& s) {
 }
 
 // Rows per chunk: roughly 32K multiply-adds, so that chunks are many but not tiny.
-int64_t grain(int64_t per_row) { return std::max<int64_t>(1, 32768 / std::max<int64_t>(1, per_row)); }
+int64_t grain(int64_t per_row) {
+  return std::max<int64_t>(1, 32768 / std::max<int64_t>(1, per_row));
+}
 
 }  // namespace
 }  // namespace depthwise

@@ -1,4 +1,4 @@
-"""Reference 2-D convolution and pooling kernels (float64 spec of cpp/conv/; signatures as kernels.h).
+"""Reference 2-D convolution and pooling kernels (float64 spec of cpp/conv/; kernels.h signatures).
 
 Layouts: activations NHWC (N, H, W, C), outputs (N, P, Q, K), filters (R, S, C // groups, K).
 Input row h = p * stride_h + r * dil_h - pad_top (columns likewise); rows and columns outside
@@ -36,7 +36,9 @@ def _padded_extent(size, out, k, stride, dil, pad_before):
 def _tap_view(xp, r, s, P, Q, stride_h, stride_w, dil_h, dil_w):
     """The (N, P, Q, ...) view of padded xp read by filter tap (r, s)."""
     h0, w0 = r * dil_h, s * dil_w
-    return xp[:, h0 : h0 + (P - 1) * stride_h + 1 : stride_h, w0 : w0 + (Q - 1) * stride_w + 1 : stride_w]
+    rows = slice(h0, h0 + (P - 1) * stride_h + 1, stride_h)
+    cols = slice(w0, w0 + (Q - 1) * stride_w + 1, stride_w)
+    return xp[:, rows, cols]
 
 
 def _pad(x, H, W, R, S, P, Q, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left):
