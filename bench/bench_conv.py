@@ -2,9 +2,9 @@
 
 Not a test. Validates fkeras against torch once per case, then times (2 warm-up runs, median
 of --repeats, fkeras and torch runs interleaved) conv2d forward (bias + relu fused),
-backward-input and backward-weight, and max pooling 2x2 forward/backward, at 1 and 2 threads. Torch runs on channels_last tensors (its
-fastest CPU layout for NHWC data, oneDNN underneath) with aten.convolution_backward for the two
-gradients. rate: GFLOP/s (conv) or GB/s (pooling), from the median. ratio = fkeras speed /
+backward-input and backward-weight, and max pooling 2x2 forward/backward, at 1 and 2 threads.
+Torch runs on channels_last tensors (its fastest CPU layout for NHWC data, oneDNN underneath)
+with aten.convolution_backward for the two gradients. rate: GFLOP/s (conv) or GB/s (pooling), from the median. ratio = fkeras speed /
 torch speed from the medians (> 1: fkeras faster); r(min) the same from the fastest runs, which
 a busy shared machine disturbs less.
 
