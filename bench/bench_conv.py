@@ -4,9 +4,10 @@ Not a test. Validates fkeras against torch once per case, then times (2 warm-up 
 of --repeats, fkeras and torch runs interleaved) conv2d forward (bias + relu fused),
 backward-input and backward-weight, and max pooling 2x2 forward/backward, at 1 and 2 threads.
 Torch runs on channels_last tensors (its fastest CPU layout for NHWC data, oneDNN underneath)
-with aten.convolution_backward for the two gradients. rate: GFLOP/s (conv) or GB/s (pooling), from the median. ratio = fkeras speed /
-torch speed from the medians (> 1: fkeras faster); r(min) the same from the fastest runs, which
-a busy shared machine disturbs less.
+with aten.convolution_backward for the two gradients.
+rate: GFLOP/s (conv) or GB/s (pooling), from the median. ratio: fkeras speed / torch speed from
+the medians (> 1: fkeras faster); r(min): the same from the fastest runs, which a busy shared
+machine disturbs less.
 
 Usage: python bench/bench_conv.py [--repeats 7] [--threads 1 2] [--quick]
 """
