@@ -68,9 +68,10 @@ float* scratch(int slot, size_t n) {
 
 int64_t block_rows(int64_t total_rows, int64_t row_floats) {
   // Why these numbers: a 96K-float (384 KB) block and the GEMM's packed panels fit the L2 of
-  // current x86 cores; fewer than ~32 rows would make each GEMM call too short to amortize its
-  // packing of the filter; 4 blocks per thread let the dynamic hand-out absorb a slow thread.
-  const int64_t kBudgetFloats = 96 * 1024, kMinRows = 32, kMaxRows = 1024;
+  // current x86 cores; each GEMM call packs the filter once, which costs about as much as a few
+  // rows of arithmetic, so fewer than ~64 rows per call would waste a noticeable share; 4 blocks
+  // per thread let the dynamic hand-out absorb a slow thread.
+  const int64_t kBudgetFloats = 96 * 1024, kMinRows = 64, kMaxRows = 1024;
   int64_t rows = kBudgetFloats / std::max<int64_t>(row_floats, 1);
   rows = std::min(std::max(rows, kMinRows), kMaxRows);
   const int64_t threads = num_threads();

@@ -307,10 +307,11 @@ def test_conv_larger_shape(isa):
     run_conv(conv_problem(4, 28, 28, 16, 32, 3, 3, padding="same"), np.random.default_rng(7))
 
 
-@pytest.mark.parametrize("multiplier,stride", [(1, 1), (2, 2)])
-def test_depthwise_larger_shape(isa, multiplier, stride):
-    c = conv_problem(3, 15, 16, 24, 24 * multiplier, 3, 3, stride, stride, padding="same",
-                     groups=24)
+@pytest.mark.parametrize("C,multiplier,stride", [(24, 1, 1), (24, 2, 2), (72, 1, 2), (128, 1, 1)])
+def test_depthwise_larger_shape(isa, C, multiplier, stride):
+    # 64-channel register blocks: 72 = one block and a remainder, 128 = two blocks.
+    c = conv_problem(3, 15, 16, C, C * multiplier, 3, 3, stride, stride, padding="same",
+                     groups=C)
     run_conv(c, np.random.default_rng(multiplier), activation=codes.RELU)
 
 
