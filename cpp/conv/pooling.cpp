@@ -80,25 +80,32 @@ void maxpool2d_backward(float* dx, const float* dy, const int64_t* indices, int6
            "maxpool2d_backward: sizes must be >= 0");
   const pool::Geom g{N, H, W, C, P, Q, 1, 1, 1, 1, 0, 0};
   const int64_t cb = pool::channel_block(g), nb = C > 0 ? (C + cb - 1) / cb : 0;
-  const int64_t image = H * W * C;
+  const int64_t image = H * W * C, PQ = P * Q;
   parallel_for(N * nb, 1, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t n = t / nb, c0 = (t % nb) * cb, c1 = std::min(C, c0 + cb);
-      float* dxn = dx + n * image;  // (H, W, C)
+      const int64_t* idx = indices + n * PQ * C;  // (P, Q, C) of image n
+      const float* dyn = dy + n * PQ * C;         // (P, Q, C)
+      float* dxn = dx + n * image;                // (H, W, C)
       for (int64_t i = 0; i < H * W; ++i)
         for (int64_t c = c0; c < c1; ++c) dxn[i * C + c] = 0.f;
-      // Race freedom of the (image, channel block) split needs each index in its own image and
-      // (when the channels are split) its own channel, as maxpool2d_forward writes them.
-      for (int64_t pq = 0; pq < P * Q; ++pq) {
-        const int64_t at = (n * P * Q + pq) * C;
+      // This is the only check of the indices, made before each write: the (image, channel
+      // block) split is race-free, and every write in bounds, when each index lies in its own
+      // image and, if the channels are split, in its own channel, as maxpool2d_forward writes
+      // them. A bad index is skipped, then reported.
+      bool bad = false;
+      for (int64_t pq = 0; pq < PQ; ++pq)
         for (int64_t c = c0; c < c1; ++c) {
-          const int64_t off = indices[at + c] - n * image;
-          FK_CHECK(off >= 0 && off < image && (nb == 1 || off % C == c),
-                   "maxpool2d_backward: index ", indices[at + c], " at position ", at + c,
-                   " does not point into its own image and channel");
-          dxn[off] += dy[at + c];
+          const uint64_t off = static_cast<uint64_t>(idx[pq * C + c] - n * image);
+          if (off >= static_cast<uint64_t>(image) ||
+              (nb > 1 && off % static_cast<uint64_t>(C) != static_cast<uint64_t>(c))) {
+            bad = true;
+            continue;
+          }
+          dxn[off] += dyn[pq * C + c];
         }
-      }
+      FK_CHECK(!bad, "maxpool2d_backward: argument 'indices' holds an index outside its own ",
+               "image and channel (image ", n, "); indices must be those maxpool2d_forward wrote");
     }
   });
 }

@@ -466,9 +466,24 @@ def test_pooling_rejects_bad_arguments():
     idx.flags.writeable = False
     with pytest.raises(ValueError, match="writable"):
         _C.maxpool2d_forward(y, idx, x, *pool_args(c))
-    idx = np.full(ys, 96, np.int64)  # == N*H*W*C: out of range
-    with pytest.raises(ValueError, match="indices"):
-        _C.maxpool2d_backward(x, y, idx, 2, 4, 4, 3, 2, 2)
-    idx[...] = 1  # in range, but image 1's entries and channels 0, 2 point elsewhere
+    for bad in (96, -1):  # 96 == N*H*W*C: out of range
+        idx = np.zeros(ys, np.int64)
+        idx[0, 1, 0, 2] = bad
+        with pytest.raises(ValueError, match="indices"):
+            _C.maxpool2d_backward(x, y, idx, 2, 4, 4, 3, 2, 2)
+    idx = np.ones(ys, np.int64)  # in range, but image 1's entries point into image 0
     with pytest.raises(ValueError, match="own image"):
         _C.maxpool2d_backward(x, y, idx, 2, 4, 4, 3, 2, 2)
+    # With few images the channels are split between tasks: an index into another channel of
+    # its own image is then rejected too.
+    xs1, ys1 = (1, 4, 4, 64), (1, 2, 2, 64)
+    idx = np.arange(64, dtype=np.int64)[None, None, None, :].repeat(2, 1).repeat(2, 2)
+    idx[0, 1, 1, 40] = 3
+    before = _C.num_threads()
+    _C.set_num_threads(2)
+    try:
+        with pytest.raises(ValueError, match="own image"):
+            _C.maxpool2d_backward(np.zeros(xs1, np.float32), np.zeros(ys1, np.float32), idx,
+                                  1, 4, 4, 64, 2, 2)
+    finally:
+        _C.set_num_threads(before)
