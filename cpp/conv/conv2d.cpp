@@ -8,7 +8,7 @@
 //                    w[r, s, c, k],  g = k / Kg (zero outside the input).
 // Schedule: blocks of output-pixel rows (see conv_internal.h); per block and group one im2col
 // gather into a per-thread buffer and one GEMM straight into y. 1x1 stride-1 convolutions are a
-// single GEMM on the NHWC data.
+// single GEMM on the NHWC data; depthwise ones (groups == C) go to depthwise.cpp.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>

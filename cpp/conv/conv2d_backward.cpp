@@ -18,6 +18,8 @@
 //   cols^T (R*S*Cg, rows) @ dy[block] (rows, Kg), cols being the forward's im2col rows.
 // Blocks are split into a few contiguous slices; slice 0 accumulates into dw, the others into
 // private partial buffers, summed into dw at the end.
+// 1x1 stride-1 convolutions read x and dy in place (no gather); depthwise ones (groups == C)
+// go to depthwise.cpp.
 #include <algorithm>
 #include <vector>
 
