@@ -13,8 +13,13 @@ Usage: python bench/bench_conv.py [--repeats 7] [--threads 1 2] [--quick]
 """
 
 import argparse
+import os
 import statistics
 import time
+
+# numpy's OpenBLAS threads are never used here, but an idle pool can still spin on the cores
+# that the timed kernels need.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
 from fkeras import _C
