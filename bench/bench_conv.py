@@ -1,7 +1,7 @@
 """Benchmark of the conv2d and pooling kernels: fkeras (fkeras._C) against PyTorch's CPU kernels.
 
-Not a test. Validates fkeras against torch once per case, then times (2 warm-up runs, median
-of --repeats, fkeras and torch runs interleaved) conv2d forward (bias + relu fused),
+Not a test. Validates fkeras against torch once per case, then times (median of --repeats
+runs, fkeras and torch taking turns, see time_pair) conv2d forward (bias + relu fused),
 backward-input and backward-weight, and max pooling 2x2 forward/backward, at 1 and 2 threads.
 Torch runs on channels_last tensors (its fastest CPU layout for NHWC data, oneDNN underneath)
 with aten.convolution_backward for the two gradients.
@@ -39,19 +39,22 @@ CONV_CASES = [  # (name, N, H, W, C, K, R, S)
 POOL_CASES = [("64x28x28x64 max 2x2", 64, 28, 28, 64), ("32x56x56x64 max 2x2", 32, 56, 56, 64)]
 
 
-def time_pair(ours, theirs, repeats):
-    """Median and min seconds of ours and theirs (None: not timed), runs interleaved so that a
-    busy spell on the shared machine hits both alike."""
+def time_pair(ours, theirs, repeats, rounds=3):
+    """Median and min seconds of ours and theirs (theirs None: not timed). Each takes turns of
+    `repeats // rounds` runs, so that a busy spell on the shared machine hits both alike, with a
+    pause between turns: torch's OpenMP workers spin for a while after each call and would
+    otherwise steal a core from the next fkeras run."""
     fns = [fn for fn in (ours, theirs) if fn is not None]
-    for _ in range(2):
-        for fn in fns:
-            fn()
     times = [[] for _ in fns]
-    for _ in range(repeats):
+    per_turn = max(1, -(-repeats // rounds))
+    for _ in range(rounds):
         for fn, ts in zip(fns, times):
-            t0 = time.perf_counter()
-            fn()
-            ts.append(time.perf_counter() - t0)
+            time.sleep(0.05)
+            fn()  # warm-up
+            for _ in range(per_turn):
+                t0 = time.perf_counter()
+                fn()
+                ts.append(time.perf_counter() - t0)
     stats = [(statistics.median(ts), min(ts)) for ts in times]
     return stats[0], (stats[1] if theirs is not None else None)
 
