@@ -14,6 +14,9 @@
 // buffer, one GEMM with that phase's transposed filter (taps*Kg, Cg). Stride 1 is one phase
 // with every tap; strided convolutions do no multiply-by-zero work.
 //
+// For few pixels under a large filter the transposed copy would dominate: a col2im form
+// (backward_input_col2im) reads w as it is instead.
+//
 // backward_weight: dw (R*S*Cg, Kg) per group = sum over blocks of output pixels of
 //   cols^T (R*S*Cg, rows) @ dy[block] (rows, Kg), cols being the forward's im2col rows.
 // Blocks are split into a few contiguous slices; slice 0 accumulates into dw, the others into
@@ -21,6 +24,9 @@
 // 1x1 stride-1 convolutions read x and dy in place (no gather); depthwise ones (groups == C)
 // go to depthwise.cpp.
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <vector>
 
 #include "conv_internal.h"
@@ -92,10 +98,23 @@ void gather_dy(float* buf, const float* dy, const conv::Shape& s, const PhaseWor
   }
 }
 
+// dst (cols, rows; row stride ldd) = src (rows, cols; row stride lds)^T, in 16 x 16 tiles so
+// that both sides are read and written a cache line at a time.
+void transpose(float* dst, int64_t ldd, const float* src, int64_t lds, int64_t rows,
+               int64_t cols) {
+  constexpr int64_t kTile = 16;
+  for (int64_t i0 = 0; i0 < rows; i0 += kTile)
+    for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
+      const int64_t i1 = std::min(rows, i0 + kTile), j1 = std::min(cols, j0 + kTile);
+      for (int64_t j = j0; j < j1; ++j)
+        for (int64_t i = i0; i < i1; ++i) dst[j * ldd + i] = src[i * lds + j];
+    }
+}
+
 // Builds every phase's transposed filter into wt and sizes its blocks.
-std::vector<PhaseWork> plan_phases(std::vector<float>& wt, const float* w, const conv::Shape& s) {
+// wt: R*S*Cg*K floats (as many as w).
+std::vector<PhaseWork> plan_phases(float* wt, const float* w, const conv::Shape& s) {
   std::vector<PhaseWork> phases;
-  wt.assign(static_cast<size_t>(s.R * s.S * s.Cg * s.K), 0.f);
   int64_t offset = 0, blocks = 0;
   for (int64_t a = 0; a < std::min(s.sh, s.H); ++a) {
     for (int64_t b = 0; b < std::min(s.sw, s.W); ++b) {
@@ -105,17 +124,20 @@ std::vector<PhaseWork> plan_phases(std::vector<float>& wt, const float* w, const
       ph.rs = phase_taps(s.R, s.sh, s.dh, s.pt, a);
       ph.ss = phase_taps(s.S, s.sw, s.dw, s.pl, b);
       const int64_t T = static_cast<int64_t>(ph.rs.size() * ph.ss.size());
-      float* dst = wt.data() + offset;  // (G, T * Kg, Cg)
+      float* dst = wt + offset;  // (G, T * Kg, Cg)
       ph.wt = dst;
-      for (int64_t g = 0; g < s.G; ++g)
-        for (size_t ri = 0; ri < ph.rs.size(); ++ri)
-          for (size_t si = 0; si < ph.ss.size(); ++si)
-            for (int64_t k = 0; k < s.Kg; ++k) {
-              const int64_t t = static_cast<int64_t>(ri * ph.ss.size() + si);
-              const float* src = w + ((ph.rs[ri] * s.S + ph.ss[si]) * s.Cg) * s.K + g * s.Kg + k;
-              float* d = dst + ((g * T + t) * s.Kg + k) * s.Cg;
-              for (int64_t c = 0; c < s.Cg; ++c) d[c] = src[c * s.K];
-            }
+      // Per group and tap: w[r, s] (Cg, Kg of K) transposed to (Kg, Cg). Large filters (deep
+      // layers on small images) make this worth threads.
+      const int64_t Ts = static_cast<int64_t>(ph.ss.size());
+      parallel_for(s.G * T, std::max<int64_t>(1, 65536 / std::max<int64_t>(1, s.Kg * s.Cg)),
+                   [&](int64_t u0, int64_t u1) {
+        for (int64_t u = u0; u < u1; ++u) {
+          const int64_t g = u / T, t = u % T;
+          const int64_t r = ph.rs[t / Ts], sc = ph.ss[t % Ts];
+          transpose(dst + u * s.Kg * s.Cg, s.Cg, w + (r * s.S + sc) * s.Cg * s.K + g * s.Kg, s.K,
+                    s.Cg, s.Kg);
+        }
+      });
       offset += s.G * T * s.Kg * s.Cg;
       const int64_t Mab = s.N * ph.Ha * ph.Wb;
       ph.rows = conv::block_rows(s.N * s.H * s.W, std::max<int64_t>(T * s.Kg, s.Cg));
@@ -161,6 +183,61 @@ void backward_input_block(float* dx, const float* dy, const conv::Shape& s, cons
   }
 }
 
+// The col2im form of backward_input, for few pixels and a large filter: per block of output
+// pixels and group, dcols (rows, R*S*Cg) = dy[block] (rows, Kg) @ w_g^T, read straight from
+// w's (R*S*Cg, K) layout (no transposed copy), then scatter-added into dx. Blocks run one after
+// the other (their dx regions overlap), each GEMM uses the threads, and the scatter runs in
+// parallel over channel ranges, which never collide.
+void backward_input_col2im(float* dx, const float* dy, const float* w, const conv::Shape& s) {
+  const int64_t M = s.M(), L = s.row_len(), image = s.H * s.W * s.C;
+  parallel_for(s.N * image, 1 << 16, [&](int64_t e0, int64_t e1) {
+    conv::zero_floats(dx + e0, e1 - e0);
+  });
+  if (M == 0 || L == 0 || s.K == 0) return;
+  const int64_t rows = std::min<int64_t>(M, std::max<int64_t>(64, (1 << 18) / L));
+  const int64_t chunk = std::max<int64_t>(16, (s.Cg + 4 * num_threads() - 1) / (4 * num_threads()));
+  float* dcols = conv::scratch(0, static_cast<size_t>(rows * L));  // (rows, R, S, Cg)
+  for (int64_t m0 = 0; m0 < M; m0 += rows) {
+    const int64_t m1 = std::min(M, m0 + rows);
+    for (int64_t g = 0; g < s.G; ++g) {
+      gemm_strided(dcols, L, dy + m0 * s.K + g * s.Kg, s.K, w + g * s.Kg, s.K, m1 - m0, L, s.Kg,
+                   false, true, 1.f, 0.f);
+      parallel_for(s.Cg, chunk, [&](int64_t c0, int64_t c1) {
+        for (int64_t m = m0; m < m1; ++m) {
+          const int64_t n = m / (s.P * s.Q), p = (m / s.Q) % s.P, q = m % s.Q;
+          const float* col = dcols + (m - m0) * L;  // (R, S, Cg)
+          for (int64_t r = 0; r < s.R; ++r) {
+            const int64_t h = p * s.sh + r * s.dh - s.pt;
+            if (h < 0 || h >= s.H) continue;
+            for (int64_t t = 0; t < s.S; ++t) {
+              const int64_t v = q * s.sw + t * s.dw - s.pl;
+              if (v < 0 || v >= s.W) continue;
+              float* d = dx + n * image + (h * s.W + v) * s.C + g * s.Cg;  // (Cg)
+              const float* src = col + (r * s.S + t) * s.Cg;               // (Cg)
+              for (int64_t c = c0; c < c1; ++c) d[c] += src[c];
+            }
+          }
+        }
+      });
+    }
+  }
+}
+
+// Whether col2im beats the gather for this problem. Per filter tap, the gather path transposes
+// the filter (2 * Cg * K moves, cache-unfriendly) and copies Kg floats per dx pixel; col2im
+// scatter-adds Cg floats per output pixel (a read-modify-write: ~3 moves). Small images under
+// deep layers (7x7 with 512 channels) favour col2im by far; large images the gather.
+// FKERAS_CONV_BACKWARD_INPUT=gather|col2im forces one form (tests run both on every shape).
+bool prefer_col2im(const conv::Shape& s) {
+  if (const char* force = std::getenv("FKERAS_CONV_BACKWARD_INPUT")) {
+    if (std::strcmp(force, "col2im") == 0) return true;
+    if (std::strcmp(force, "gather") == 0) return false;
+  }
+  const double transpose = 2.0 * s.Cg * s.K, gather = double(s.N) * s.H * s.W * s.Kg;
+  const double scatter = 3.0 * double(s.M()) * s.Cg;
+  return scatter < transpose + gather;
+}
+
 }  // namespace
 
 void conv2d_backward_input(float* dx, const float* dy, const float* w, int64_t N, int64_t H,
@@ -181,8 +258,14 @@ void conv2d_backward_input(float* dx, const float* dy, const float* w, int64_t N
                    true, 1.f, 0.f);
     return;
   }
-  std::vector<float> wt;  // the phases' transposed filters, as many floats as w
-  const std::vector<PhaseWork> phases = plan_phases(wt, w, s);
+  if (prefer_col2im(s)) {
+    backward_input_col2im(dx, dy, w, s);
+    return;
+  }
+  // The phases' transposed filters, as many floats as w; written before read, so not zeroed
+  // (a large filter's zeroing would be a serial pass as long as the transposition).
+  std::unique_ptr<float[]> wt(new float[static_cast<size_t>(R * S * s.Cg * K)]);
+  const std::vector<PhaseWork> phases = plan_phases(wt.get(), w, s);
   const int64_t nblocks = phases.back().first_block + phases.back().nblocks;
   conv::run_blocks(nblocks, [&](int64_t blk) {
     size_t i = 0;

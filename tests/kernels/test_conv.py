@@ -283,8 +283,17 @@ def run_conv(c, rng, bias=True, activation=codes.LINEAR, alpha=0.0, scale=1.0):
     assert_close(dw, want, rtol=1e-5, atol=dw_tol, name="dw")
 
 
+@pytest.fixture(params=["auto", "gather", "col2im"])
+def input_grad_form(request, monkeypatch):
+    """conv2d_backward_input picks a gather or a col2im form by a cost estimate; the kernel reads
+    FKERAS_CONV_BACKWARD_INPUT at each call, so every shape can test both."""
+    if request.param != "auto":
+        monkeypatch.setenv("FKERAS_CONV_BACKWARD_INPUT", request.param)
+    return request.param
+
+
 @pytest.mark.parametrize("c", SWEEP, ids=_case_id)
-def test_conv_matches_reference(c, isa):
+def test_conv_matches_reference(c, isa, input_grad_form):
     rng = np.random.default_rng(SWEEP.index(c))
     run_conv(c, rng, bias=SWEEP.index(c) % 2 == 0)
 
@@ -303,7 +312,7 @@ def test_conv_fused_activations(activation, isa):
              activation=activation, alpha=alpha, scale=0.4)
 
 
-def test_conv_larger_shape(isa):
+def test_conv_larger_shape(isa, input_grad_form):
     run_conv(conv_problem(4, 28, 28, 16, 32, 3, 3, padding="same"), np.random.default_rng(7))
 
 
@@ -316,7 +325,7 @@ def test_depthwise_larger_shape(isa, C, multiplier, stride):
 
 
 @pytest.mark.parametrize("threads", [1, 3])
-def test_conv_thread_counts(threads):
+def test_conv_thread_counts(threads, input_grad_form):
     before = _C.num_threads()
     _C.set_num_threads(threads)
     try:
