@@ -319,7 +319,7 @@ void conv2d_backward_weight(float* dw, const float* dy, const float* x, int64_t 
   }
   // Several slices per thread let the dynamic hand-out absorb a slow (descheduled) thread;
   // fewer when the partial filters, and the final sum over them, would be large.
-  const int64_t per_thread = size <= (1 << 16) ? 8 : size <= (1 << 20) ? 2 : 1;
+  const int64_t per_thread = size <= (1 << 16) ? 4 : size <= (1 << 20) ? 2 : 1;
   const int64_t nslices = std::min(nblocks, per_thread * threads);
   std::vector<float> partial(static_cast<size_t>((nslices - 1) * size));  // (nslices - 1, L, K)
   parallel_for(nslices, 1, [&](int64_t i0, int64_t i1) {
