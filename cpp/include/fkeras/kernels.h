@@ -11,7 +11,8 @@
 // - [opt] marks a pointer that may be null (None from Python): an optional input is treated as
 //   absent (no bias, ...), an optional output is simply not computed.
 // - Saved state is an explicit output written by the forward and read by the backward.
-// - Errors throw fk::Error. Index buffers are range-checked by the bindings before the call.
+// - Errors throw fk::Error. Index buffers are range-checked before anything is written: by the
+//   bindings, or (maxpool2d_backward) by the kernel itself in parallel, raising ValueError.
 #pragma once
 
 #include <cstdint>
