@@ -2,18 +2,15 @@
 
 import platform
 import sys
-import time
 
 
 def main():
-    t0 = time.perf_counter()
     import fkeras
     from fkeras import _native
 
-    import_ms = (time.perf_counter() - t0) * 1e3
     C = _native._C
     info = C.build_info
-    print(f"fkeras {fkeras.__version__}  (import {import_ms:.0f} ms)")
+    print(f"fkeras {fkeras.__version__}")
     print(f"python {platform.python_version()} on {platform.system()} {platform.machine()}")
     print(f"build: {info['compiler']}, {info['build_type']}, kernels for "
           f"{', '.join(info['isa_kernels'])}; {info['threading']}")
