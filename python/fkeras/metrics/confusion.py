@@ -143,7 +143,10 @@ class AUC(Metric):
                  label_weights=None, from_logits=False):
         super().__init__(name=name, dtype=dtype)
         if multi_label:
-            raise NotImplementedError("AUC(multi_label=True) is not supported yet.")
+            raise ValueError(
+                "AUC(multi_label=True) is not supported by fkeras; use one AUC per label "
+                "(multi_label=False on each output column)."
+            )
         if curve.upper() not in ("ROC", "PR"):
             raise ValueError(f'Invalid AUC curve value: "{curve}". Expected "ROC" or "PR".')
         self.curve = curve.upper()

@@ -6,6 +6,8 @@ keeps long epochs exact); `variables` exposes them as fkeras Variables. Metrics 
 outside the gradient tape, in NumPy.
 """
 
+import abc
+
 import numpy as np
 
 from fkeras.engine import naming
@@ -35,7 +37,7 @@ def squeeze_or_expand(a, b, expand_rank_1=True):
     return a, b
 
 
-class Metric:
+class Metric(abc.ABC):
     """Encapsulates metric logic and state.
 
     Subclasses create state in `__init__` with `add_variable`, and implement `update_state`,
@@ -68,11 +70,13 @@ class Metric:
     def variables(self):
         return [view_variable(v, f"{self.name}/{n}", "reference") for n, v, _ in self._state]
 
+    @abc.abstractmethod
     def update_state(self, *args, **kwargs):
-        raise NotImplementedError
+        """Accumulates statistics for one batch."""
 
+    @abc.abstractmethod
     def result(self):
-        raise NotImplementedError
+        """The metric's current value."""
 
     def reset_state(self):
         for _, value, initial in self._state:

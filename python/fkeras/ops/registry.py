@@ -15,6 +15,7 @@ active GradientTape when an input needs a gradient). Positional inputs are tenso
 an absent optional input); keyword attributes are plain Python values.
 """
 
+import abc
 import threading
 
 import numpy as np
@@ -28,7 +29,7 @@ REGISTRY = {}
 _scope = threading.local()
 
 
-class Op:
+class Op(abc.ABC):
     name = None
     n_outputs = 1
 
@@ -37,14 +38,17 @@ class Op:
         if cls.name:
             REGISTRY[cls.name] = cls()
 
+    @abc.abstractmethod
     def output_spec(self, *inputs, **attrs):
-        raise NotImplementedError(f"op {self.name} has no output_spec")
+        """Output shape(s) from input KerasTensors."""
 
+    @abc.abstractmethod
     def forward(self, dev, *inputs, **attrs):
-        raise NotImplementedError(f"op {self.name} has no forward")
+        """(outputs, saved) computed on device arrays."""
 
     def backward(self, dev, saved, grads, needs, **attrs):
-        raise NotImplementedError(f"op {self.name} has no backward")
+        """One gradient per positional input; ops that are not differentiable keep this."""
+        raise TypeError(f"The op `{self.name}` is not differentiable: it has no gradient.")
 
 
 # ---- symbolic scope: inside a layer's call on KerasTensors, ops create no graph nodes ----
