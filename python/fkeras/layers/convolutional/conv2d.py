@@ -5,6 +5,7 @@ import numpy as np
 from fkeras import activations, config, constraints, initializers, ops, regularizers
 from fkeras.engine.input_spec import InputSpec
 from fkeras.layers.layer import Layer
+from fkeras.layers.weight_args import serialize_weight_args
 from fkeras.ops.conv import normalize_padding, normalize_tuple, spatial_nhwc
 from fkeras.ops.conv_utils import conv_output_size_and_padding
 
@@ -145,12 +146,6 @@ class Conv2D(Layer):
             "groups": self.groups,
             "activation": activations.serialize(self.activation),
             "use_bias": self.use_bias,
-            "kernel_initializer": initializers.serialize(self.kernel_initializer),
-            "bias_initializer": initializers.serialize(self.bias_initializer),
-            "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
-            "bias_regularizer": regularizers.serialize(self.bias_regularizer),
-            "activity_regularizer": regularizers.serialize(self.activity_regularizer),
-            "kernel_constraint": constraints.serialize(self.kernel_constraint),
-            "bias_constraint": constraints.serialize(self.bias_constraint),
+            **serialize_weight_args(self),
         })
         return config_

@@ -4,6 +4,7 @@ from fkeras import activations, constraints, initializers, regularizers
 from fkeras import ops
 from fkeras.engine.input_spec import InputSpec
 from fkeras.layers.layer import Layer
+from fkeras.layers.weight_args import serialize_weight_args
 
 
 class Dense(Layer):
@@ -79,12 +80,6 @@ class Dense(Layer):
             "units": self.units,
             "activation": activations.serialize(self.activation),
             "use_bias": self.use_bias,
-            "kernel_initializer": initializers.serialize(self.kernel_initializer),
-            "bias_initializer": initializers.serialize(self.bias_initializer),
-            "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
-            "bias_regularizer": regularizers.serialize(self.bias_regularizer),
-            "activity_regularizer": regularizers.serialize(self.activity_regularizer),
-            "kernel_constraint": constraints.serialize(self.kernel_constraint),
-            "bias_constraint": constraints.serialize(self.bias_constraint),
+            **serialize_weight_args(self),
         })
         return config

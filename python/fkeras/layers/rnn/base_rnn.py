@@ -8,6 +8,7 @@ from Keras with get_weights / set_weights unchanged.
 from fkeras import activations, constraints, initializers, random, regularizers
 from fkeras.engine.input_spec import InputSpec
 from fkeras.layers.layer import Layer
+from fkeras.layers.weight_args import serialize_weight_args
 from fkeras.ops.rnn import recurrent_code
 
 
@@ -139,16 +140,7 @@ class RecurrentBase(Layer):
             "units": self.units,
             "activation": activations.serialize(self.activation),
             "use_bias": self.use_bias,
-            "kernel_initializer": initializers.serialize(self.kernel_initializer),
-            "recurrent_initializer": initializers.serialize(self.recurrent_initializer),
-            "bias_initializer": initializers.serialize(self.bias_initializer),
-            "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
-            "recurrent_regularizer": regularizers.serialize(self.recurrent_regularizer),
-            "bias_regularizer": regularizers.serialize(self.bias_regularizer),
-            "activity_regularizer": regularizers.serialize(self.activity_regularizer),
-            "kernel_constraint": constraints.serialize(self.kernel_constraint),
-            "recurrent_constraint": constraints.serialize(self.recurrent_constraint),
-            "bias_constraint": constraints.serialize(self.bias_constraint),
+            **serialize_weight_args(self, ("kernel", "recurrent", "bias")),
             "dropout": self.dropout,
             "recurrent_dropout": self.recurrent_dropout,
             "seed": self.seed,
