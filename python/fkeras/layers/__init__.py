@@ -9,9 +9,19 @@ from fkeras.layers.core.lambda_layer import Lambda
 from fkeras.layers.merging.add import Add
 from fkeras.layers.merging.concatenate import Concatenate
 from fkeras.layers.normalization.batch_normalization import BatchNormalization
+from fkeras.layers.normalization.group_normalization import GroupNormalization
+from fkeras.layers.normalization.layer_normalization import LayerNormalization
+from fkeras.layers.normalization.unit_normalization import UnitNormalization
 from fkeras.layers.pooling.average_pooling2d import AveragePooling2D
 from fkeras.layers.pooling.max_pooling2d import MaxPooling2D
+from fkeras.layers.regularization.activity_regularization import ActivityRegularization
 from fkeras.layers.regularization.dropout import Dropout
+from fkeras.layers.regularization.noise import AlphaDropout, GaussianDropout, GaussianNoise
+from fkeras.layers.regularization.spatial_dropout import (
+    SpatialDropout1D,
+    SpatialDropout2D,
+    SpatialDropout3D,
+)
 from fkeras.layers.reshaping.flatten import Flatten
 from fkeras.layers.reshaping.reshape import Reshape
 from fkeras.layers.rnn.gru import GRU
