@@ -27,12 +27,17 @@ def _cols(w, g, U):
 def project_inputs(x, kernel, bias, G, U, input_masks):
     """(N, T, G*U): x @ kernel + bias, gate block g from x * input_masks[g] when masks are
     given (masks (N, 1, F), one per gate)."""
+    N, T, F = x.shape
+
+    def project(inputs, k):  # (N*T, F) @ k as one 2-D GEMM
+        return ops.reshape(ops.matmul(ops.reshape(inputs, (N * T, F)), k), (N, T, -1))
+
     if input_masks is None:
-        z = ops.matmul(x, kernel)
+        z = project(x, kernel)
         return z if bias is None else ops.add(z, bias)
     blocks = []
     for g in range(G):
-        zg = ops.matmul(ops.multiply(x, input_masks[g]), _cols(kernel, g, U))
+        zg = project(ops.multiply(x, input_masks[g]), _cols(kernel, g, U))
         blocks.append(zg if bias is None else ops.add(zg, _cols(bias, g, U)))
     return ops.concatenate(blocks, axis=-1)
 
