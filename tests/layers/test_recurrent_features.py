@@ -173,6 +173,9 @@ def test_stateful_model_predict_carries_state():
     assert not np.allclose(a, b)
     lstm.reset_states()
     np.testing.assert_allclose(model.predict(x, verbose=0), a, rtol=1e-6)
+    model.predict(x, verbose=0)
+    model.reset_states()  # Keras 2's model-level reset
+    np.testing.assert_allclose(model.predict(x, verbose=0), a, rtol=1e-6)
 
 
 def test_unroll_is_accepted_and_needs_timesteps():

@@ -136,6 +136,12 @@ class Functional(Model):
     def build(self, input_shape):
         self.built = True
 
+    def reset_states(self):
+        """Keras 2's `model.reset_states()`: zeroes the states of every stateful layer."""
+        for layer in self._all_layers():
+            if getattr(layer, "stateful", False) and hasattr(layer, "reset_states"):
+                layer.reset_states()
+
     # ---- config ----
     def get_config(self):
         from fkeras.models.functional_config import functional_get_config
