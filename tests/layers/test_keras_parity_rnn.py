@@ -51,8 +51,8 @@ def _pair(build, x):
     return k_model, f_model
 
 
-def _check(k_model, f_model, x):
-    k_out, f_out = _flat(k_model(x)), _flat(f_model(x))
+def _check(k_model, f_model, x, training=False):
+    k_out, f_out = _flat(k_model(x, training=training)), _flat(f_model(x, training=training))
     assert len(k_out) == len(f_out)
     for k, f in zip(k_out, f_out):
         np.testing.assert_allclose(np.asarray(f), _np(k), rtol=TOL, atol=TOL)
@@ -75,7 +75,9 @@ CASES = [("LSTM", {}), ("LSTM", {"go_backwards": True, "return_state": True}),
 @pytest.mark.parametrize("seq", [False, True])
 def test_masked_rnn_outputs(name, kw, seq):
     x = _padded()
-    _check(*_pair(_rnn(name, return_sequences=seq, **kw), x), x)
+    k_model, f_model = _pair(_rnn(name, return_sequences=seq, **kw), x)
+    _check(k_model, f_model, x)
+    _check(k_model, f_model, x, training=True)
 
 
 @pytest.mark.parametrize("name", ["LSTM", "GRU"])
