@@ -3,7 +3,6 @@ eager arrays and KerasTensors, passed as `mask=` to layers whose call takes it, 
 layers that do not support masking, through Functional models, fit and nested models."""
 
 import numpy as np
-import pytest
 from layer_testing import run_layer_test
 
 import fkeras
