@@ -6,6 +6,7 @@ from fkeras.layers.core.dense import Dense
 from fkeras.layers.core.embedding import Embedding
 from fkeras.layers.core.input_layer import Input, InputLayer
 from fkeras.layers.core.lambda_layer import Lambda
+from fkeras.layers.core.masking import Masking
 from fkeras.layers.merging.add import Add
 from fkeras.layers.merging.concatenate import Concatenate
 from fkeras.layers.normalization.batch_normalization import BatchNormalization
@@ -24,9 +25,11 @@ from fkeras.layers.regularization.spatial_dropout import (
 )
 from fkeras.layers.reshaping.flatten import Flatten
 from fkeras.layers.reshaping.reshape import Reshape
+from fkeras.layers.rnn.bidirectional import Bidirectional
 from fkeras.layers.rnn.gru import GRU
 from fkeras.layers.rnn.lstm import LSTM
 from fkeras.layers.rnn.simple_rnn import SimpleRNN
+from fkeras.layers.rnn.time_distributed import TimeDistributed
 from fkeras.layers.layer import Layer
 from fkeras.engine.input_spec import InputSpec
 from fkeras.layers.op_layer import OpLayer
