@@ -6,7 +6,9 @@ Keras 2 attribute semantics are kept (`input_shape`, `output_shape`, `input`, `o
 `get_input_at(i)`, ...), next to the Keras 3 API.
 """
 
+import contextlib
 import inspect
+import threading
 
 import numpy as np
 
@@ -21,7 +23,28 @@ from fkeras.utils import nest
 
 # Keyword arguments every layer accepts (Keras 2's list plus Keras 3's).
 _BASE_KWARGS = ("input_shape", "batch_input_shape", "batch_size", "input_dim", "weights",
-                "autocast", "dtype_policy")
+                "autocast", "dtype_policy", "activity_regularizer")
+
+# How many eager layer calls enclose the current one (per thread). A call at depth 0 is an
+# entry call: it first clears the losses its layer (and sub-layers) added on the previous call.
+_CALLS = threading.local()
+
+
+def in_layer_call():
+    """True inside an eager layer call (or the trainer's forward plan)."""
+    return getattr(_CALLS, "depth", 0) > 0
+
+
+@contextlib.contextmanager
+def layer_call_scope():
+    """Marks the enclosed eager calls as nested (no loss clearing): the trainer's forward plan
+    runs a model's layers inside one scope, as a model call would."""
+    depth = getattr(_CALLS, "depth", 0)
+    _CALLS.depth = depth + 1
+    try:
+        yield
+    finally:
+        _CALLS.depth = depth
 
 
 class Layer:
@@ -50,6 +73,12 @@ class Layer:
         self._non_trainable_weights = []
         self._layers = []
         self._losses = []
+        if kwargs.get("activity_regularizer") is not None:
+            from fkeras import regularizers
+
+            self.activity_regularizer = regularizers.get(kwargs["activity_regularizer"])
+        else:
+            self.activity_regularizer = None
         self._initial_weights = kwargs.get("weights")
         batch_input_shape = kwargs.get("batch_input_shape")
         if batch_input_shape is None and kwargs.get("input_shape") is not None:
@@ -116,9 +145,31 @@ class Layer:
         self._maybe_build(shapes)
         check_input_spec(self.input_spec, shapes, self.name)
         call_kwargs, previous_mask = self._populate_mask(args, kwargs)
-        outputs = self.call(*args, **call_kwargs)
+        if not in_layer_call():
+            self._clear_losses()
+        with layer_call_scope():
+            outputs = self.call(*args, **call_kwargs)
         self._set_mask_metadata(args[0], outputs, previous_mask)
+        if self.activity_regularizer is not None:
+            self._add_activity_losses(outputs)
         return outputs
+
+    def _add_activity_losses(self, outputs):
+        """Keras 3: activity_regularizer(output) / batch size per output, added to the losses."""
+        from fkeras import ops
+
+        for out in nest.flatten(outputs):
+            loss = self.activity_regularizer(out)
+            if isinstance(loss, float) and loss == 0.0:
+                continue
+            batch = np.shape(out)[0] if np.ndim(out) else 1
+            self.add_loss(ops.divide(loss, float(batch)) if batch else loss)
+
+    def _clear_losses(self):
+        """Drops the losses added by the previous call (this layer and its sub-layers)."""
+        del self._losses[:]
+        for layer in self._layers:
+            layer._clear_losses()
 
     # ---- masking (Keras 3 semantics) ----
     def compute_mask(self, inputs, previous_mask=None):

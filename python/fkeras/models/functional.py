@@ -12,6 +12,7 @@ from fkeras.engine import naming
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.engine.masking import set_keras_mask
 from fkeras.layers.core.input_layer import InputLayer
+from fkeras.layers import layer as _layer_module
 from fkeras.layers.layer import Layer
 from fkeras.models.model import Model
 from fkeras.utils import nest
@@ -131,7 +132,10 @@ class Functional(Model):
         from fkeras.models.data_checks import check_model_inputs
 
         check_model_inputs(self, flat)
-        return self.call(*args, **kwargs)
+        if not _layer_module.in_layer_call():
+            self._clear_losses()
+        with _layer_module.layer_call_scope():
+            return self.call(*args, **kwargs)
 
     def build(self, input_shape):
         self.built = True

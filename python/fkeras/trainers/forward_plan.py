@@ -25,6 +25,7 @@ logits outside the gradient tape). Only the built-in train/test steps take this 
 from fkeras import activations
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.engine.masking import get_keras_mask
+from fkeras.layers.layer import in_layer_call, layer_call_scope
 from fkeras.utils import nest
 
 LOGIT_LAYERS = frozenset((
@@ -40,6 +41,8 @@ def output_activation(layer):
     if cls == "Softmax":
         axis = getattr(layer, "axis", -1)
         return "softmax" if axis in (-1, [-1], (-1,)) else None
+    if getattr(layer, "activity_regularizer", None) is not None:
+        return None  # the regularizer sees the output, so the output must be computed
     fn = getattr(layer, "activation", None)
     if fn is None or (cls != "Activation" and cls not in LOGIT_LAYERS):
         return None
@@ -103,11 +106,19 @@ class ForwardPlan:
             s.out_ids = [id(t) for t in node.output_tensors]
             s.logits = len(s.out_ids) == 1 and s.out_ids[0] in logit_ids
             s.training = _accepts_training(s.layer) and "training" not in kwargs
-            s.fn = _sub_plan_runner(s.layer) or (s.layer if masked else s.layer.call)
+            # `__call__` also adds the activity-regularizer losses.
+            direct = not masked and getattr(s.layer, "activity_regularizer", None) is None
+            s.fn = _sub_plan_runner(s.layer) or (s.layer.call if direct else s.layer)
             self.steps.append(s)
 
     def run(self, xs, training=False):
         """Flat list of output arrays (logits for the requested outputs)."""
+        if not in_layer_call():  # an entry call: drop the losses of the previous one
+            self.model._clear_losses()
+        with layer_call_scope():  # one model call: the layers' losses accumulate, not reset
+            return self._run(xs, training)
+
+    def _run(self, xs, training):
         values = dict(zip(self.input_ids, xs))
         for s in self.steps:
             if s.single:

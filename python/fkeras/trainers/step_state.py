@@ -94,15 +94,17 @@ class StepState:
         return loss
 
     def snapshot_added_losses(self):
-        return [len(layer._losses) for layer in self.layers]
+        """Clears what earlier calls added, so what the next forward adds is all there is."""
+        for layer in self.layers:
+            del layer._losses[:]
 
-    def pop_added_losses(self, snapshot):
-        """Losses layers added (add_loss) during the forward; removed from the layers."""
+    def pop_added_losses(self, snapshot=None):
+        """Losses layers added (add_loss, activity regularizers) during the forward; removed
+        from the layers."""
         added = []
-        for layer, n in zip(self.layers, snapshot):
-            if len(layer._losses) > n:
-                added.extend(layer._losses[n:])
-                del layer._losses[n:]
+        for layer in self.layers:
+            added.extend(layer._losses)
+            del layer._losses[:]
         return added
 
 
