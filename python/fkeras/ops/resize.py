@@ -80,13 +80,21 @@ class UpsampleBilinear(Op):
         _check(x.shape, (1, 2), factors)
         ah = linear_upsampling_matrix(x.shape[1], factors[0]).astype(x.dtype)
         aw = linear_upsampling_matrix(x.shape[2], factors[1]).astype(x.dtype)
-        y = np.einsum("ph,nhwc,qw->npqc", ah, x, aw, optimize=True)
-        return np.ascontiguousarray(y, dtype=x.dtype), (ah, aw)
+        return _two_axis_product(x, ah, aw), (ah, aw)
 
     def backward(self, dev, saved, g, needs, factors=(2, 2)):
         ah, aw = saved
-        dx = np.einsum("ph,npqc,qw->nhwc", ah, g, aw, optimize=True)
-        return (np.ascontiguousarray(dx, dtype=g.dtype),)
+        return (_two_axis_product(g, ah.T, aw.T),)
+
+
+def _two_axis_product(x, ah, aw):
+    """y[n] = ah @ x[n] @ aw^T for each image and channel: x (N, H, W, C) -> (N, P, Q, C), as
+    two batched matrix products over contiguous reshapes (BLAS-friendly)."""
+    N, H, W, C = x.shape
+    P, Q = ah.shape[0], aw.shape[0]
+    rows = np.matmul(ah, np.ascontiguousarray(x).reshape(N, H, W * C))  # (N, P, W * C)
+    y = np.matmul(aw, rows.reshape(N * P, W, C))  # (N * P, Q, C)
+    return np.ascontiguousarray(y.reshape(N, P, Q, C), dtype=x.dtype)
 
 
 def upsample_nearest(x, axes, factors):
