@@ -128,7 +128,10 @@ def _narrow_from_wide(dev, wide, w, g):
 
 
 def _wide_from_narrow(dev, narrow, w, g):
-    """The adjoint of _narrow_from_wide in its first argument: (N, Pd, P, Q, K) -> (N, D, H, W, C)."""
+    """The adjoint of _narrow_from_wide in its first argument.
+
+    narrow (N, Pd, P, Q, K) -> (N, D, H, W, C), a view into the depth-padded result.
+    """
     wp = dev.zeros((g["N"], _padded_depth(g), g["H"], g["W"], g["C"]))
     flat = np.ascontiguousarray(narrow).reshape(-1, g["P"], g["Q"], g["K"])
     part = dev.empty((flat.shape[0], g["H"], g["W"], g["C"]))
