@@ -149,6 +149,10 @@ def test_pad_crop_upsample_gradients():
     np.testing.assert_array_equal(crop(x.astype(np.float32), ((0, 0), (1, 1), (2, 0), (0, 0))),
                                   x.astype(np.float32)[:, 1:2, 2:])
     fd_check(lambda x: pad(x, widths), [x], [0], rng)
+    fd_check(lambda x: ops.pad(x, 1, constant_values=2.0), [x], [0], rng)
+    assert np.asarray(ops.pad(x.astype(np.float32), 1, constant_values=2.0))[0, 0, 0, 0] == 2.0
+    with pytest.raises(ValueError, match="mode='constant' only"):
+        ops.pad(x, 1, mode="reflect")
     fd_check(lambda x: crop(x, ((0, 0), (1, 0), (1, 2), (0, 0))), [x], [0], rng)
     fd_check(lambda x: upsample_nearest(x, (1, 2), (2, 3)), [x], [0], rng)
     fd_check(lambda x: upsample_bilinear(x, (3, 2)), [x], [0], rng)

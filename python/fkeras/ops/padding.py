@@ -66,17 +66,29 @@ class Crop(Op):
         return (dx,)
 
 
-def pad(x, pad_width, constant_value=0.0):
-    """x grown by pad_width[i] = (before, after) elements of `constant_value` along axis i.
+def pad(x, pad_width, mode="constant", constant_values=None):
+    """keras.ops.pad (constant mode): x grown by pad_width[i] = (before, after) along axis i.
+
+    Args:
+        x: a tensor.
+        pad_width: an int, a (before, after) pair for every axis, or one pair per axis
+            (NumPy's broadcasting of np.pad).
+        mode: "constant" (the only mode supported).
+        constant_values: the fill value (None: 0).
 
     Example:
     ```python
-    y = fkeras.ops.padding.pad(np.ones((1, 2, 2, 1)), ((0, 0), (1, 1), (0, 2), (0, 0)))
+    y = fkeras.ops.pad(np.ones((1, 2, 2, 1)), ((0, 0), (1, 1), (0, 2), (0, 0)))
     # y.shape == (1, 4, 4, 1)
     ```
     """
-    widths = tuple((int(b), int(a)) for b, a in pad_width)
-    return apply(_R["constant_pad"], x, pad_width=widths, constant_value=float(constant_value))
+    if mode != "constant":
+        raise ValueError(f"`pad`: fkeras supports mode='constant' only. Received: mode={mode}")
+    rank = len(su.shape_of(x))
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (rank, 2))
+    widths = tuple((int(b), int(a)) for b, a in widths)
+    return apply(_R["constant_pad"], x, pad_width=widths,
+                 constant_value=0.0 if constant_values is None else float(constant_values))
 
 
 def crop(x, cropping):
