@@ -135,6 +135,16 @@ def test_aliases_and_config_keys():
     (lambda: layers.Conv1D(2, 3, padding="full"),
      "The `padding` argument must be a list/tuple or one of {'valid', 'same', 'causal'}. "
      "Received: full"),
+    (lambda: layers.Conv2D(2, (3, 0)),
+     "The `kernel_size` argument must be a tuple of 2 integers. Received kernel_size=(3, 0), "
+     "including values {0} that do not satisfy `value > 0`"),
+    (lambda: layers.Conv2DTranspose(2, 3, strides=2, output_padding=-1),
+     "The `output_padding` argument must be a tuple of 2 integers. Received "
+     "output_padding=-1, including values {-1} that do not satisfy `value >= 0`"),
+    (lambda: layers.MaxPooling1D(0),
+     "The `pool_size` argument must be a tuple of 1 integers. Received pool_size=0, including "
+     "values {0} that do not satisfy `value > 0`"),
+    (lambda: layers.ZeroPadding3D((1, 2)), "`padding` should have 3 elements. Received: (1, 2)."),
     (lambda: layers.Conv3D(2, (3, 3)),
      "The `kernel_size` argument must be a tuple of 3 integers. Received kernel_size=(3, 3)"),
     (lambda: layers.Conv2DTranspose(2, 3, strides=2, output_padding=2),

@@ -6,8 +6,8 @@ import numpy as np
 from fkeras import activations, config, constraints, initializers, ops, regularizers
 from fkeras.engine.input_spec import InputSpec
 from fkeras.layers.layer import Layer
+from fkeras.layers.reshaping.spatial_args import standardize_tuple
 from fkeras.layers.weight_args import serialize_weight_args
-from fkeras.ops.conv import normalize_tuple
 from fkeras.ops.conv_nd import conv3d, join_shape, split_shape
 from fkeras.ops.conv_utils import conv_output_size_and_padding
 from fkeras.ops.padding import pad
@@ -21,11 +21,7 @@ def positive_int(value, what):
 
 
 def positive_tuple(value, rank, name):
-    out = normalize_tuple(value, rank, name)
-    if min(out) <= 0:
-        raise ValueError(f"The `{name}` argument must be a tuple of {rank} integers. Received "
-                         f"{name}={out}, including values that do not satisfy `value > 0`")
-    return out
+    return standardize_tuple(value, rank, name)
 
 
 def standardize_padding(padding, allow_causal=False):

@@ -11,7 +11,7 @@ from fkeras.layers.convolutional.base_conv import (
 )
 from fkeras.layers.layer import Layer
 from fkeras.layers.weight_args import serialize_weight_args
-from fkeras.ops.conv import normalize_tuple
+from fkeras.layers.reshaping.spatial_args import standardize_tuple
 from fkeras.ops.conv_nd import conv_transpose, join_shape, split_shape
 from fkeras.ops.conv_nd import transpose_output_size_and_padding
 
@@ -36,11 +36,8 @@ class BaseConvTranspose(Layer):
         self.padding = standardize_padding(padding)
         self.output_padding = None
         if output_padding is not None:
-            self.output_padding = normalize_tuple(output_padding, rank, "output_padding")
-            if min(self.output_padding) < 0:
-                raise ValueError(f"The `output_padding` argument must be a tuple of {rank} "
-                                 f"integers. Received output_padding={output_padding}, "
-                                 "including values that do not satisfy `value >= 0`")
+            self.output_padding = standardize_tuple(output_padding, rank, "output_padding",
+                                                    allow_zero=True)
         self.data_format = config.data_format_or_default(data_format)
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)

@@ -3,7 +3,8 @@
 from fkeras import config
 from fkeras.engine.input_spec import InputSpec
 from fkeras.layers.layer import Layer
-from fkeras.ops.conv import normalize_padding, normalize_tuple
+from fkeras.layers.reshaping.spatial_args import standardize_tuple
+from fkeras.ops.conv import normalize_padding
 from fkeras.ops.conv_nd import join_shape, split_shape
 from fkeras.ops.conv_utils import conv_output_size_and_padding
 
@@ -18,14 +19,9 @@ class BasePooling(Layer):
                  **kwargs):
         super().__init__(name=name, **kwargs)
         rank = self.rank
-        self.pool_size = normalize_tuple(pool_size, rank, "pool_size")
-        self.strides = self.pool_size if strides is None else normalize_tuple(strides, rank,
-                                                                              "strides")
-        for arg in ("pool_size", "strides"):
-            if min(getattr(self, arg)) <= 0:
-                raise ValueError(f"The `{arg}` argument must be a tuple of {rank} integers. "
-                                 f"Received {arg}={getattr(self, arg)}, including values that "
-                                 "do not satisfy `value > 0`")
+        self.pool_size = standardize_tuple(pool_size, rank, "pool_size")
+        self.strides = self.pool_size if strides is None else standardize_tuple(strides, rank,
+                                                                                 "strides")
         self.padding = normalize_padding(padding)
         self.data_format = config.data_format_or_default(data_format)
         self.input_spec = InputSpec(ndim=rank + 2)

@@ -9,17 +9,8 @@ import numpy as np
 from fkeras import config, ops
 from fkeras.engine.input_spec import InputSpec
 from fkeras.layers.layer import Layer
-from fkeras.layers.reshaping.spatial_args import spatial_axes
-from fkeras.ops.conv import normalize_tuple
+from fkeras.layers.reshaping.spatial_args import spatial_axes, standardize_tuple
 from fkeras.ops.resize import upsample_bilinear, upsample_nearest
-
-
-def _positive_tuple(value, n):
-    out = normalize_tuple(value, n, "size")
-    if min(out) <= 0:
-        raise ValueError(f"The `size` argument must be a tuple of {n} integers. Received "
-                         f"size={out}, including values that do not satisfy `value > 0`")
-    return out
 
 
 class _UpSampling(Layer):
@@ -93,7 +84,7 @@ class UpSampling2D(_UpSampling):
     def __init__(self, size=(2, 2), data_format=None, interpolation="nearest", **kwargs):
         super().__init__(**kwargs)
         self.data_format = config.data_format_or_default(data_format)
-        self.size = _positive_tuple(size, 2)
+        self.size = standardize_tuple(size, 2, "size")
         self.interpolation = str(interpolation).lower()
         if self.interpolation not in ("nearest", "bilinear"):
             raise ValueError("`interpolation` argument should be one of: 'nearest', "
@@ -138,7 +129,7 @@ class UpSampling3D(_UpSampling):
     def __init__(self, size=(2, 2, 2), data_format=None, **kwargs):
         super().__init__(**kwargs)
         self.data_format = config.data_format_or_default(data_format)
-        self.size = _positive_tuple(size, 3)
+        self.size = standardize_tuple(size, 3, "size")
         self.input_spec = InputSpec(ndim=5)
         self.built = True
 
