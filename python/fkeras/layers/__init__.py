@@ -1,6 +1,15 @@
 """fkeras.layers: the Keras layer catalogue."""
 
+from fkeras.layers.convolutional.conv1d import Conv1D
 from fkeras.layers.convolutional.conv2d import Conv2D
+from fkeras.layers.convolutional.conv3d import Conv3D
+from fkeras.layers.convolutional.conv_transpose import (
+    Conv1DTranspose,
+    Conv2DTranspose,
+    Conv3DTranspose,
+)
+from fkeras.layers.convolutional.depthwise_conv import DepthwiseConv1D, DepthwiseConv2D
+from fkeras.layers.convolutional.separable_conv import SeparableConv1D, SeparableConv2D
 from fkeras.layers.core.activation import Activation
 from fkeras.layers.core.dense import Dense
 from fkeras.layers.core.embedding import Embedding
@@ -13,7 +22,17 @@ from fkeras.layers.normalization.batch_normalization import BatchNormalization
 from fkeras.layers.normalization.group_normalization import GroupNormalization
 from fkeras.layers.normalization.layer_normalization import LayerNormalization
 from fkeras.layers.normalization.unit_normalization import UnitNormalization
+from fkeras.layers.pooling.average_pooling import AveragePooling1D, AveragePooling3D
 from fkeras.layers.pooling.average_pooling2d import AveragePooling2D
+from fkeras.layers.pooling.global_pooling import (
+    GlobalAveragePooling1D,
+    GlobalAveragePooling2D,
+    GlobalAveragePooling3D,
+    GlobalMaxPooling1D,
+    GlobalMaxPooling2D,
+    GlobalMaxPooling3D,
+)
+from fkeras.layers.pooling.max_pooling import MaxPooling1D, MaxPooling3D
 from fkeras.layers.pooling.max_pooling2d import MaxPooling2D
 from fkeras.layers.regularization.activity_regularization import ActivityRegularization
 from fkeras.layers.regularization.dropout import Dropout
@@ -23,8 +42,11 @@ from fkeras.layers.regularization.spatial_dropout import (
     SpatialDropout2D,
     SpatialDropout3D,
 )
+from fkeras.layers.reshaping.cropping import Cropping1D, Cropping2D, Cropping3D
 from fkeras.layers.reshaping.flatten import Flatten
 from fkeras.layers.reshaping.reshape import Reshape
+from fkeras.layers.reshaping.up_sampling import UpSampling1D, UpSampling2D, UpSampling3D
+from fkeras.layers.reshaping.zero_padding import ZeroPadding1D, ZeroPadding2D, ZeroPadding3D
 from fkeras.layers.rnn.bidirectional import Bidirectional
 from fkeras.layers.rnn.gru import GRU
 from fkeras.layers.rnn.lstm import LSTM
@@ -38,6 +60,23 @@ from fkeras.layers.op_layer import OpLayer
 Convolution2D = Conv2D
 MaxPool2D = MaxPooling2D
 AvgPool2D = AveragePooling2D
+Convolution1D = Conv1D
+Convolution3D = Conv3D
+Convolution1DTranspose = Conv1DTranspose
+Convolution2DTranspose = Conv2DTranspose
+Convolution3DTranspose = Conv3DTranspose
+SeparableConvolution1D = SeparableConv1D
+SeparableConvolution2D = SeparableConv2D
+MaxPool1D = MaxPooling1D
+MaxPool3D = MaxPooling3D
+AvgPool1D = AveragePooling1D
+AvgPool3D = AveragePooling3D
+GlobalAvgPool1D = GlobalAveragePooling1D
+GlobalAvgPool2D = GlobalAveragePooling2D
+GlobalAvgPool3D = GlobalAveragePooling3D
+GlobalMaxPool1D = GlobalMaxPooling1D
+GlobalMaxPool2D = GlobalMaxPooling2D
+GlobalMaxPool3D = GlobalMaxPooling3D
 
 # Class registry for (de)serialization: every public layer class by name.
 LAYER_CLASSES = {}

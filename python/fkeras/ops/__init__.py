@@ -5,6 +5,10 @@ Every op works eagerly on arrays (NumPy on the cpu device) and symbolically on K
 """
 
 from fkeras.ops.conv import conv, conv2d  # noqa: F401
+from fkeras.ops.conv_nd import conv3d, conv_transpose  # noqa: F401
+from fkeras.ops.depthwise import depthwise_conv, separable_conv  # noqa: F401
+from fkeras.ops.padding import pad  # noqa: F401
+from fkeras.ops.pooling_nd import average_pool3d, max_pool3d  # noqa: F401
 from fkeras.ops.lookup import embedding  # noqa: F401
 from fkeras.ops.math import (  # noqa: F401
     abs,

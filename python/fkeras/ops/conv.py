@@ -223,11 +223,12 @@ def conv2d(inputs, kernel, bias=None, strides=1, padding="valid", data_format=No
 
 
 def conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1):
-    """keras.ops.conv: an N-D convolution (N = 1 or 2 here) without bias.
+    """keras.ops.conv: an N-D convolution (N = 1, 2 or 3) without bias.
 
     Args:
-        inputs: rank 3 (N, W, C) or rank 4 (N, H, W, C) (channels_first: channels second).
-        kernel: (kw, C / groups, filters) or (kh, kw, C / groups, filters).
+        inputs: rank 3 (N, W, C), 4 (N, H, W, C) or 5 (N, D, H, W, C) (channels_first:
+            channels second).
+        kernel: (*kernel_size, C / groups, filters).
         strides, dilation_rate: an int or one int per spatial dimension.
         padding: "valid" or "same" (TensorFlow's rule: the extra padding goes at the end).
         data_format: "channels_last" or "channels_first"; None: the configured default.
@@ -238,4 +239,8 @@ def conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_
     # y.shape == (1, 5, 5, 8)
     ```
     """
+    if len(su.shape_of(inputs)) == 5:
+        from fkeras.ops.conv_nd import conv3d
+
+        return conv3d(inputs, kernel, None, strides, padding, data_format, dilation_rate)
     return conv2d(inputs, kernel, None, strides, padding, data_format, dilation_rate)

@@ -1,4 +1,4 @@
-"""Pooling ops: keras.ops.max_pool and keras.ops.average_pool (1-D and 2-D).
+"""Pooling ops: keras.ops.max_pool and keras.ops.average_pool (1-D and 2-D; 3-D in pooling_nd).
 
 The kernels take NHWC; channels_first inputs are transposed here (see ops/conv.py). 'same'
 padding follows TensorFlow: the extra padding goes at the end, max pooling ignores padded
@@ -117,11 +117,19 @@ def max_pool(inputs, pool_size, strides=None, padding="valid", data_format=None)
     y = fkeras.ops.max_pool(np.ones((1, 7, 7, 3)), 2, padding="same")   # (1, 4, 4, 3)
     ```
     """
+    if len(su.shape_of(inputs)) == 5:
+        from fkeras.ops import pooling_nd
+
+        return pooling_nd.max_pool3d(inputs, pool_size, strides, padding, data_format)
     return apply(_R["max_pool2d"], inputs,
                  **_pool_args(inputs, pool_size, strides, padding, data_format, "max_pool"))
 
 
 def average_pool(inputs, pool_size, strides=None, padding="valid", data_format=None):
     """keras.ops.average_pool: like max_pool; 'same' windows average their in-bounds cells."""
+    if len(su.shape_of(inputs)) == 5:
+        from fkeras.ops import pooling_nd
+
+        return pooling_nd.average_pool3d(inputs, pool_size, strides, padding, data_format)
     return apply(_R["average_pool2d"], inputs,
                  **_pool_args(inputs, pool_size, strides, padding, data_format, "average_pool"))
