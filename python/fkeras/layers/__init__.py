@@ -1,18 +1,30 @@
 """fkeras.layers: the Keras layer catalogue."""
 
+from fkeras.layers.activations.elu import ELU
+from fkeras.layers.activations.leaky_relu import LeakyReLU
+from fkeras.layers.activations.prelu import PReLU
+from fkeras.layers.activations.relu import ReLU
+from fkeras.layers.activations.softmax import Softmax
 from fkeras.layers.convolutional.conv2d import Conv2D
 from fkeras.layers.core.activation import Activation
 from fkeras.layers.core.dense import Dense
 from fkeras.layers.core.embedding import Embedding
 from fkeras.layers.core.input_layer import Input, InputLayer
 from fkeras.layers.core.lambda_layer import Lambda
-from fkeras.layers.merging.add import Add
-from fkeras.layers.merging.concatenate import Concatenate
+from fkeras.layers.merging.add import Add, add
+from fkeras.layers.merging.average import Average, average
+from fkeras.layers.merging.concatenate import Concatenate, concatenate
+from fkeras.layers.merging.dot import Dot, dot
+from fkeras.layers.merging.maximum import Maximum, Minimum, maximum, minimum
+from fkeras.layers.merging.multiply import Multiply, multiply
+from fkeras.layers.merging.subtract import Subtract, subtract
 from fkeras.layers.normalization.batch_normalization import BatchNormalization
 from fkeras.layers.pooling.average_pooling2d import AveragePooling2D
 from fkeras.layers.pooling.max_pooling2d import MaxPooling2D
 from fkeras.layers.regularization.dropout import Dropout
 from fkeras.layers.reshaping.flatten import Flatten
+from fkeras.layers.reshaping.permute import Permute
+from fkeras.layers.reshaping.repeat_vector import RepeatVector
 from fkeras.layers.reshaping.reshape import Reshape
 from fkeras.layers.rnn.gru import GRU
 from fkeras.layers.rnn.lstm import LSTM
