@@ -3,12 +3,18 @@ NumPy float64 formulas, arguments and Keras's error texts."""
 
 import warnings
 
+import pathlib
+import sys
+
 import numpy as np
 import pytest
 from layer_testing import run_layer_test
 
 import fkeras
 from fkeras import layers
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "ops"))
+from op_testing import fd_check  # noqa: E402
 
 
 def _x(*shape, seed=0):
@@ -146,8 +152,7 @@ def test_softmax_mask_and_multi_axis_gradient():
     with pytest.raises(ValueError, match="must not have more dimensions"):
         layers.Softmax()(x, mask=np.ones((1, 2, 3, 4), bool))
     # The multi-axis path is built from differentiable ops: check its gradient.
-    from op_testing import fd_check
-
+    
     xs = x.astype(np.float64)
     fd_check(lambda t: layers.Softmax(axis=[1, 2])(t), [xs], wrt=(0,),
              rng=np.random.default_rng(0))

@@ -1,13 +1,18 @@
 """Subtract, Multiply, Average, Maximum, Minimum, Dot and the functional forms: the catalogue
 checks, values against NumPy float64, broadcasting, gradients and Keras's error texts."""
 
+import pathlib
+import sys
+
 import numpy as np
 import pytest
 from layer_testing import run_layer_test
-from op_testing import fd_check
 
 import fkeras
 from fkeras import layers
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "ops"))
+from op_testing import fd_check  # noqa: E402
 
 NUMPY = {"Add": lambda xs: sum(xs), "Subtract": lambda xs: xs[0] - xs[1],
          "Multiply": lambda xs: np.prod(np.broadcast_arrays(*xs), axis=0),

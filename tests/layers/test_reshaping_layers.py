@@ -1,13 +1,18 @@
 """Reshape, Flatten, Permute, RepeatVector: the catalogue checks, values against NumPy,
 gradients and Keras's error texts."""
 
+import pathlib
+import sys
+
 import numpy as np
 import pytest
 from layer_testing import run_layer_test
-from op_testing import fd_check
 
 import fkeras
 from fkeras import layers
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "ops"))
+from op_testing import fd_check  # noqa: E402
 
 
 def _x(*shape, seed=0):
