@@ -108,6 +108,8 @@ def test_lora():
     assert (config["lora_rank"], config["lora_alpha"]) == (2, 4)
     with pytest.raises(ValueError, match="lora is already enabled"):
         layer.enable_lora(2)
+    with pytest.raises(ValueError, match="Lora is incompatible with kernel constraints"):
+        layers.Dense(3, lora_rank=2, kernel_constraint="non_neg")(x)
     with pytest.raises(ValueError, match="Invalid `lora_rank`"):
         layers.Dense(3, lora_rank=0)
 

@@ -74,7 +74,8 @@ class Dense(Layer):
                 "The last dimension of the inputs to a Dense layer should be defined. "
                 f"Found None. Full input shape received: {tuple(input_shape)}"
             )
-        self.kernel = self.add_weight(shape=(in_dim, self.units), initializer=self.kernel_initializer,
+        self.kernel = self.add_weight(shape=(in_dim, self.units),
+                                      initializer=self.kernel_initializer,
                                       regularizer=self.kernel_regularizer,
                                       constraint=self.kernel_constraint, name="kernel")
         self.bias = None
@@ -90,6 +91,9 @@ class Dense(Layer):
     def enable_lora(self, rank, lora_alpha=None, a_initializer="he_uniform",
                     b_initializer="zeros"):
         """Freezes the kernel and adds the trainable low-rank update A @ B (Keras 3)."""
+        if self.kernel_constraint:
+            raise ValueError("Lora is incompatible with kernel constraints. In order to enable "
+                             "lora on this layer, remove the `kernel_constraint` argument.")
         if not self.built:
             raise ValueError("Cannot enable lora on a layer that isn't yet built.")
         if self.lora_enabled:
