@@ -14,12 +14,11 @@ Usage: python bench/bench_batchnorm.py [--repeats 15] [--threads 1 2]
 """
 
 import argparse
-import statistics
-import time
 
 import numpy as np
 
 from fkeras import _C
+from timing import median_seconds
 from fkeras.backend.reference import batchnorm as ref
 
 try:
@@ -34,24 +33,6 @@ CASES = [
     ("64x28x28x64 channels_last", (64, 64, 28, 28), "channels_last"),
     ("64x64x28x28 channels_first", (64, 64, 28, 28), "channels_first"),
 ]
-
-
-def median_seconds(*fns, repeats, per_block=5):
-    """Median time of each fn. The fns take turns in blocks of `per_block` timed calls (after one
-    warm-up call), with a 50 ms pause between blocks: a busy neighbour slows all of them alike,
-    and the OpenMP workers that torch leaves spinning after its calls go back to sleep before
-    the next block (timing call by call would charge their spinning to the next fn)."""
-    times = [[] for _ in fns]
-    for _ in range(-(-repeats // per_block)):
-        for fn, ts in zip(fns, times):
-            fn()
-            for _ in range(per_block):
-                t0 = time.perf_counter()
-                fn()
-                ts.append(time.perf_counter() - t0)
-            time.sleep(0.05)
-    medians = [statistics.median(ts) for ts in times]
-    return medians[0] if len(fns) == 1 else medians
 
 
 def numpy_step(x, gamma, beta, dy, axes):

@@ -134,3 +134,73 @@ def batch_norm(x, axes, gamma, beta, mean=None, var=None, epsilon=1e-3):
     g = 1.0 if gamma is None else np.reshape(gamma, bshape)
     b = 0.0 if beta is None else np.reshape(beta, bshape)
     return g * (x - mean) / np.sqrt(var + epsilon) + b, mean, var
+
+
+# ---- recurrent cells one step at a time, with Keras's masking and per-gate dropout ----
+
+def lstm_cell(x, states, kernel, rkernel, bias, act="tanh", rec="sigmoid", xm=None, hm=None):
+    """One LSTM step; xm / hm: per-gate (4) input / recurrent dropout masks or None."""
+    h, c = states
+    U = rkernel.shape[0]
+    z = []
+    for g in range(4):
+        cols = slice(g * U, (g + 1) * U)
+        zg = (x if xm is None else x * xm[g]) @ kernel[:, cols]
+        zg = zg + (h if hm is None else h * hm[g]) @ rkernel[:, cols]
+        z.append(zg + (0 if bias is None else bias[cols]))
+    c = ACT[rec](z[1]) * c + ACT[rec](z[0]) * ACT[act](z[2])
+    h = ACT[rec](z[3]) * ACT[act](c)
+    return h, [h, c]
+
+
+def gru_cell(x, states, kernel, rkernel, bias, reset_after=True, act="tanh", rec="sigmoid",
+             xm=None, hm=None):
+    (h,) = states
+    U = rkernel.shape[0]
+    if bias is None:
+        b_in, b_rec = np.zeros(3 * U), np.zeros(3 * U)
+    elif reset_after:
+        b_in, b_rec = bias[0], bias[1]
+    else:
+        b_in, b_rec = bias, np.zeros(3 * U)
+    xs = [(x if xm is None else x * xm[g]) @ kernel[:, g * U:(g + 1) * U] + b_in[g * U:(g + 1) * U]
+          for g in range(3)]
+    hs = [h if hm is None else h * hm[g] for g in range(3)]
+    rz = hs[0] @ rkernel[:, :U] + b_rec[:U]
+    rr = hs[1] @ rkernel[:, U:2 * U] + b_rec[U:2 * U]
+    z, r = ACT[rec](xs[0] + rz), ACT[rec](xs[1] + rr)
+    if reset_after:
+        cand = ACT[act](xs[2] + r * (hs[2] @ rkernel[:, 2 * U:] + b_rec[2 * U:]))
+    else:
+        cand = ACT[act](xs[2] + (r * hs[2]) @ rkernel[:, 2 * U:])
+    h = z * h + (1 - z) * cand
+    return h, [h]
+
+
+def simple_rnn_cell(x, states, kernel, rkernel, bias, act="tanh", xm=None, hm=None):
+    (h,) = states
+    x = x if xm is None else x * xm[0]
+    h = h if hm is None else h * hm[0]
+    h = ACT[act](x @ kernel + h @ rkernel + (0 if bias is None else bias))
+    return h, [h]
+
+
+def run_rnn(cell, x, states, mask=None, go_backwards=False, zero_output_for_mask=False):
+    """Keras 3's backend rnn loop: at a masked step the states carry over and the output
+    repeats the previous output (zeros at first, or zeros with zero_output_for_mask).
+    Returns (outputs (N, T, U) in processing order, last output, final states)."""
+    x = np.asarray(x, np.float64)
+    N, T, _ = x.shape
+    states = [np.asarray(s, np.float64) for s in states]
+    prev, outs = None, []
+    for t in (range(T - 1, -1, -1) if go_backwards else range(T)):
+        out, new = cell(x[:, t], states)
+        if prev is None:
+            prev = np.zeros_like(out)
+        if mask is not None:
+            m = np.asarray(mask, bool)[:, t:t + 1]
+            new = [np.where(m, a, b) for a, b in zip(new, states)]
+            out = np.where(m, out, 0.0 if zero_output_for_mask else prev)
+        states, prev = new, out
+        outs.append(out)
+    return np.stack(outs, axis=1), prev, states

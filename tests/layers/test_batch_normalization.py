@@ -117,13 +117,20 @@ def test_config_round_trip_keeps_every_argument():
     (dict(renorm=True, renorm_clipping={"foo": 1}),
      r"Received invalid keys for `renorm_clipping` argument: \{'foo': 1\}. Supported values: "
      r"\['rmax', 'rmin', 'dmax'\]."),
-    (dict(renorm=True), "renorm=True is not supported yet"),
+    (dict(renorm=True, renorm_clipping={"rmax": 1, "rmin": 2}), "rmax should be greater"),
+    (dict(renorm=True, renorm_clipping={"dmax": -1}), "dmax should be non-negative"),
     (dict(virtual_batch_size=0), "`virtual_batch_size` must be a positive integer"),
-    (dict(virtual_batch_size=2), "virtual_batch_size is not supported yet"),
-    (dict(adjustment=lambda s: (1, 0)), "`adjustment` is not supported yet"),
-    (dict(fused=True, axis=2), "Passing `fused=True` is only supported when axis is 1 or 3"),
+    (dict(virtual_batch_size=2, adjustment=lambda s: (1, 0)),
+     "When using `virtual_batch_size`, adjustment cannot be specified"),
+    (dict(adjustment=3), "`adjustment` must be a callable"),
+    (dict(fused=True, renorm=True), "Passing both `fused=True` and `renorm=True`"),
+    (dict(fused=True, virtual_batch_size=2), "`fused=True` is not supported when "
+                                             "`virtual_batch_size`"),
+    (dict(fused=True, adjustment=lambda s: (1, 0)), "`fused=True` is not supported when "
+                                                    "`adjustment`"),
+    (dict(fused="yes"), "`fused` must be None, True or False"),
 ])
-def test_unsupported_and_invalid_arguments(kwargs, match):
+def test_invalid_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
         layers.BatchNormalization(**kwargs)
 

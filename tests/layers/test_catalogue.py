@@ -104,8 +104,20 @@ def claimed_names():
             continue
         ticked = re.findall(r"`([^`]+)`", cell)
         for part in ticked or [cell]:
-            names.update(n for n in _IDENT.findall(part) if n[0].isupper())
+            names.update(_expand(part))
     return names
+
+
+def _expand(part):
+    """Identifiers of a cell part; `SpatialDropout1D/2D/3D` means the three names."""
+    out = []
+    for piece in part.split("/"):
+        piece = piece.strip()
+        if re.fullmatch(r"\d+D", piece) and out:
+            out.append(re.sub(r"\d+D$", piece, out[-1]))
+        else:
+            out.extend(n for n in _IDENT.findall(piece) if n[0].isupper())
+    return out
 
 
 def test_docs_claim_only_existing_layers():

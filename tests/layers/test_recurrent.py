@@ -146,14 +146,11 @@ def test_argument_errors(kwargs, match):
         layers.SimpleRNN(**kwargs)
 
 
-def test_not_yet_supported_uses_raise_clearly():
-    x = np.zeros((2, 3, 4), np.float32)
-    layer = layers.LSTM(3, recurrent_dropout=0.2)
-    layer(x)  # inference: recurrent dropout does nothing
-    with pytest.raises(ValueError, match="recurrent_dropout > 0 is not supported yet"):
-        layer(x, training=True)
-    with pytest.raises(ValueError, match="stateful=True is not supported yet"):
-        layers.GRU(3, stateful=True)(x)
+def test_argument_values_checked_at_construction():
+    with pytest.raises(ValueError, match="Invalid valid received for argument `use_cudnn`"):
+        layers.LSTM(3, use_cudnn="yes")
+    with pytest.raises(ValueError, match="`implementation` must be 1 or 2"):
+        layers.GRU(3, implementation=3)
 
 
 def test_input_dropout_in_training_only():

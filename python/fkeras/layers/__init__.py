@@ -11,6 +11,7 @@ from fkeras.layers.core.dense import Dense
 from fkeras.layers.core.embedding import Embedding
 from fkeras.layers.core.input_layer import Input, InputLayer
 from fkeras.layers.core.lambda_layer import Lambda
+from fkeras.layers.core.masking import Masking
 from fkeras.layers.merging.add import Add, add
 from fkeras.layers.merging.average import Average, average
 from fkeras.layers.merging.concatenate import Concatenate, concatenate
@@ -19,16 +20,28 @@ from fkeras.layers.merging.maximum import Maximum, Minimum, maximum, minimum
 from fkeras.layers.merging.multiply import Multiply, multiply
 from fkeras.layers.merging.subtract import Subtract, subtract
 from fkeras.layers.normalization.batch_normalization import BatchNormalization
+from fkeras.layers.normalization.group_normalization import GroupNormalization
+from fkeras.layers.normalization.layer_normalization import LayerNormalization
+from fkeras.layers.normalization.unit_normalization import UnitNormalization
 from fkeras.layers.pooling.average_pooling2d import AveragePooling2D
 from fkeras.layers.pooling.max_pooling2d import MaxPooling2D
+from fkeras.layers.regularization.activity_regularization import ActivityRegularization
 from fkeras.layers.regularization.dropout import Dropout
+from fkeras.layers.regularization.noise import AlphaDropout, GaussianDropout, GaussianNoise
+from fkeras.layers.regularization.spatial_dropout import (
+    SpatialDropout1D,
+    SpatialDropout2D,
+    SpatialDropout3D,
+)
 from fkeras.layers.reshaping.flatten import Flatten
 from fkeras.layers.reshaping.permute import Permute
 from fkeras.layers.reshaping.repeat_vector import RepeatVector
 from fkeras.layers.reshaping.reshape import Reshape
+from fkeras.layers.rnn.bidirectional import Bidirectional
 from fkeras.layers.rnn.gru import GRU
 from fkeras.layers.rnn.lstm import LSTM
 from fkeras.layers.rnn.simple_rnn import SimpleRNN
+from fkeras.layers.rnn.time_distributed import TimeDistributed
 from fkeras.layers.layer import Layer
 from fkeras.engine.input_spec import InputSpec
 from fkeras.layers.op_layer import OpLayer

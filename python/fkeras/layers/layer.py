@@ -6,11 +6,14 @@ Keras 2 attribute semantics are kept (`input_shape`, `output_shape`, `input`, `o
 `get_input_at(i)`, ...), next to the Keras 3 API.
 """
 
+import inspect
+
 import numpy as np
 
 from fkeras.engine import naming
 from fkeras.engine.input_spec import check_input_spec
 from fkeras.engine.keras_tensor import KerasTensor
+from fkeras.engine.masking import get_keras_mask, set_keras_mask
 from fkeras.engine.node import Node
 from fkeras.engine.variable import Variable
 from fkeras.ops.registry import in_symbolic_call, symbolic_call_scope
@@ -112,7 +115,59 @@ class Layer:
         shapes = [tuple(np.shape(t)) for t in flat]
         self._maybe_build(shapes)
         check_input_spec(self.input_spec, shapes, self.name)
-        return self.call(*args, **kwargs)
+        call_kwargs, previous_mask = self._populate_mask(args, kwargs)
+        outputs = self.call(*args, **call_kwargs)
+        self._set_mask_metadata(args[0], outputs, previous_mask)
+        return outputs
+
+    # ---- masking (Keras 3 semantics) ----
+    def compute_mask(self, inputs, previous_mask=None):
+        """The output mask(s) of a call; the default passes the input mask through."""
+        return previous_mask
+
+    def _call_accepts(self, arg):
+        """Whether `call` takes the keyword `arg` (cached per class)."""
+        cache = type(self).__dict__.get("_fk_call_args")
+        if cache is None:
+            try:
+                params = inspect.signature(self.call).parameters
+                cache = frozenset(params) | (
+                    {"*"} if any(p.kind == p.VAR_KEYWORD for p in params.values()) else set())
+            except (TypeError, ValueError):
+                cache = frozenset()
+            type.__setattr__(type(self), "_fk_call_args", cache)
+        return arg in cache or "*" in cache
+
+    def _populate_mask(self, args, kwargs):
+        """(call kwargs, previous mask). As Keras 3: an explicit `mask=` wins; otherwise when
+        `call` takes `mask` and the call has a single tensor argument, the mask attached to it
+        is passed; the previous mask is the explicit one or the first input's."""
+        explicit = kwargs.get("mask")
+        if explicit is not None:
+            return kwargs, explicit
+        previous = _mask_of(args[0])
+        if previous is None or "mask" in kwargs and kwargs["mask"] is not None:
+            return kwargs, previous
+        others = [v for k, v in kwargs.items() if k != "mask"] + list(args[1:])
+        if self._call_accepts("mask") and not any(
+                _is_tensor(t) for t in nest.flatten(others)):
+            kwargs = dict(kwargs, mask=previous)
+        return kwargs, previous
+
+    def _set_mask_metadata(self, inputs, outputs, previous_mask):
+        """Attaches compute_mask's output mask(s) to the outputs (supporting layers only)."""
+        if not self.supports_masking:
+            return
+        flat_out = nest.flatten(outputs)
+        if all(get_keras_mask(t) is not None for t in flat_out):
+            return
+        masks = self.compute_mask(inputs, previous_mask)
+        if masks is None:
+            return
+        flat_masks = nest.flatten(masks) if isinstance(masks, (list, tuple)) else [masks]
+        for t, m in zip(flat_out, flat_masks):
+            if m is not None and get_keras_mask(t) is None:
+                set_keras_mask(t, m)
 
     def _symbolic_call(self, args, kwargs, flat):
         for t in flat:
@@ -125,11 +180,13 @@ class Layer:
         self._maybe_build(shapes)
         check_input_spec(self.input_spec, shapes, self.name)
         kwargs = {k: v for k, v in kwargs.items() if not (k == "training" and v is None)}
+        call_kwargs, previous_mask = self._populate_mask(args, kwargs)
         with symbolic_call_scope():
-            outputs = self.call(*args, **kwargs)
-        # Fresh tensors for the outputs, so a layer returning its input keeps both histories.
-        outputs = nest.map_structure(
-            lambda t: KerasTensor(t.shape, t.dtype, name=f"{self.name}/out"), outputs)
+            outputs = self.call(*args, **call_kwargs)
+        # Fresh tensors for the outputs, so a layer returning its input keeps both histories;
+        # a mask the call attached (a nested model's) stays with them.
+        outputs = nest.map_structure(_fresh_output(self.name), outputs)
+        self._set_mask_metadata(args[0], outputs, previous_mask)
         if not in_symbolic_call():
             Node(self, args, kwargs, outputs)
         return outputs
@@ -361,6 +418,29 @@ class Layer:
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _fresh_output(layer_name):
+    def fresh(t):
+        out = KerasTensor(t.shape, t.dtype, name=f"{layer_name}/out")
+        mask = get_keras_mask(t)
+        if mask is not None:
+            set_keras_mask(out, mask)
+        return out
+    return fresh
+
+
+def _mask_of(inputs):
+    """The mask of a tensor, or the masks of a list of tensors (None when none has one)."""
+    if isinstance(inputs, (list, tuple)):
+        masks = [get_keras_mask(t) for t in inputs]
+        return masks if any(m is not None for m in masks) else None
+    return get_keras_mask(inputs)
+
+
+def _is_tensor(x):
+    return isinstance(x, (KerasTensor, np.ndarray)) or hasattr(x, "__array__") and \
+        not isinstance(x, (bool, int, float, str))
 
 
 def _same(a, b):

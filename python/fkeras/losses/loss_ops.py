@@ -320,49 +320,49 @@ def sparse_labels(y_true, y_pred):
     return np.ascontiguousarray(t)
 
 
-class CategoricalCrossentropyFromLogits(_PerSample):
-    name = "loss_categorical_crossentropy_from_logits"
+class _SoftmaxCrossentropyFromLogits(_PerSample):
+    """Softmax crossentropy over the last axis through the fused kernels `<kernel>_forward` /
+    `<kernel>_backward`; subclasses turn y_true into the kernel's targets (rows first)."""
+
+    kernel = None
+
+    def targets(self, y_true, y_pred, rows, cols):
+        raise NotImplementedError
 
     def values_forward(self, dev, y_true, y_pred):
-        t = np.ascontiguousarray(_as_float(y_true, y_pred))
-        check_same_shape(t.shape, y_pred.shape, "categorical_crossentropy")
         x2, cols = _rows(np.ascontiguousarray(y_pred))
         rows = x2.shape[0]
+        t = self.targets(y_true, y_pred, rows, cols)
         loss, probs = dev.empty((rows,)), dev.empty((rows, cols))
-        dev.kernels["softmax_crossentropy_forward"](loss, probs, x2, t.reshape(rows, cols),
-                                                    rows, cols)
+        dev.kernels[self.kernel + "_forward"](loss, probs, x2, t, rows, cols)
         return loss.reshape(y_pred.shape[:-1]), (probs, t, y_pred.shape)
 
     def values_backward(self, dev, saved, g, needs, **attrs):
         probs, t, shape = saved
         rows, cols = probs.shape
         dx = dev.empty((rows, cols))
-        dev.kernels["softmax_crossentropy_backward"](
-            dx, np.ascontiguousarray(np.asarray(g, dtype=probs.dtype).reshape(rows)), probs,
-            t.reshape(rows, cols), rows, cols)
+        dev.kernels[self.kernel + "_backward"](
+            dx, np.ascontiguousarray(np.asarray(g, dtype=probs.dtype).reshape(rows)), probs, t,
+            rows, cols)
         return None, dx.reshape(shape)
 
 
-class SparseCategoricalCrossentropyFromLogits(_PerSample):
+class CategoricalCrossentropyFromLogits(_SoftmaxCrossentropyFromLogits):
+    name = "loss_categorical_crossentropy_from_logits"
+    kernel = "softmax_crossentropy"
+
+    def targets(self, y_true, y_pred, rows, cols):
+        t = np.ascontiguousarray(_as_float(y_true, y_pred))
+        check_same_shape(t.shape, y_pred.shape, "categorical_crossentropy")
+        return t.reshape(rows, cols)
+
+
+class SparseCategoricalCrossentropyFromLogits(_SoftmaxCrossentropyFromLogits):
     name = "loss_sparse_categorical_crossentropy_from_logits"
+    kernel = "sparse_softmax_crossentropy"
 
-    def values_forward(self, dev, y_true, y_pred):
-        labels = sparse_labels(y_true, y_pred)
-        x2, cols = _rows(np.ascontiguousarray(y_pred))
-        rows = x2.shape[0]
-        loss, probs = dev.empty((rows,)), dev.empty((rows, cols))
-        dev.kernels["sparse_softmax_crossentropy_forward"](loss, probs, x2,
-                                                           labels.reshape(rows), rows, cols)
-        return loss.reshape(y_pred.shape[:-1]), (probs, labels.reshape(rows), y_pred.shape)
-
-    def values_backward(self, dev, saved, g, needs, **attrs):
-        probs, labels, shape = saved
-        rows, cols = probs.shape
-        dx = dev.empty((rows, cols))
-        dev.kernels["sparse_softmax_crossentropy_backward"](
-            dx, np.ascontiguousarray(np.asarray(g, dtype=probs.dtype).reshape(rows)), probs,
-            labels, rows, cols)
-        return None, dx.reshape(shape)
+    def targets(self, y_true, y_pred, rows, cols):
+        return sparse_labels(y_true, y_pred).reshape(rows)
 
 
 class CosineSimilarity(_PerSample):

@@ -6,10 +6,11 @@ the same nodes in topological order on arrays (eager) or on KerasTensors (symbol
 model is nested in another graph).
 """
 
-import inspect
+import numpy as np
 
 from fkeras.engine import naming
 from fkeras.engine.keras_tensor import KerasTensor
+from fkeras.engine.masking import set_keras_mask
 from fkeras.layers.core.input_layer import InputLayer
 from fkeras.layers.layer import Layer
 from fkeras.models.model import Model
@@ -17,16 +18,8 @@ from fkeras.utils import nest
 
 
 def _accepts(layer, arg):
-    cache = type(layer).__dict__.get("_fk_call_args")
-    if cache is None:
-        try:
-            params = inspect.signature(layer.call).parameters
-            cache = frozenset(params) | (
-                {"*"} if any(p.kind == p.VAR_KEYWORD for p in params.values()) else set())
-        except (TypeError, ValueError):
-            cache = frozenset()
-        type.__setattr__(type(layer), "_fk_call_args", cache)
-    return arg in cache or "*" in cache
+    """Whether `layer.call` takes the keyword `arg`."""
+    return layer._call_accepts(arg)
 
 
 class Functional(Model):
@@ -107,6 +100,8 @@ class Functional(Model):
 
     # ---- running ----
     def call(self, inputs, training=None, mask=None):
+        if mask is not None:
+            inputs = _with_masks(inputs, mask)
         return self._run_graph(inputs, training)
 
     def _run_graph(self, inputs, training=None):
@@ -141,6 +136,12 @@ class Functional(Model):
     def build(self, input_shape):
         self.built = True
 
+    def reset_states(self):
+        """Keras 2's `model.reset_states()`: zeroes the states of every stateful layer."""
+        for layer in self._all_layers():
+            if getattr(layer, "stateful", False) and hasattr(layer, "reset_states"):
+                layer.reset_states()
+
     # ---- config ----
     def get_config(self):
         from fkeras.models.functional_config import functional_get_config
@@ -152,6 +153,22 @@ class Functional(Model):
         from fkeras.models.functional_config import functional_from_config
 
         return functional_from_config(cls, config, custom_objects)
+
+
+def _with_masks(inputs, mask):
+    """Inputs carrying the given mask(s) (Keras 3's `model(x, mask=m)`), as views so the
+    caller's arrays stay untagged."""
+    flat_in, flat_mask = nest.flatten(inputs), nest.flatten(mask)
+    if len(flat_mask) != len(flat_in):
+        flat_mask = [mask] + [None] * (len(flat_in) - 1)
+    tagged = []
+    for x, m in zip(flat_in, flat_mask):
+        if m is not None:
+            x = x if isinstance(x, KerasTensor) else np.asarray(x).view()
+            set_keras_mask(x, m)
+        tagged.append(x)
+    return nest.pack_like(inputs, tagged) if isinstance(inputs, (list, tuple, dict)) \
+        else tagged[0]
 
 
 def _flatten_inputs_like(inputs, structure, count):

@@ -51,7 +51,10 @@ from fkeras.ops.nn import (  # noqa: F401
 from fkeras.ops.normalization import (  # noqa: F401
     batch_norm_train,
     batch_normalization,
+    layer_normalization,
     moments,
+    normalize,
+    stop_gradient,
 )
 from fkeras.ops.pooling import average_pool, max_pool  # noqa: F401
 from fkeras.ops.registry import REGISTRY, Op, apply  # noqa: F401

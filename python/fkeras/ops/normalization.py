@@ -213,3 +213,164 @@ def moments(x, axes, keepdims=False, synchronized=False):
     if not keepdims:
         mean = math.mean(x, axis=axes, keepdims=False)
     return mean, variance
+
+
+# ---- layer normalization, L2 normalization, stop_gradient ----
+
+def _norm_axes(axis, ndim, op_name):
+    axes = list(axis) if isinstance(axis, (list, tuple)) else [axis]
+    out = []
+    for a in axes:
+        if isinstance(a, bool) or not isinstance(a, (int, np.integer)) or not -ndim <= a < ndim:
+            raise ValueError(f"`{op_name}`: axis {a} is out of bounds for an input of rank "
+                             f"{ndim}. Received: axis={axis}")
+        out.append(int(a) % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"`{op_name}`: duplicate axis in axis={axis}")
+    return tuple(sorted(out))
+
+
+def _broadcast_param(p, shape, axes):
+    """A per-normalized-element parameter reshaped to broadcast against `shape`."""
+    if p is None:
+        return None
+    return p.reshape(tuple(d if i in axes else 1 for i, d in enumerate(shape)))
+
+
+class LayerNorm(Op):
+    """y = (x - mean_A) / sqrt(var_A + eps) * gamma + beta over the normalized axes A (biased
+    variance); with `rms_scaling` (Keras 3's deprecated flag): y = x / sqrt(var_A + eps) * gamma
+    (the input scaled by its variance, not centred, as Keras computes it). Statistics are
+    accumulated in float64."""
+
+    name = "layer_norm"
+
+    def output_spec(self, x, gamma=None, beta=None, axis=(-1,), epsilon=1e-3,
+                    rms_scaling=False):
+        shape = su.shape_of(x)
+        axes = _norm_axes(axis, len(shape), "layer_normalization")
+        kept = tuple(shape[a] for a in axes)
+        _param_spec("gamma", gamma, kept)
+        _param_spec("beta", beta, kept)
+        return shape
+
+    def forward(self, dev, x, gamma=None, beta=None, axis=(-1,), epsilon=1e-3,
+                rms_scaling=False):
+        axes = _norm_axes(axis, x.ndim, "layer_normalization")
+        x64 = x.astype(np.float64)
+        mean = x64.mean(axis=axes, keepdims=True)
+        centred = x64 - mean
+        inv = 1.0 / np.sqrt((centred * centred).mean(axis=axes, keepdims=True) + epsilon)
+        z = (x64 if rms_scaling else centred) * inv
+        g = _broadcast_param(gamma, x.shape, axes)
+        b = _broadcast_param(beta, x.shape, axes)
+        y = z if g is None else z * g
+        if b is not None:
+            y = y + b
+        saved = (axes, x64, centred, z, inv, gamma, beta)
+        return dev.asarray(y), saved
+
+    def backward(self, dev, saved, dy, needs, axis=(-1,), epsilon=1e-3, rms_scaling=False):
+        axes, x64, centred, z, inv, gamma, beta = saved
+        dy = dy.astype(np.float64)
+        reduce = tuple(i for i in range(dy.ndim) if i not in axes)
+        dx = dgamma = dbeta = None
+        if needs[0]:
+            g = _broadcast_param(gamma, dy.shape, axes)
+            dz = dy if g is None else dy * g
+            if rms_scaling:  # z = x * inv, d inv / d x = -inv^3 (x - mean) / n
+                dx = inv * dz - centred * inv**3 * (dz * x64).mean(axis=axes, keepdims=True)
+            else:
+                dx = inv * (dz - dz.mean(axis=axes, keepdims=True)
+                            - z * (dz * z).mean(axis=axes, keepdims=True))
+            dx = dev.asarray(dx)
+        if needs[1] and gamma is not None:
+            dgamma = dev.asarray((dy * z).sum(axis=reduce).reshape(gamma.shape))
+        if len(needs) > 2 and needs[2] and beta is not None:
+            dbeta = dev.asarray(dy.sum(axis=reduce).reshape(beta.shape))
+        return dx, dgamma, dbeta
+
+
+class L2Normalize(Op):
+    """y = x * min(1 / sqrt(sum_A x^2), 1 / epsilon): keras.ops.normalize with order 2."""
+
+    name = "l2_normalize"
+
+    def output_spec(self, x, axis=(-1,), epsilon=1e-12):
+        shape = su.shape_of(x)
+        _norm_axes(axis, len(shape), "normalize")
+        return shape
+
+    def forward(self, dev, x, axis=(-1,), epsilon=1e-12):
+        axes = _norm_axes(axis, x.ndim, "normalize")
+        x64 = x.astype(np.float64)
+        with np.errstate(divide="ignore"):
+            inv = 1.0 / np.sqrt((x64 * x64).sum(axis=axes, keepdims=True))
+        clipped = inv >= 1.0 / epsilon
+        inv = np.where(clipped, 1.0 / epsilon, inv)
+        return dev.asarray(x64 * inv), (axes, x64, inv, clipped)
+
+    def backward(self, dev, saved, dy, needs, axis=(-1,), epsilon=1e-12):
+        axes, x64, inv, clipped = saved
+        dy = dy.astype(np.float64)
+        # Unclipped: d(x / |x|) = (dy - x <dy, x> / |x|^2) / |x|; clipped: a constant scale.
+        proj = np.where(clipped, 0.0, inv**3) * (dy * x64).sum(axis=axes, keepdims=True)
+        return (dev.asarray(inv * dy - x64 * proj),)
+
+
+class StopGradient(Op):
+    """The identity in the forward; no gradient flows back."""
+
+    name = "stop_gradient"
+
+    def output_spec(self, x):
+        return su.shape_of(x)
+
+    def forward(self, dev, x):
+        return x.copy(), None
+
+    def backward(self, dev, saved, g, needs):
+        return (None,)
+
+
+def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None, rms_scaling=False):
+    """keras.ops.layer_normalization: normalizes over `axis` (int or list), then gamma, beta.
+
+    Args:
+        x: any rank.
+        gamma, beta: optional, one value per normalized element (the normalized axes' shape).
+        axis: the normalized axis or axes.
+        epsilon: added to the variance (None: 1e-7, keras.config.epsilon()).
+        rms_scaling: Keras 3's deprecated flag: x / sqrt(var + epsilon) * gamma, uncentred.
+
+    Example:
+    ```python
+    y = fkeras.ops.layer_normalization(x, gamma, beta, axis=-1, epsilon=1e-3)
+    ```
+    """
+    axes = tuple(axis) if isinstance(axis, (list, tuple)) else (axis,)
+    return apply(_R["layer_norm"], x, gamma, beta, axis=axes,
+                 epsilon=1e-7 if epsilon is None else float(epsilon),
+                 rms_scaling=bool(rms_scaling))
+
+
+def normalize(x, axis=-1, order=2, epsilon=None):
+    """keras.ops.normalize for order 2: x * min(rsqrt(sum(x^2, axis)), 1 / epsilon).
+
+    Example:
+    ```python
+    y = fkeras.ops.normalize(x, axis=-1)   # unit L2 norm along the last axis
+    ```
+    """
+    if isinstance(order, bool) or not isinstance(order, int) or order < 1:
+        raise ValueError(f"Argument `order` must be an int >= 1. Received: order={order}")
+    if order != 2:
+        raise ValueError(f"`normalize` supports order=2 only. Received: order={order}")
+    axes = tuple(axis) if isinstance(axis, (list, tuple)) else (axis,)
+    return apply(_R["l2_normalize"], x, axis=axes,
+                 epsilon=1e-7 if epsilon is None else float(epsilon))
+
+
+def stop_gradient(x):
+    """keras.ops.stop_gradient: x, with no gradient flowing back through it."""
+    return apply(_R["stop_gradient"], x)

@@ -15,25 +15,36 @@ class LearningRateSchedule:
             f"Learning rate schedule '{type(self).__name__}' must override `__call__(self, step)`."
         )
 
+    # Subclasses list their constructor arguments here; get_config reads the attributes of the
+    # same names. A subclass that is not serializable this way overrides get_config.
+    _CONFIG = None
+
     def get_config(self):
-        raise NotImplementedError(
-            f"Learning rate schedule '{type(self).__name__}' must override `get_config()` in "
-            "order to be serializable."
-        )
+        if self._CONFIG is None:
+            raise NotImplementedError(
+                f"Learning rate schedule '{type(self).__name__}' must override `get_config()` "
+                "in order to be serializable."
+            )
+        return {k: getattr(self, k) for k in self._CONFIG}
 
     @classmethod
     def from_config(cls, config):
         return cls(**config)
 
 
+def _check_positive(name, value):
+    if value <= 0:
+        raise ValueError(f"Argument `{name}` must be > 0. Received: {name}={value}")
+
+
 class ExponentialDecay(LearningRateSchedule):
     """initial_learning_rate * decay_rate ** (step / decay_steps) (floored if staircase)."""
 
+    _CONFIG = ("initial_learning_rate", "decay_steps", "decay_rate", "staircase", "name")
+
     def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False,
                  name="ExponentialDecay"):
-        if decay_steps <= 0:
-            raise ValueError("Argument `decay_steps` must be > 0. "
-                             f"Received: decay_steps={decay_steps}")
+        _check_positive("decay_steps", decay_steps)
         self.initial_learning_rate = initial_learning_rate
         self.decay_steps = decay_steps
         self.decay_rate = decay_rate
@@ -46,14 +57,11 @@ class ExponentialDecay(LearningRateSchedule):
             p = math.floor(p)
         return self.initial_learning_rate * self.decay_rate ** p
 
-    def get_config(self):
-        return {"initial_learning_rate": self.initial_learning_rate,
-                "decay_steps": self.decay_steps, "decay_rate": self.decay_rate,
-                "staircase": self.staircase, "name": self.name}
-
 
 class PiecewiseConstantDecay(LearningRateSchedule):
     """values[0] while step <= boundaries[0], values[i] while step <= boundaries[i], ..."""
+
+    _CONFIG = ("boundaries", "values", "name")
 
     def __init__(self, boundaries, values, name="PiecewiseConstant"):
         if len(boundaries) != len(values) - 1:
@@ -72,18 +80,16 @@ class PiecewiseConstantDecay(LearningRateSchedule):
                 return v
         return self.values[-1]
 
-    def get_config(self):
-        return {"boundaries": self.boundaries, "values": self.values, "name": self.name}
-
 
 class PolynomialDecay(LearningRateSchedule):
     """(initial - end) * (1 - step / decay_steps) ** power + end, step capped (or cycled)."""
 
+    _CONFIG = ("initial_learning_rate", "decay_steps", "end_learning_rate", "power",
+               "cycle", "name")
+
     def __init__(self, initial_learning_rate, decay_steps, end_learning_rate=0.0001, power=1.0,
                  cycle=False, name="PolynomialDecay"):
-        if decay_steps <= 0:
-            raise ValueError("Argument `decay_steps` must be > 0. "
-                             f"Received: decay_steps={decay_steps}")
+        _check_positive("decay_steps", decay_steps)
         self.initial_learning_rate = initial_learning_rate
         self.decay_steps = decay_steps
         self.end_learning_rate = end_learning_rate
@@ -102,14 +108,11 @@ class PolynomialDecay(LearningRateSchedule):
         return ((self.initial_learning_rate - self.end_learning_rate) * (1 - p) ** self.power
                 + self.end_learning_rate)
 
-    def get_config(self):
-        return {"initial_learning_rate": self.initial_learning_rate,
-                "decay_steps": self.decay_steps, "end_learning_rate": self.end_learning_rate,
-                "power": self.power, "cycle": self.cycle, "name": self.name}
-
 
 class InverseTimeDecay(LearningRateSchedule):
     """initial_learning_rate / (1 + decay_rate * step / decay_steps) (floored if staircase)."""
+
+    _CONFIG = ("initial_learning_rate", "decay_steps", "decay_rate", "staircase", "name")
 
     def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False,
                  name="InverseTimeDecay"):
@@ -125,21 +128,17 @@ class InverseTimeDecay(LearningRateSchedule):
             p = math.floor(p)
         return self.initial_learning_rate / (1.0 + self.decay_rate * p)
 
-    def get_config(self):
-        return {"initial_learning_rate": self.initial_learning_rate,
-                "decay_steps": self.decay_steps, "decay_rate": self.decay_rate,
-                "staircase": self.staircase, "name": self.name}
-
 
 class CosineDecay(LearningRateSchedule):
     """Optional linear warmup from initial_learning_rate to warmup_target over warmup_steps,
     then cosine decay to alpha * (warmup_target or initial_learning_rate) over decay_steps."""
 
+    _CONFIG = ("initial_learning_rate", "decay_steps", "alpha", "name", "warmup_target",
+               "warmup_steps")
+
     def __init__(self, initial_learning_rate, decay_steps, alpha=0.0, name="CosineDecay",
                  warmup_target=None, warmup_steps=0):
-        if decay_steps <= 0:
-            raise ValueError("Argument `decay_steps` must be > 0. "
-                             f"Received: decay_steps={decay_steps}")
+        _check_positive("decay_steps", decay_steps)
         self.initial_learning_rate = initial_learning_rate
         self.decay_steps = decay_steps
         self.alpha = alpha
@@ -162,44 +161,36 @@ class CosineDecay(LearningRateSchedule):
                 self.warmup_target - self.initial_learning_rate)
         return self._decay(step - self.warmup_steps, self.warmup_target)
 
-    def get_config(self):
-        return {"initial_learning_rate": self.initial_learning_rate,
-                "decay_steps": self.decay_steps, "alpha": self.alpha, "name": self.name,
-                "warmup_target": self.warmup_target, "warmup_steps": self.warmup_steps}
-
 
 class CosineDecayRestarts(LearningRateSchedule):
     """SGDR: cosine decay with warm restarts, periods growing by t_mul, peaks scaled by m_mul."""
 
+    _CONFIG = ("initial_learning_rate", "first_decay_steps", "t_mul", "m_mul", "alpha",
+               "name")
+
     def __init__(self, initial_learning_rate, first_decay_steps, t_mul=2.0, m_mul=1.0,
                  alpha=0.0, name="SGDRDecay"):
-        if first_decay_steps <= 0:
-            raise ValueError("Argument `first_decay_steps` must be > 0. "
-                             f"Received: first_decay_steps={first_decay_steps}")
+        _check_positive("first_decay_steps", first_decay_steps)
         self.initial_learning_rate = initial_learning_rate
         self.first_decay_steps = first_decay_steps
-        self._t_mul = t_mul
-        self._m_mul = m_mul
+        self.t_mul = t_mul
+        self.m_mul = m_mul
         self.alpha = alpha
         self.name = name
 
     def __call__(self, step):
         fraction = float(step) / self.first_decay_steps
-        if self._t_mul == 1.0:
+        if self.t_mul == 1.0:
             restart = math.floor(fraction)
             fraction -= restart
         else:
-            restart = math.floor(math.log(1.0 - fraction * (1.0 - self._t_mul))
-                                 / math.log(self._t_mul))
-            done = (1.0 - self._t_mul ** restart) / (1.0 - self._t_mul)
-            fraction = (fraction - done) / self._t_mul ** restart
-        cosine = 0.5 * self._m_mul ** restart * (1.0 + math.cos(math.pi * fraction))
+            restart = math.floor(math.log(1.0 - fraction * (1.0 - self.t_mul))
+                                 / math.log(self.t_mul))
+            done = (1.0 - self.t_mul ** restart) / (1.0 - self.t_mul)
+            fraction = (fraction - done) / self.t_mul ** restart
+        cosine = 0.5 * self.m_mul ** restart * (1.0 + math.cos(math.pi * fraction))
         return self.initial_learning_rate * ((1 - self.alpha) * cosine + self.alpha)
 
-    def get_config(self):
-        return {"initial_learning_rate": self.initial_learning_rate,
-                "first_decay_steps": self.first_decay_steps, "t_mul": self._t_mul,
-                "m_mul": self._m_mul, "alpha": self.alpha, "name": self.name}
 
 
 CLASSES = {c.__name__: c for c in (ExponentialDecay, PiecewiseConstantDecay, PolynomialDecay,

@@ -24,6 +24,7 @@ logits outside the gradient tape). Only the built-in train/test steps take this 
 
 from fkeras import activations
 from fkeras.engine.keras_tensor import KerasTensor
+from fkeras.engine.masking import get_keras_mask
 from fkeras.utils import nest
 
 LOGIT_LAYERS = frozenset((
@@ -85,6 +86,10 @@ class ForwardPlan:
         self.input_ids = [id(t) for t in model._flat_inputs]
         self.output_ids = [id(t) for t in model._flat_outputs]
         logit_ids = {self.output_ids[i] for i in (logit_outputs or {})}
+        # A graph where masks travel (Masking, Embedding(mask_zero=True)) calls each layer
+        # through `__call__`, which passes and propagates the masks.
+        masked = any(get_keras_mask(t) is not None for node in model._nodes
+                     for t in node.output_tensors)
         self.steps = []
         for node in model._nodes:
             if node.is_input:
@@ -98,7 +103,7 @@ class ForwardPlan:
             s.out_ids = [id(t) for t in node.output_tensors]
             s.logits = len(s.out_ids) == 1 and s.out_ids[0] in logit_ids
             s.training = _accepts_training(s.layer) and "training" not in kwargs
-            s.fn = _sub_plan_runner(s.layer) or s.layer.call
+            s.fn = _sub_plan_runner(s.layer) or (s.layer if masked else s.layer.call)
             self.steps.append(s)
 
     def run(self, xs, training=False):

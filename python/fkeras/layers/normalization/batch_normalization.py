@@ -1,16 +1,25 @@
-"""BatchNormalization: normalizes over every axis but the kept (feature) axis or axes."""
+"""BatchNormalization: normalizes over every axis but the kept (feature) axis or axes.
+
+Keras 3 numerics (momentum rule, biased variance) with both generations' arguments: Keras 3's
+`renorm` and `synchronized`, and tf_keras 2.x's `fused`, `virtual_batch_size` and `adjustment`.
+The plain training case runs the fused batch-norm kernel; renorm, ghost batches, adjustment and
+masks compose it (or `moments`) with elementwise ops (see batch_norm_modes.py).
+"""
+
+import warnings
+
+import numpy as np
 
 from fkeras import constraints, initializers, ops, regularizers
 from fkeras.engine.input_spec import InputSpec
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.layers.layer import Layer
+from fkeras.layers.normalization import batch_norm_modes as modes
 from fkeras.ops.normalization import kept_axes
-
-_CLIPPING_KEYS = ["rmax", "rmin", "dmax"]
 
 
 class BatchNormalization(Layer):
-    """Batch normalization (Keras 3 numerics, Keras 2 arguments).
+    """Batch normalization (Keras 3 numerics, Keras 2 and Keras 3 arguments).
 
     `axis` is the feature axis that is KEPT (statistics are reduced over all other axes): -1
     after channels_last layers, 1 after channels_first ones. It may be a list of kept axes.
@@ -28,10 +37,23 @@ class BatchNormalization(Layer):
         beta_initializer, gamma_initializer, moving_mean_initializer,
         moving_variance_initializer, beta_regularizer, gamma_regularizer, beta_constraint,
         gamma_constraint: as Keras.
+        renorm: Batch Renormalization (Ioffe 2017): in training y = (xhat * r + d) * gamma +
+            beta with r = sigma_B / renorm_stddev and d = (mu_B - renorm_mean) / renorm_stddev,
+            both clipped and without gradient. Adds the weights moving_stddev, renorm_mean and
+            renorm_stddev; moving_variance = relu(moving_stddev^2 - epsilon).
+        renorm_clipping: dict with optional "rmax", "rmin", "dmax" (missing: inf, 0, inf).
+        renorm_momentum: momentum of renorm_mean and renorm_stddev (0.99).
         synchronized: cross-replica statistics; with one process it changes nothing.
-        renorm, renorm_clipping, renorm_momentum, virtual_batch_size, adjustment: accepted and
-            stored; non-default values are not supported yet (ValueError).
-        fused: Keras 2's implementation switch (None, True or False); the results are the same.
+        fused: tf_keras's switch: None uses the fused kernel when it can, True requires it
+            (ValueError with renorm, virtual_batch_size, adjustment or a mask), False never
+            uses it (batch moments, then the normalization op). Results are the same.
+        virtual_batch_size: Ghost Batch Normalization (tf_keras): the batch B is reshaped to
+            (virtual_batch_size, B / virtual_batch_size, ...) and each of the B / v ghost
+            batches (samples k, k + B/v, ...) is normalized with its own statistics; the
+            moving statistics move towards the mean over ghost batches of their means and
+            variances. Parameters get tf_keras's shape (1, 1, ..., C).
+        adjustment: tf_keras: a callable taking the input shape and returning (scale, bias),
+            applied to the normalized values before gamma and beta, in training only.
 
     Example:
     ```python
@@ -66,36 +88,10 @@ class BatchNormalization(Layer):
         self.gamma_constraint = constraints.get(gamma_constraint)
         self.synchronized = bool(synchronized)
         self.renorm, self.renorm_momentum = bool(renorm), float(renorm_momentum)
-        self.renorm_clipping = dict(renorm_clipping or {})
+        self.renorm_clipping = renorm_clipping
         self.fused, self.virtual_batch_size, self.adjustment = fused, virtual_batch_size, adjustment
-        self._check_unsupported()
+        modes.check_arguments(self)
         self.supports_masking = True
-
-    def _check_unsupported(self):
-        if self.renorm:
-            bad = {k: v for k, v in self.renorm_clipping.items() if k not in _CLIPPING_KEYS}
-            if bad:
-                raise ValueError("Received invalid keys for `renorm_clipping` argument: "
-                                 f"{bad}. Supported values: {_CLIPPING_KEYS}.")
-            raise ValueError(f'Layer "{self.name}": renorm=True is not supported yet.')
-        if self.virtual_batch_size is not None:
-            if not isinstance(self.virtual_batch_size, int) or self.virtual_batch_size <= 0:
-                raise ValueError(
-                    "`virtual_batch_size` must be a positive integer that divides the true "
-                    "batch size of the input tensor. Received: "
-                    f"virtual_batch_size={self.virtual_batch_size}")
-            raise ValueError(f'Layer "{self.name}": virtual_batch_size is not supported yet '
-                             f"(received virtual_batch_size={self.virtual_batch_size}).")
-        if self.adjustment is not None:
-            raise ValueError(f'Layer "{self.name}": `adjustment` is not supported yet.')
-        if self.fused not in (None, True, False):
-            raise ValueError(f"`fused` must be None, True or False. Received: fused={self.fused}")
-        if self.fused and (isinstance(self.axis, list) and len(self.axis) > 1 or
-                           (self.axis[0] if isinstance(self.axis, list) else self.axis)
-                           not in (-4, -3, -1, 1, 3, 4)):
-            raise ValueError("Passing `fused=True` is only supported when axis is 1 or 3 for "
-                             "input rank = 4 or 1 or 4 for input rank = 5. Got axis "
-                             f"{self.axis}")
 
     def build(self, input_shape):
         shape = tuple(input_shape)
@@ -103,10 +99,15 @@ class BatchNormalization(Layer):
         if any(shape[a] is None for a in self._axes):
             raise ValueError("Input has undefined `axis` dimension. Received input with shape "
                              f"{shape} and axis={self.axis}")
-        if len(self._axes) == 1:
+        if self.virtual_batch_size is not None and 0 in self._axes:
+            raise ValueError("When using `virtual_batch_size`, the batch dimension must be 0 "
+                             f"and thus axis cannot include 0. Received axis={self.axis}")
+        if len(self._axes) == 1 and self.virtual_batch_size is None:
             param_shape = (shape[self._axes[0]],)
         else:  # Keras 2: parameters take the broadcast shape of the kept axes
             param_shape = tuple(d if i in self._axes else 1 for i, d in enumerate(shape))
+            if self.virtual_batch_size is not None:  # tf_keras: the ghost-batch axis
+                param_shape = param_shape[:1] + (1,) + param_shape[1:]
         self.gamma = self.beta = None
         if self.scale:
             self.gamma = self.add_weight(shape=param_shape, initializer=self.gamma_initializer,
@@ -121,27 +122,44 @@ class BatchNormalization(Layer):
         self.moving_variance = self.add_weight(shape=param_shape, trainable=False,
                                                name="moving_variance",
                                                initializer=self.moving_variance_initializer)
+        if self.renorm:
+            stddev_init = modes.sqrt_initializer(self.moving_variance_initializer)
+            self.moving_stddev = self.add_weight(shape=param_shape, trainable=False,
+                                                 name="moving_stddev", initializer=stddev_init)
+            self.renorm_mean = self.add_weight(shape=param_shape, trainable=False,
+                                               name="renorm_mean",
+                                               initializer=self.moving_mean_initializer)
+            self.renorm_stddev = self.add_weight(shape=param_shape, trainable=False,
+                                                 name="renorm_stddev", initializer=stddev_init)
         self.input_spec = InputSpec(ndim=len(shape), axes={a: shape[a] for a in self._axes})
         self.built = True
 
     def call(self, inputs, training=None, mask=None):
+        if not (training and self.trainable):
+            return ops.batch_normalization(inputs, self.moving_mean, self.moving_variance,
+                                           axis=self._axes, offset=self.beta, scale=self.gamma,
+                                           epsilon=self.epsilon)
         if mask is not None:
-            raise ValueError(f'Layer "{self.name}": masked batch statistics are not supported '
-                             "yet.")
-        if training and self.trainable:
+            return modes.masked_training(self, inputs, mask)
+        if self.renorm or self.virtual_batch_size is not None or self.adjustment is not None:
+            return modes.composed_training(self, inputs)
+        if self.fused is False:
+            reduce_axes = tuple(a for a in range(len(inputs.shape)) if a not in self._axes)
+            mean, var = ops.moments(inputs, reduce_axes)
+            y = ops.batch_normalization(inputs, mean, var, axis=self._axes, offset=self.beta,
+                                        scale=self.gamma, epsilon=self.epsilon)
+        else:
             y, mean, var = ops.batch_norm_train(inputs, self.gamma, self.beta, axis=self._axes,
                                                 epsilon=self.epsilon)
-            if not isinstance(mean, KerasTensor):
-                self._update_moving(self.moving_mean, mean)
-                self._update_moving(self.moving_variance, var)
-            return y
-        return ops.batch_normalization(inputs, self.moving_mean, self.moving_variance,
-                                       axis=self._axes, offset=self.beta, scale=self.gamma,
-                                       epsilon=self.epsilon)
+        if not isinstance(mean, KerasTensor):
+            self._update_moving(self.moving_mean, mean)
+            self._update_moving(self.moving_variance, var)
+        return y
 
-    def _update_moving(self, variable, batch_value):
-        m = self.momentum
-        variable.assign(variable.value * m + batch_value.reshape(variable.shape) * (1.0 - m))
+    def _update_moving(self, variable, batch_value, momentum=None):
+        m = self.momentum if momentum is None else momentum
+        value = np.asarray(batch_value).reshape(variable.shape)
+        variable.assign(variable.value * m + value * (1.0 - m))
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)
@@ -165,10 +183,14 @@ class BatchNormalization(Layer):
             "gamma_constraint": constraints.serialize(self.gamma_constraint),
             "synchronized": self.synchronized,
             "renorm": self.renorm,
-            "renorm_clipping": self.renorm_clipping or None,
+            "renorm_clipping": self.renorm_clipping,
             "renorm_momentum": self.renorm_momentum,
             "fused": self.fused,
             "virtual_batch_size": self.virtual_batch_size,
             "adjustment": None,
         })
+        if self.adjustment is not None:
+            warnings.warn(f'The `adjustment` function of layer "{self.name}" cannot be '
+                          "serialized and has been omitted from the layer config.",
+                          stacklevel=2)
         return config

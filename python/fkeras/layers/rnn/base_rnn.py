@@ -5,8 +5,12 @@ Keras-layout weights (kernel (F, G*U), recurrent_kernel (U, G*U), bias), so weig
 from Keras with get_weights / set_weights unchanged.
 """
 
+import numpy as np
+
 from fkeras import activations, constraints, initializers, random, regularizers
 from fkeras.engine.input_spec import InputSpec
+from fkeras.engine.keras_tensor import KerasTensor
+from fkeras.layers.rnn import rnn_steps as rec_steps
 from fkeras.layers.layer import Layer
 from fkeras.layers.weight_args import serialize_weight_args
 from fkeras.ops.rnn import recurrent_code
@@ -60,7 +64,17 @@ class RecurrentBase(Layer):
         self.go_backwards, self.stateful = bool(go_backwards), bool(stateful)
         self.unroll, self.use_cudnn = bool(unroll), use_cudnn
         self.zero_output_for_mask = bool(zero_output_for_mask)
+        if use_cudnn not in ("auto", True, False):
+            raise ValueError("Invalid valid received for argument `use_cudnn`. Expected one of "
+                             f"{{'auto', True, False}}. Received: use_cudnn={use_cudnn}")
+        if implementation not in (1, 2):
+            raise ValueError(f'Layer "{self.name}": `implementation` must be 1 or 2, received '
+                             f"{implementation}.")
+        if self.recurrent_dropout > 0:
+            implementation = 1  # Keras: per-gate masks whenever recurrent dropout is used
         self.implementation = implementation
+        self.states = None
+        self.supports_masking = True
         if time_major:
             raise ValueError(f'Layer "{self.name}": time_major=True is not supported; pass '
                              "(batch, timesteps, features) inputs.")
@@ -74,7 +88,12 @@ class RecurrentBase(Layer):
                              f"be defined. Found None. Full input shape received: "
                              f"{tuple(input_shape)}")
         if self.stateful:
-            raise ValueError(f'Layer "{self.name}": stateful=True is not supported yet.')
+            if input_shape[0] is None:
+                raise ValueError("When using `stateful=True` in a RNN, the batch size must be "
+                                 "static. Found dynamic batch size: sequence.shape="
+                                 f"{tuple(input_shape)}")
+            self.states = [np.zeros((input_shape[0], self.units), np.float32)
+                           for _ in range(self.n_states)]
         G, U = self.gates, self.units
         self.kernel = self.add_weight(shape=(features, G * U), name="kernel",
                                       initializer=self.kernel_initializer,
@@ -101,24 +120,92 @@ class RecurrentBase(Layer):
 
     # ---- calling ----
     def call(self, sequences, initial_state=None, mask=None, training=None):
-        if mask is not None:
-            raise ValueError(f'Layer "{self.name}": masking is not supported yet.')
-        if training and self.recurrent_dropout > 0:
-            raise ValueError(f'Layer "{self.name}": recurrent_dropout > 0 is not supported yet '
-                             f"(received recurrent_dropout={self.recurrent_dropout}).")
-        states = self._initial_states(initial_state)
-        x = sequences
-        if training and self.dropout > 0:
-            # One mask per sample, shared by every time step (Keras's variational dropout).
-            x = random.dropout(x, self.dropout, noise_shape=(None, 1, None),
-                               seed=self.seed_generator)
-        hs, finals = self._run(x, states)
-        output = hs if self.return_sequences else finals[0]
+        if self.unroll and sequences.shape[1] is None:
+            raise ValueError(_UNROLL_ERROR)
+        states = self._initial_states(initial_state, sequences)
+        if isinstance(mask, (list, tuple)):
+            mask = mask[0]
+        symbolic = isinstance(sequences, KerasTensor)
+        dropout = bool(training) and self.dropout > 0
+        rec_dropout = bool(training) and self.recurrent_dropout > 0
+        per_gate = rec_dropout or (dropout and self.implementation == 1 and self.gates > 1)
+        if symbolic or (mask is None and not rec_dropout and not per_gate):
+            x = sequences
+            if dropout and not symbolic:
+                # One mask per sample, shared by every time step (Keras's variational dropout).
+                x = random.dropout(x, self.dropout, noise_shape=(None, 1, None),
+                                   seed=self.seed_generator)
+            hs, finals = self._run(x, states)
+            last = finals[0]
+        else:
+            hs, last, finals = self._run_steps(sequences, states, mask, dropout, rec_dropout)
+        if self.stateful and not symbolic:
+            self.states = [np.array(s, np.float32) for s in finals]
+        output = hs if self.return_sequences else last
         return [output] + list(finals) if self.return_state else output
 
-    def _initial_states(self, initial_state):
+    def _run_steps(self, x, states, mask, dropout, rec_dropout):
+        N, T, F = x.shape
+        states = [np.zeros((N, self.units), np.float32) if s is None else s for s in states]
+        count = 1 if self.gates == 1 else self.gates
+        input_masks = rec_masks = None
+        if dropout:
+            input_masks = self._dropout_masks((N, 1, F), self.dropout, count)
+        if rec_dropout:
+            rec_masks = self._dropout_masks((N, self.units), self.recurrent_dropout, count)
+        if mask is not None and np.shape(mask) != (N, T):
+            raise ValueError(f'Layer "{self.name}": the mask must have shape (batch, timesteps) '
+                             f"= {(N, T)}, received {np.shape(mask)}.")
+        return rec_steps.run_steps(self, x, states, mask, input_masks, rec_masks)
+
+    def _dropout_masks(self, shape, rate, count):
+        """`count` masks of 0 and 1 / (1 - rate), drawn once for the whole sequence."""
+        ones = np.ones(shape, np.float32)
+        return [np.asarray(random.dropout(ones, rate, seed=self.seed_generator))
+                for _ in range(count)]
+
+    def compute_mask(self, inputs, previous_mask=None):
+        mask = previous_mask[0] if isinstance(previous_mask, (list, tuple)) else previous_mask
+        output_mask = mask if self.return_sequences else None
+        if self.return_state:
+            return [output_mask] + [None] * self.n_states
+        return output_mask
+
+    # ---- stateful ----
+    def reset_states(self, states=None):
+        """Resets the states of a stateful layer to zeros, or to the given arrays."""
+        if not self.stateful:
+            raise AttributeError("Layer must be stateful.")
+        if self.states is None:
+            return
+        if states is None:
+            self.states = [np.zeros_like(s) for s in self.states]
+            return
+        states = list(states) if isinstance(states, (list, tuple)) else [states]
+        if len(states) != self.n_states:
+            raise ValueError(f'Layer "{self.name}" expects {self.n_states} state(s), but it '
+                             f"received {len(states)} state value(s).")
+        for i, (old, new) in enumerate(zip(self.states, states)):
+            if np.shape(new) != old.shape:
+                raise ValueError(f"State {i} is incompatible with layer {self.name}: expected "
+                                 f"shape={old.shape}, found shape={np.shape(new)}")
+        self.states = [np.array(v, np.float32) for v in states]
+
+    def reset_state(self):
+        """Keras 3 name of `reset_states()`."""
+        self.reset_states()
+
+    def _initial_states(self, initial_state, sequences):
         if initial_state is None:
-            return [None] * self.n_states
+            if not self.stateful:
+                return [None] * self.n_states
+            batch, expected = sequences.shape[0], self.states[0].shape[0]
+            if batch is not None and batch != expected:
+                raise ValueError("If an RNN is stateful, the batch size of the input sequences "
+                                 "must be the same as the batch size of the initial state. \n"
+                                 f"- Expected batch size: {expected}\n"
+                                 f"- Received batch size: {batch}")
+            return list(self.states)
         states = list(initial_state) if isinstance(initial_state, (list, tuple)) else \
             [initial_state]
         if len(states) != self.n_states:
@@ -154,3 +241,10 @@ class RecurrentBase(Layer):
             "implementation": self.implementation,
         })
         return config
+
+
+_UNROLL_ERROR = ("Cannot unroll a RNN if the time dimension is undefined. \n"
+                 "- If using a Sequential model, specify the time dimension by passing an "
+                 "`Input()` as your first layer.\n"
+                 "- If using the functional API, specify the time dimension by passing a "
+                 "`shape` or `batch_shape` argument to your `Input()`.")

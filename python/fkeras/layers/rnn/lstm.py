@@ -33,10 +33,19 @@ class LSTM(RecurrentBase):
         return_sequences: return the whole (N, T, U) sequence instead of the last output.
         return_state: also return the final states: [output, h, c].
         go_backwards: process the sequence in reverse (the sequence is returned reversed).
-        dropout: input dropout in training (one mask per sample for every step).
-        use_bias, initializers (recurrent: orthogonal), regularizers, constraints, seed: as
-            Keras. recurrent_dropout > 0 in training, stateful=True and masks are not
-            supported yet (ValueError).
+        dropout: input dropout in training (masks drawn once per call, shared by every step;
+            one per gate with implementation=1).
+        recurrent_dropout: dropout on h before the recurrent matmul in training (one mask per
+            gate, drawn once per call; forces implementation=1 as Keras).
+        stateful: keep the final states of a call as the next call's initial states (needs
+            a static batch size); `reset_states()` zeroes them.
+        zero_output_for_mask: masked steps output zeros instead of the previous output.
+        use_bias, initializers (recurrent: orthogonal), regularizers, constraints, seed,
+            unroll (accepted; same computation): as Keras.
+
+    Call arguments:
+        initial_state: [h, c]. mask: (batch, timesteps) booleans; a masked step carries the
+            states over and repeats the previous output. training: enables dropout.
 
     Example:
     ```python
