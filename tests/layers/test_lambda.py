@@ -63,3 +63,57 @@ def test_config_round_trips():
         layers.Lambda.from_config(config)
     clone = layers.Lambda.from_config(config, safe_mode=False)
     np.testing.assert_allclose(clone(np.ones((1, 2), np.float32)), 3.0)
+
+
+def split_halves(x):
+    return [x[:, :2], x[:, 2:]]
+
+
+@pytest.mark.parametrize("kwargs,in_shape,out_shape", [
+    ({"function": double_plus}, (3, 4), (3, 4)),
+    ({"function": double_plus, "arguments": {"offset": 2.0}}, (3, 4), (3, 4)),
+    ({"function": double_plus, "output_shape": (4,)}, (3, 4), (3, 4)),
+    ({"function": double_plus, "mask": None}, (2, 3, 4), (2, 3, 4)),
+])
+def test_catalogue_checks(kwargs, in_shape, out_shape):
+    from layer_testing import run_layer_test
+
+    run_layer_test(layers.Lambda, kwargs, input_shape=in_shape, expected_output_shape=out_shape,
+                   expected_num_trainable_weights=0, run_training_check=False)
+
+
+def test_output_shape_forms():
+    x = fkeras.Input(shape=(5,))
+    # A list (or tuple) of shapes for several outputs; the batch dimension is prepended.
+    for shapes in ([(2,), (3,)], ((2,), (3,))):
+        a, b = layers.Lambda(split_halves, output_shape=shapes)(x)
+        assert (a.shape, b.shape) == ((None, 2), (None, 3))
+    # A callable receives the full input shape (batch included) and returns the full shape.
+    layer = layers.Lambda(double_plus, output_shape=lambda s: s[:-1] + (s[-1],))
+    assert layer(x).shape == (None, 5)
+    assert layer.compute_output_shape((7, 5)) == (7, 5)
+    # Inferred shapes for several outputs.
+    a, b = layers.Lambda(split_halves)(x)
+    assert (a.shape, b.shape) == ((None, 2), (None, 3))
+    # Config: a tuple output_shape survives JSON as a tuple.
+    import json
+
+    config = json.loads(json.dumps(layers.Lambda(double_plus, output_shape=(4,)).get_config()))
+    assert layers.Lambda.from_config(config).compute_output_shape((None, 4)) == (None, 4)
+
+
+def test_arguments_mask_and_training_are_passed():
+    seen = {}
+
+    def fn(x, scale=1.0, mask=None, training=None):
+        seen.update(mask=mask, training=training)
+        return ops.multiply(x, scale)
+
+    x = np.ones((2, 3), np.float32)
+    y = layers.Lambda(fn, arguments={"scale": 4.0})(x, mask=np.ones((2,), bool), training=True)
+    np.testing.assert_allclose(y, 4.0)
+    assert seen["training"] is True and seen["mask"] is not None
+    assert layers.Lambda(fn, mask=lambda inputs, mask: mask).supports_masking
+    assert layers.Lambda(fn, mask=lambda inputs, mask: "m").compute_mask(x, None) == "m"
+    with pytest.raises(ValueError, match="`function` must be callable"):
+        layers.Lambda(3)

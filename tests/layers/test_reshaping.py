@@ -36,7 +36,7 @@ def test_reshape_errors():
         layers.Reshape((-1, -1))
     assert str(info.value) == ("There must be at most one unknown dimension (-1) in "
                                "`target_shape`. Received: target_shape=(-1, -1).")
-    with pytest.raises(ValueError, match="cannot be divided"):
+    with pytest.raises(ValueError, match="cannot by divided"):
         layers.Reshape((-1, 5))(fkeras.Input(shape=(4, 3)))
 
 

@@ -1,5 +1,10 @@
 """fkeras.layers: the Keras layer catalogue."""
 
+from fkeras.layers.activations.elu import ELU
+from fkeras.layers.activations.leaky_relu import LeakyReLU
+from fkeras.layers.activations.prelu import PReLU
+from fkeras.layers.activations.relu import ReLU
+from fkeras.layers.activations.softmax import Softmax
 from fkeras.layers.convolutional.conv1d import Conv1D
 from fkeras.layers.convolutional.conv2d import Conv2D
 from fkeras.layers.convolutional.conv3d import Conv3D
@@ -16,8 +21,13 @@ from fkeras.layers.core.embedding import Embedding
 from fkeras.layers.core.input_layer import Input, InputLayer
 from fkeras.layers.core.lambda_layer import Lambda
 from fkeras.layers.core.masking import Masking
-from fkeras.layers.merging.add import Add
-from fkeras.layers.merging.concatenate import Concatenate
+from fkeras.layers.merging.add import Add, add
+from fkeras.layers.merging.average import Average, average
+from fkeras.layers.merging.concatenate import Concatenate, concatenate
+from fkeras.layers.merging.dot import Dot, dot
+from fkeras.layers.merging.maximum import Maximum, Minimum, maximum, minimum
+from fkeras.layers.merging.multiply import Multiply, multiply
+from fkeras.layers.merging.subtract import Subtract, subtract
 from fkeras.layers.normalization.batch_normalization import BatchNormalization
 from fkeras.layers.normalization.group_normalization import GroupNormalization
 from fkeras.layers.normalization.layer_normalization import LayerNormalization
@@ -44,6 +54,8 @@ from fkeras.layers.regularization.spatial_dropout import (
 )
 from fkeras.layers.reshaping.cropping import Cropping1D, Cropping2D, Cropping3D
 from fkeras.layers.reshaping.flatten import Flatten
+from fkeras.layers.reshaping.permute import Permute
+from fkeras.layers.reshaping.repeat_vector import RepeatVector
 from fkeras.layers.reshaping.reshape import Reshape
 from fkeras.layers.reshaping.up_sampling import UpSampling1D, UpSampling2D, UpSampling3D
 from fkeras.layers.reshaping.zero_padding import ZeroPadding1D, ZeroPadding2D, ZeroPadding3D

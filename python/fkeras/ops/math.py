@@ -106,7 +106,7 @@ class Power(_Binary):
 
 
 class _Unary(Op):
-    def output_spec(self, x):
+    def output_spec(self, x, **attrs):
         return _shape(x)
 
 
@@ -293,6 +293,93 @@ class Min(Max):
         return out, (x, y)
 
 
+# ---- selection, parametric activations, normalization ----
+
+class Where(Op):
+    """where(condition, x1, x2): the condition is data (no gradient); x1, x2 broadcast."""
+
+    name = "where"
+
+    def output_spec(self, condition, x1, x2):
+        out = su.broadcast_shapes(_shape(x1), _shape(x2), self.name)
+        return su.broadcast_shapes(_shape(condition), out, self.name)
+
+    def forward(self, dev, condition, x1, x2):
+        cond = np.asarray(condition).astype(bool, copy=False)
+        out = np.where(cond, x1, x2).astype(dev.dtype, copy=False)
+        return out, (cond, np.shape(x1), np.shape(x2))
+
+    def backward(self, dev, saved, g, needs):
+        cond, s1, s2 = saved
+        zero = np.zeros((), g.dtype)
+        return (None,
+                su.unbroadcast(np.where(cond, g, zero), s1) if needs[1] else None,
+                su.unbroadcast(np.where(cond, zero, g), s2) if needs[2] else None)
+
+
+class ReluGeneral(_Unary):
+    """keras.activations.relu with options (Keras 3's formula):
+    y = clip(x * (x > threshold), 0, max_value) - negative_slope * relu(threshold - x)."""
+
+    name = "relu_general"
+
+    def forward(self, dev, x, negative_slope=0.0, max_value=None, threshold=0.0):
+        y = np.where(x > threshold, x, 0.0)
+        if max_value is not None:
+            y = np.minimum(y, max_value)
+        if negative_slope:
+            y = y - negative_slope * np.maximum(threshold - x, 0.0)
+        return y.astype(x.dtype, copy=False), x
+
+    def backward(self, dev, x, g, needs, negative_slope=0.0, max_value=None, threshold=0.0):
+        # Subgradients at the kinks follow torch's relu/clamp: relu'(0) = 0, clamp passes at the
+        # bound itself.
+        slope = (x > threshold).astype(g.dtype)
+        if max_value is not None:
+            slope *= x <= max_value
+        if negative_slope:
+            slope += negative_slope * (x < threshold)
+        return (g * slope,)
+
+
+class PRelu(Op):
+    """y = relu(x) - alpha * relu(-x), alpha broadcast against x (PReLU's learned slopes)."""
+
+    name = "prelu"
+
+    def output_spec(self, x, alpha):
+        return su.broadcast_shapes(_shape(x), _shape(alpha), self.name)
+
+    def forward(self, dev, x, alpha):
+        neg = np.minimum(x, 0.0)
+        return (np.maximum(x, 0.0) + alpha * neg).astype(x.dtype, copy=False), (x, alpha, neg)
+
+    def backward(self, dev, saved, g, needs):
+        x, alpha, neg = saved
+        dx = su.unbroadcast(g * ((x > 0) + alpha * (x < 0)), x.shape) if needs[0] else None
+        dalpha = su.unbroadcast(g * neg, np.shape(alpha)) if needs[1] else None
+        return dx, dalpha
+
+
+class Normalize(_Unary):
+    """L2 normalization along `axis`: x * min(1 / sqrt(sum(x^2)), 1 / epsilon) (Keras 3)."""
+
+    name = "normalize"
+
+    def forward(self, dev, x, axis=-1, epsilon=1e-7):
+        ss = np.sum(np.square(x), axis=axis, keepdims=True)
+        with np.errstate(divide="ignore"):
+            inv = np.minimum(1.0 / np.sqrt(ss), 1.0 / epsilon).astype(x.dtype, copy=False)
+        y = x * inv
+        return y, (y, inv, epsilon)
+
+    def backward(self, dev, saved, g, needs, axis=-1, epsilon=1e-7):
+        y, inv, epsilon = saved
+        free = inv < 1.0 / epsilon  # where the epsilon bound is active, inv is a constant
+        proj = np.sum(g * y, axis=axis, keepdims=True) * free
+        return (inv * (g - y * proj),)
+
+
 # ---- public functions (keras.ops names and signatures) ----
 
 from fkeras.ops.registry import REGISTRY as _R  # noqa: E402
@@ -379,3 +466,30 @@ def max(x, axis=None, keepdims=False):  # noqa: A001
 
 def min(x, axis=None, keepdims=False):  # noqa: A001
     return apply(_R["min"], x, axis=axis, keepdims=keepdims)
+
+
+def where(condition, x1, x2):
+    """Elements of x1 where condition holds, else of x2 (keras.ops.where, both branches given)."""
+    return apply(_R["where"], condition, x1, x2)
+
+
+def relu_general(x, negative_slope=0.0, max_value=None, threshold=0.0):
+    """keras.activations.relu(x, negative_slope, max_value, threshold) in one op."""
+    return apply(_R["relu_general"], x, negative_slope=float(negative_slope),
+                 max_value=None if max_value is None else float(max_value),
+                 threshold=float(threshold))
+
+
+def prelu(x, alpha):
+    """relu(x) - alpha * relu(-x): the PReLU layer's op (alpha broadcast against x)."""
+    return apply(_R["prelu"], x, alpha)
+
+
+def normalize(x, axis=-1, order=2, epsilon=None):
+    """keras.ops.normalize for order 2: x / max(||x||_2, epsilon) along `axis`."""
+    if order != 2:
+        raise ValueError(f"`normalize` supports order=2 only. Received: order={order}")
+    from fkeras import config
+
+    eps = config.epsilon() if epsilon is None else float(epsilon)
+    return apply(_R["normalize"], x, axis=axis, epsilon=eps)

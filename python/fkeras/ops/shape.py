@@ -150,6 +150,33 @@ class Squeeze(Op):
         return (g.reshape(shape),)
 
 
+class Repeat(Op):
+    """keras.ops.repeat with an int `repeats`: each element `repeats` times along `axis`
+    (the flattened input when axis is None)."""
+
+    name = "repeat"
+
+    def output_spec(self, x, repeats=1, axis=None):
+        shape = su.shape_of(x)
+        if axis is None:
+            size = None if None in shape else int(np.prod(shape)) * repeats
+            return (size,)
+        ax = su.normalize_axis(axis, len(shape), "repeat")
+        out = list(shape)
+        out[ax] = None if shape[ax] is None else shape[ax] * repeats
+        return tuple(out)
+
+    def forward(self, dev, x, repeats=1, axis=None):
+        return np.repeat(x, repeats, axis=axis), x.shape
+
+    def backward(self, dev, shape, g, needs, repeats=1, axis=None):
+        if axis is None:
+            return (g.reshape(-1, repeats).sum(axis=1).reshape(shape),)
+        ax = axis % len(shape)
+        split = shape[:ax] + (shape[ax], repeats) + shape[ax + 1:]
+        return (np.ascontiguousarray(g.reshape(split).sum(axis=ax + 1)),)
+
+
 def reshape(x, newshape):
     return apply(_R["reshape"], x, newshape=tuple(newshape))
 
@@ -172,3 +199,11 @@ def expand_dims(x, axis):
 
 def squeeze(x, axis=None):
     return apply(_R["squeeze"], x, axis=axis)
+
+
+def repeat(x, repeats, axis=None):
+    """Repeats each element `repeats` (an int) times along `axis` (keras.ops.repeat)."""
+    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 0:
+        raise ValueError(f"`repeat` supports a non-negative int `repeats`. Received: "
+                         f"repeats={repeats!r}")
+    return apply(_R["repeat"], x, repeats=int(repeats), axis=axis)

@@ -1,21 +1,31 @@
 """Dense: activation(inputs @ kernel + bias) over the last axis (any input rank >= 2)."""
 
-from fkeras import activations, constraints, initializers, regularizers
-from fkeras import ops
+import numpy as np
+
+from fkeras import activations, constraints, initializers, ops, regularizers
 from fkeras.engine.input_spec import InputSpec
 from fkeras.layers.layer import Layer
 from fkeras.layers.weight_args import serialize_weight_args
 
 
 class Dense(Layer):
-    """Densely-connected layer.
+    """Densely-connected layer: `activation(dot(inputs, kernel) + bias)`.
+
+    Inputs of rank > 2 are contracted over their last axis only (kernel (input_dim, units)),
+    as in every Keras generation.
 
     Args:
         units: Positive integer, dimensionality of the output space.
         activation: Activation function (name or callable); None means linear.
         use_bias: Whether the layer uses a bias vector.
         kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
-        activity_regularizer, kernel_constraint, bias_constraint: as in Keras.
+        kernel_constraint, bias_constraint: as in Keras.
+        activity_regularizer: a regularizer of the output; its value divided by the batch size
+            is added to the losses at each call (Keras 3).
+        lora_rank: optional positive int: LoRA, as Keras 3's `enable_lora`: the kernel is
+            frozen and the layer uses kernel + (lora_alpha / lora_rank) * A @ B with trainable
+            A (input_dim, rank), He-uniform, and B (rank, units), zeros.
+        lora_alpha: the LoRA scale numerator (default: lora_rank).
 
     Example:
     ```python
@@ -26,16 +36,22 @@ class Dense(Layer):
     def __init__(self, units, activation=None, use_bias=True,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",
                  kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
-                 kernel_constraint=None, bias_constraint=None, lora_rank=None, **kwargs):
+                 kernel_constraint=None, bias_constraint=None, lora_rank=None, lora_alpha=None,
+                 quantization_config=None, **kwargs):
         super().__init__(**kwargs)
-        if not isinstance(units, int) or isinstance(units, bool) or units <= 0:
-            raise ValueError(
-                "Received an invalid value for `units`, expected a positive integer. "
-                f"Received: units={units}"
-            )
-        self.units = units
+        if not _positive_int(units):
+            raise ValueError("Received an invalid value for `units`, expected a positive "
+                             f"integer. Received: units={units}")
+        if lora_rank is not None and not _positive_int(lora_rank):
+            raise ValueError(f'Invalid `lora_rank` for layer "{self.name}": expected a positive '
+                             f"integer. Received: lora_rank={lora_rank}")
+        if quantization_config is not None:
+            raise NotImplementedError(f'Layer "{self.name}": `quantization_config` is not '
+                                      "supported by fkeras. Received: "
+                                      f"quantization_config={quantization_config}")
+        self.units = int(units)
         self.activation = activations.get(activation)
-        self.use_bias = use_bias
+        self.use_bias = bool(use_bias)
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.bias_initializer = initializers.get(bias_initializer)
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
@@ -43,6 +59,9 @@ class Dense(Layer):
         self.activity_regularizer = regularizers.get(activity_regularizer)
         self.kernel_constraint = constraints.get(kernel_constraint)
         self.bias_constraint = constraints.get(bias_constraint)
+        self.lora_rank = lora_rank
+        self.lora_alpha = lora_alpha if lora_alpha is not None else lora_rank
+        self.lora_enabled = False
         self.input_spec = InputSpec(min_ndim=2)
         self.supports_masking = True
 
@@ -50,10 +69,11 @@ class Dense(Layer):
         in_dim = input_shape[-1]
         if in_dim is None:
             raise ValueError(
-                f'The last dimension of the inputs to a Dense layer should be defined. '
+                "The last dimension of the inputs to a Dense layer should be defined. "
                 f"Found None. Full input shape received: {tuple(input_shape)}"
             )
-        self.kernel = self.add_weight(shape=(in_dim, self.units), initializer=self.kernel_initializer,
+        self.kernel = self.add_weight(shape=(in_dim, self.units),
+                                      initializer=self.kernel_initializer,
                                       regularizer=self.kernel_regularizer,
                                       constraint=self.kernel_constraint, name="kernel")
         self.bias = None
@@ -63,13 +83,57 @@ class Dense(Layer):
                                         constraint=self.bias_constraint, name="bias")
         self.input_spec = InputSpec(min_ndim=2, axes={-1: in_dim})
         self.built = True
+        if self.lora_rank:
+            self.enable_lora(self.lora_rank, self.lora_alpha)
+
+    def enable_lora(self, rank, lora_alpha=None, a_initializer="he_uniform",
+                    b_initializer="zeros"):
+        """Freezes the kernel and adds the trainable low-rank update A @ B (Keras 3)."""
+        if self.kernel_constraint:
+            raise ValueError("Lora is incompatible with kernel constraints. In order to enable "
+                             "lora on this layer, remove the `kernel_constraint` argument.")
+        if not self.built:
+            raise ValueError("Cannot enable lora on a layer that isn't yet built.")
+        if self.lora_enabled:
+            raise ValueError("lora is already enabled. This can only be done once per layer.")
+        self.kernel.trainable = False
+        self.lora_kernel_a = self.add_weight(shape=(self.kernel.shape[0], rank),
+                                             initializer=initializers.get(a_initializer),
+                                             regularizer=self.kernel_regularizer,
+                                             name="lora_kernel_a")
+        self.lora_kernel_b = self.add_weight(shape=(rank, self.units),
+                                             initializer=initializers.get(b_initializer),
+                                             regularizer=self.kernel_regularizer,
+                                             name="lora_kernel_b")
+        self.lora_rank = rank
+        self.lora_alpha = lora_alpha if lora_alpha is not None else rank
+        self.lora_enabled = True
+
+    # A frozen (LoRA) kernel stays first in `weights`, as in Keras, but is not trainable.
+    @property
+    def trainable_weights(self):
+        return [w for w in super().trainable_weights if w.trainable]
+
+    @property
+    def non_trainable_weights(self):
+        frozen = [w for w in self._trainable_weights if not w.trainable] if self.trainable else []
+        return frozen + super().non_trainable_weights
+
+    def _effective_kernel(self):
+        if not self.lora_enabled:
+            return self.kernel
+        update = ops.matmul(self.lora_kernel_a, self.lora_kernel_b)
+        return ops.add(self.kernel, ops.multiply(update, self.lora_alpha / self.lora_rank))
 
     def call(self, inputs):
+        kernel = self._effective_kernel()
         code = activations.fused_code(self.activation)
         if code is not None:
-            return ops.dense(inputs, self.kernel, self.bias, activation=code,
-                             alpha=activations.fused_alpha(self.activation))
-        return self.activation(ops.dense(inputs, self.kernel, self.bias))
+            out = ops.dense(inputs, kernel, self.bias, activation=code,
+                            alpha=activations.fused_alpha(self.activation))
+        else:
+            out = self.activation(ops.dense(inputs, kernel, self.bias))
+        return out  # the base Layer adds activity_regularizer(out) / batch to the losses
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)[:-1] + (self.units,)
@@ -81,5 +145,13 @@ class Dense(Layer):
             "activation": activations.serialize(self.activation),
             "use_bias": self.use_bias,
             **serialize_weight_args(self),
+            "quantization_config": None,
         })
+        if self.lora_rank:
+            config["lora_rank"] = self.lora_rank
+            config["lora_alpha"] = self.lora_alpha
         return config
+
+
+def _positive_int(v):
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v > 0

@@ -68,7 +68,7 @@ class Lambda(Layer):
             return nest.map_structure(lambda t: tuple(t.shape), out)
         if callable(self._output_shape):
             return self._output_shape(input_shape)
-        batch = input_shape[0][0] if _is_shape_list(input_shape) else tuple(input_shape)[0]
+        batch = nest.flatten(input_shape)[0] if input_shape else None
         if _is_shape_list(self._output_shape):
             return [(batch,) + s for s in self._output_shape]
         return (batch,) + self._output_shape
@@ -112,7 +112,9 @@ def _parameters(fn):
 
 
 def _is_shape_list(shape):
-    return isinstance(shape, list) and bool(shape) and isinstance(shape[0], (list, tuple))
+    """A list (or tuple) of shapes, as opposed to one shape (a tuple of ints/None)."""
+    return isinstance(shape, (list, tuple)) and bool(shape) and \
+        isinstance(shape[0], (list, tuple))
 
 
 def _tuple_shapes(shape):

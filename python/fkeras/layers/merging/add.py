@@ -19,3 +19,8 @@ class Add(Merge):
         for x in inputs[1:]:
             out = ops.add(out, x)
         return out
+
+
+def add(inputs, **kwargs):
+    """Functional form of `Add`: `Add(**kwargs)(inputs)`."""
+    return Add(**kwargs)(inputs)

@@ -1,5 +1,7 @@
 """The shared body of the merging layers: a list of inputs in, one tensor out."""
 
+import numpy as np
+
 from fkeras import ops
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.layers.layer import Layer
@@ -52,13 +54,32 @@ class Merge(Layer):
     def compute_output_shape(self, input_shape):
         batch = {s[0] for s in input_shape if s} - {None}
         if len(batch) > 1:
-            raise ValueError("Cannot merge tensors with different batch sizes. Got tensors with "
-                             f"shapes {list(input_shape)}")
+            raise ValueError("Cannot merge tensors with different batch sizes. Received tensors "
+                             f"with shapes {[tuple(s) for s in input_shape]}")
         out = tuple(input_shape[0])[1:]
         for shape in input_shape[1:]:
             out = elementwise_output_shape(out, tuple(shape)[1:])
         first_batch = next(iter(batch)) if batch else None
         return (first_batch,) + out
+
+    def compute_mask(self, inputs, mask=None):
+        """The OR of the input masks (None when any input has none), as Keras."""
+        if mask is None:
+            return None
+        if not isinstance(mask, (list, tuple)):
+            raise ValueError(f"`mask` should be a list. Received: mask={mask}")
+        if len(mask) != len(inputs):
+            raise ValueError("The lists `inputs` and `mask` should have the same length. "
+                             f"Received: inputs of length {len(inputs)}, and mask of length "
+                             f"{len(mask)}")
+        if any(m is None for m in mask):
+            return None
+        if any(isinstance(m, KerasTensor) for m in mask):
+            return KerasTensor(tuple(mask[0].shape), "bool")
+        out = np.asarray(mask[0], bool)
+        for m in mask[1:]:
+            out = np.logical_or(out, np.asarray(m, bool))
+        return out
 
     def _expand_to_same_rank(self, inputs):
         """Lower-rank inputs gain axes at position 1, as Keras does before merging."""

@@ -46,3 +46,8 @@ class Concatenate(Merge):
 class _Shaped:
     def __init__(self, shape):
         self.shape = shape
+
+
+def concatenate(inputs, axis=-1, **kwargs):
+    """Functional form of `Concatenate`: `Concatenate(axis=axis, **kwargs)(inputs)`."""
+    return Concatenate(axis=axis, **kwargs)(inputs)

@@ -8,7 +8,7 @@ from fkeras.layers.layer import Layer
 
 
 def reshape_output_shape(input_shape, target_shape):
-    """The non-batch output shape (Keras 3's rule; None where it cannot be inferred)."""
+    """The non-batch output shape (Keras 3's rule and texts; None where it cannot be inferred)."""
     input_shape, target_shape = tuple(input_shape), tuple(target_shape)
     if None in input_shape:
         return tuple(None if d == -1 else d for d in target_shape)
@@ -20,8 +20,9 @@ def reshape_output_shape(input_shape, target_shape):
         return target_shape
     known = int(np.prod([d for d in target_shape if d != -1]))
     if known == 0 or size % known:
+        # "cannot by divided" is Keras 3's wording, kept verbatim for users matching on it.
         raise ValueError(
-            "The total size of the tensor must be unchanged, however, the input size cannot be "
+            "The total size of the tensor must be unchanged, however, the input size cannot by "
             "divided by the specified dimensions in target_shape. Received: "
             f"input_shape={input_shape}, target_shape={target_shape}")
     return tuple(size // known if d == -1 else d for d in target_shape)
@@ -49,9 +50,10 @@ class Reshape(Layer):
         if target.count(-1) > 1:
             raise ValueError("There must be at most one unknown dimension (-1) in "
                              f"`target_shape`. Received: target_shape={target}.")
-        if any(d < -1 or d == 0 for d in target):
-            raise ValueError("`target_shape` entries must be positive or -1. Received: "
-                             f"target_shape={target}")
+        if any(d < -1 for d in target):
+            raise ValueError("Each dimension in `target_shape` must be a non-negative integer, "
+                             "or `-1` for a single unknown dimension. Received: "
+                             f"target_shape={target}.")
         self.target_shape = target
         self.built = True
 

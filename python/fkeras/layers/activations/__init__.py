@@ -1,0 +1,1 @@
+"""Activation layers: ReLU, LeakyReLU, PReLU, ELU, Softmax (the Activation layer is in core)."""
