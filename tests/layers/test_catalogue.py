@@ -60,7 +60,7 @@ for _name in ("Conv1D", "Conv2D", "Conv3D", "Convolution1D", "Convolution2D", "C
 
 
 def _make(name, cls):
-    spec = MINIMAL.get(name, {})
+    spec = MINIMAL.get(name, MINIMAL.get(cls.__name__, {}))
     if callable(spec):
         return spec()
     try:

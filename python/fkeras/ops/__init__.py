@@ -32,6 +32,7 @@ from fkeras.ops.math import (  # noqa: F401
     subtract,
     sum,
     true_divide,
+    where,
 )
 from fkeras.ops.nn import (  # noqa: F401
     dense,
@@ -67,6 +68,7 @@ from fkeras.ops.shape import (  # noqa: F401
     concatenate,
     expand_dims,
     getitem,
+    repeat,
     reshape,
     squeeze,
     transpose,

@@ -361,25 +361,6 @@ class PRelu(Op):
         return dx, dalpha
 
 
-class Normalize(_Unary):
-    """L2 normalization along `axis`: x * min(1 / sqrt(sum(x^2)), 1 / epsilon) (Keras 3)."""
-
-    name = "normalize"
-
-    def forward(self, dev, x, axis=-1, epsilon=1e-7):
-        ss = np.sum(np.square(x), axis=axis, keepdims=True)
-        with np.errstate(divide="ignore"):
-            inv = np.minimum(1.0 / np.sqrt(ss), 1.0 / epsilon).astype(x.dtype, copy=False)
-        y = x * inv
-        return y, (y, inv, epsilon)
-
-    def backward(self, dev, saved, g, needs, axis=-1, epsilon=1e-7):
-        y, inv, epsilon = saved
-        free = inv < 1.0 / epsilon  # where the epsilon bound is active, inv is a constant
-        proj = np.sum(g * y, axis=axis, keepdims=True) * free
-        return (inv * (g - y * proj),)
-
-
 # ---- public functions (keras.ops names and signatures) ----
 
 from fkeras.ops.registry import REGISTRY as _R  # noqa: E402
@@ -483,13 +464,3 @@ def relu_general(x, negative_slope=0.0, max_value=None, threshold=0.0):
 def prelu(x, alpha):
     """relu(x) - alpha * relu(-x): the PReLU layer's op (alpha broadcast against x)."""
     return apply(_R["prelu"], x, alpha)
-
-
-def normalize(x, axis=-1, order=2, epsilon=None):
-    """keras.ops.normalize for order 2: x / max(||x||_2, epsilon) along `axis`."""
-    if order != 2:
-        raise ValueError(f"`normalize` supports order=2 only. Received: order={order}")
-    from fkeras import config
-
-    eps = config.epsilon() if epsilon is None else float(epsilon)
-    return apply(_R["normalize"], x, axis=axis, epsilon=eps)

@@ -5,7 +5,6 @@ import numpy as np
 from fkeras import ops
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.layers.merging.base_merge import Merge
-from fkeras.ops import math as fmath
 from fkeras.ops import shape_utils as su
 
 
@@ -87,8 +86,8 @@ class Dot(Merge):
             return KerasTensor(self.compute_output_shape([s1, s2]))
         a1, a2 = self._pair(s1, s2)
         if self.normalize:
-            x1 = fmath.normalize(x1, axis=a1)
-            x2 = fmath.normalize(x2, axis=a2)
+            x1 = ops.normalize(x1, axis=a1)
+            x2 = ops.normalize(x2, axis=a2)
         return batch_dot(x1, x2, a1, a2, self.compute_output_shape([s1, s2]))
 
     def compute_mask(self, inputs, mask=None):
