@@ -38,3 +38,19 @@ def test_the_example_script_runs(tmp_path, capsys, monkeypatch):
     assert "Epoch 1/1" in out or "loss:" in out
     assert "Test loss:" in out and "test accuracy:" in out
     assert ("TensorBoard logs:" in out) or (digits.TENSORBOARD_HINT in out)
+
+
+def test_set_random_seed_repeats_the_cnn_run_bit_for_bit():
+    """Initializers, shuffling and Dropout's masks all follow the seed."""
+    (x, y), _ = digits.load_digits()
+
+    def run():
+        fkeras.utils.set_random_seed(7)
+        model = digits.compile_model(digits.build_model())
+        model.fit(x[:256], y[:256], batch_size=32, epochs=2, validation_split=0.25, verbose=0)
+        return model.get_weights()
+
+    first, second = run(), run()
+    assert len(first) == len(second) > 0
+    for a, b in zip(first, second):
+        np.testing.assert_array_equal(a, b)
