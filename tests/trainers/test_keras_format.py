@@ -218,3 +218,41 @@ def test_files_written_by_keras_load_in_fkeras(tmp_path, build):
     for a, b in zip(theirs.optimizer.variables, ours.optimizer.variables):
         np.testing.assert_allclose(keras.ops.convert_to_numpy(a), b.numpy(), rtol=1e-6)
     ours.fit(x, np.zeros((len(x), ours.output_shape[-1])), verbose=0)  # trains on
+
+
+def zoo(lib):
+    """Most built-in layer kinds in one model (for the exchange tests)."""
+    L = lib.layers
+    img, seq = lib.Input((6, 6, 2), name="img"), lib.Input((4,), name="tokens")
+    x = L.Conv2D(3, 3, padding="same", activation="relu")(img)
+    x = L.BatchNormalization(momentum=0.9)(x)
+    x = L.AveragePooling2D(2)(L.MaxPooling2D(1)(x))
+    x = L.Dropout(0.2)(L.Flatten()(x))
+    e = L.Embedding(10, 3)(seq)
+    r = L.Concatenate()([L.GRU(3)(e), L.SimpleRNN(3)(e), L.LSTM(3)(e)])
+    h = L.Add()([L.Dense(4)(x), L.Dense(4)(r)])
+    h = L.Reshape((2, 2))(L.Activation("tanh")(h))
+    return lib.Model([img, seq], L.Dense(1)(L.Flatten()(h)))
+
+
+def test_many_layer_kinds_are_exchanged_with_keras(tmp_path):
+    keras = _keras()
+    rng = np.random.default_rng(0)
+    data = [rng.uniform(size=(3, 6, 6, 2)).astype("float32"), rng.integers(0, 10, (3, 4))]
+    ours = zoo(fkeras)
+    ours.save(tmp_path / "f.keras")
+    theirs = keras.saving.load_model(tmp_path / "f.keras")
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(theirs.predict(data, verbose=0)),
+                               ours.predict(data, verbose=0), rtol=1e-5, atol=1e-6)
+    theirs.save(tmp_path / "k.keras")
+    back = fkeras.models.load_model(tmp_path / "k.keras")
+    np.testing.assert_allclose(back.predict(data, verbose=0), ours.predict(data, verbose=0),
+                               rtol=1e-5, atol=1e-6)
+    sequential = fkeras.Sequential([fkeras.Input((6,)), layers.Dense(5, activation="relu"),
+                                    layers.Dense(2)])
+    sequential.save(tmp_path / "s.keras")
+    theirs = keras.saving.load_model(tmp_path / "s.keras")
+    assert type(theirs).__name__ == "Sequential"
+    x = rng.uniform(size=(2, 6)).astype("float32")
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(theirs.predict(x, verbose=0)),
+                               sequential.predict(x, verbose=0), rtol=1e-5, atol=1e-6)

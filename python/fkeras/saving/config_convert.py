@@ -17,10 +17,13 @@ import inspect
 KERAS_MODULES = {"Functional": "keras.src.models.functional",
                  "Sequential": "keras.src.models.sequential"}
 
-# Keras 2-only arguments fkeras layers take and Keras 3 rejects: left out of the file when
-# they hold their neutral value (None), kept otherwise (Keras 3 then refuses the file rather
-# than silently training another model).
-KERAS2_ONLY = {"BatchNormalization": ("fused", "virtual_batch_size", "adjustment")}
+# Arguments fkeras layers take (Keras 2's, or shared with a sibling class) that Keras 3's
+# class rejects: left out of the file when they hold their neutral value, kept otherwise
+# (Keras 3 then refuses the file rather than silently building another model).
+NOT_IN_KERAS3 = {
+    "BatchNormalization": {"fused": None, "virtual_batch_size": None, "adjustment": None},
+    "SimpleRNN": {"use_cudnn": "auto", "implementation": 2},
+}
 
 # fkeras modules for Keras 3's serialized sub-objects (initializers, regularizers, ...).
 SUB_OBJECT_MODULES = {"keras.initializers": "fkeras.initializers",
@@ -60,8 +63,8 @@ def _keras3_layer_entry(entry):
     if entry.get("class_name") in LAYER_CLASSES:
         entry["module"] = "keras.layers"
     config = entry.get("config", {})
-    for key in KERAS2_ONLY.get(entry.get("class_name"), ()):
-        if key in config and config[key] is None:
+    for key, neutral in NOT_IN_KERAS3.get(entry.get("class_name"), {}).items():
+        if key in config and config[key] == neutral:
             del config[key]
     entry["registered_name"] = None
     if "layers" in entry.get("config", {}) and entry["class_name"] in ("Functional", "Model",
