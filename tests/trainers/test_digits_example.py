@@ -54,3 +54,14 @@ def test_set_random_seed_repeats_the_cnn_run_bit_for_bit():
     assert len(first) == len(second) > 0
     for a, b in zip(first, second):
         np.testing.assert_array_equal(a, b)
+
+
+def test_without_tensorboard_the_example_says_how_to_install_it(monkeypatch, capsys):
+    import sys
+
+    for name in [m for m in sys.modules if m == "tensorboard" or m.startswith("tensorboard.")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.setitem(sys.modules, "tensorboard", None)
+    assert digits.tensorboard_callbacks("logs") == []
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out == [digits.TENSORBOARD_HINT] and "pip install" in out[0]

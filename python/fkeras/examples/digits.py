@@ -95,8 +95,9 @@ def main(argv=None):
     seconds = time.perf_counter() - start
     loss, accuracy = model.evaluate(x_test, y_test, verbose=0)
     samples = args.epochs * len(x_train)
-    print(f"Trained {args.epochs} epochs in {seconds:.1f} s ({samples / seconds:.0f} "
-          f"samples/s, validation included).")
+    epochs = f"{args.epochs} epoch{'s' if args.epochs != 1 else ''}"
+    print(f"Trained {epochs} in {seconds:.1f} s ({samples / seconds:.0f} training samples/s, "
+          "validation included).")
     print(f"Test loss: {loss:.4f} - test accuracy: {accuracy:.4f}")
     return {"loss": loss, "accuracy": accuracy, "seconds": seconds}
 
