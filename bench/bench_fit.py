@@ -1,6 +1,7 @@
 """Training and inference throughput of fit/predict: fkeras vs PyTorch eager vs Keras 3.
 
     python bench/bench_fit.py [--threads 2] [--repeats 5] [--only mlp,tiny] [--leak]
+                              [--first-step]
 
 Workloads (random data, Adam, no metrics):
   mlp   MLP 784-512-512-10, batch 128, sparse categorical crossentropy
@@ -11,7 +12,8 @@ Workloads (random data, Adam, no metrics):
 Each framework runs in its own subprocess (Keras once per installed backend: jax, torch,
 tensorflow), pinned to --threads threads; a result is the median of --repeats timed runs after
 a warm-up. Missing frameworks are skipped. --leak runs 21 epochs of the CNN in fkeras and
-reports the resident-memory growth after the first epoch.
+reports the resident-memory growth after the first epoch. --first-step times, in fresh
+processes (median of --repeats), import + build + compile + one fit step of the tiny model.
 """
 
 import argparse
@@ -200,6 +202,38 @@ def leak_check(threads):
           f"{before / 1e3:.0f} MB) -> {'OK' if growth < 1.0 else 'LEAK'}")
 
 
+FIRST_STEP = """
+import time
+t0 = time.perf_counter()
+import numpy as np
+import fkeras
+t1 = time.perf_counter()
+inp = fkeras.Input((10,))
+h = fkeras.layers.Dense(20, activation="relu")(fkeras.layers.Dense(20, activation="relu")(inp))
+model = fkeras.Model(inp, fkeras.layers.Dense(1, activation="sigmoid")(h))
+model.compile(optimizer="adam", loss="binary_crossentropy")
+model.fit(np.zeros((64, 10), "float32"), np.zeros((64, 1), "float32"), batch_size=64,
+          verbose=0)
+t2 = time.perf_counter()
+print(f"FIRST {t2 - t0} {t1 - t0}")
+"""
+
+
+def first_step(args):
+    """Time to first training step in fresh interpreters (Python start-up excluded)."""
+    env = dict(os.environ, FKERAS_NUM_THREADS=str(args.threads))
+    times = []
+    for _ in range(args.repeats):
+        out = subprocess.run([sys.executable, "-c", FIRST_STEP], env=env, capture_output=True,
+                             text=True, timeout=600, check=True).stdout
+        line = [ln for ln in out.splitlines() if ln.startswith("FIRST ")][0]
+        times.append(tuple(map(float, line.split()[1:])))
+    total, imp = (float(np.median([t[i] for t in times])) for i in (0, 1))
+    print(f"time to first training step (import + build + compile + one fit step, tiny "
+          f"model): {total:.3f} s, `import fkeras` {imp:.3f} s of it (median of "
+          f"{args.repeats}) -> {'OK' if total < 1.0 else 'OVER 1 s'}")
+
+
 def run(framework, names, args):
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads),
                FKERAS_NUM_THREADS=str(args.threads))
@@ -231,12 +265,15 @@ def main():
     p.add_argument("--only", default=",".join(WORKLOADS))
     p.add_argument("--worker")
     p.add_argument("--leak", action="store_true")
+    p.add_argument("--first-step", action="store_true")
     args = p.parse_args()
     names = [n for n in args.only.split(",") if n]
     if args.worker:
         return worker(args.worker, names, args.repeats, args.threads)
     if args.leak:
         return leak_check(args.threads)
+    if args.first_step:
+        return first_step(args)
     frameworks = ["fkeras"] + (["torch"] if available("torch") else [])
     if available("keras"):
         frameworks += [f"keras-{b}" for b, mod in (("jax", "jax"), ("torch", "torch"),

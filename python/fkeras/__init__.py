@@ -28,14 +28,15 @@ __all__ = [
     "GradientTape", "Input", "InputSpec", "KerasTensor", "Layer", "Model", "Sequential",
     "Variable", "__version__", "activations", "backend", "callbacks", "clear_session",
     "config", "constraints", "datasets", "device", "initializers", "layers", "losses",
-    "metrics", "models", "ops", "optimizers", "random", "regularizers", "utils", "version",
+    "metrics", "models", "ops", "optimizers", "random", "regularizers", "saving", "utils",
+    "version",
 ]
 
 
 def __getattr__(name):
-    # fkeras.datasets loads on first use (it is not needed to train on your own data).
-    if name == "datasets":
+    # fkeras.datasets and fkeras.saving load on first use (training needs neither).
+    if name in ("datasets", "saving"):
         import importlib
 
-        return importlib.import_module("fkeras.datasets")
+        return importlib.import_module(f"fkeras.{name}")
     raise AttributeError(f"module 'fkeras' has no attribute '{name}'")

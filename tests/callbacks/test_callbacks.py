@@ -162,11 +162,41 @@ model.fit(np.ones((8, 4)), np.ones((8, 3)), epochs=3, verbose=0, callbacks=[ck])
 """
 
 
-def test_checkpoint_survives_kill_9(tmp_path):
-    pytest.importorskip("h5py")
-    path, marker = tmp_path / "ck.weights.h5", tmp_path / "writing"
+CHILD_FULL = """
+import os, sys, time
+import numpy as np
+import fkeras
+from fkeras import layers
+from fkeras.saving import saving_lib
+
+path, marker = sys.argv[1], sys.argv[2]
+original = saving_lib.write_archive
+calls = []
+
+def interrupted_write(tmp, *args):
+    calls.append(tmp)
+    if len(calls) == 1:
+        return original(tmp, *args)
+    with open(tmp, "wb") as f:  # half an archive, then the process is killed
+        f.write(b"PK\\x03\\x04" + b"\\0" * 64)
+        f.flush()
+        os.fsync(f.fileno())
+    open(marker, "w").close()
+    time.sleep(120)
+
+saving_lib.write_archive = interrupted_write
+inp = fkeras.Input((4,))
+model = fkeras.Model(inp, layers.Dense(3)(inp))
+model.compile("sgd", "mse")
+ck = fkeras.callbacks.ModelCheckpoint(path)
+model.fit(np.ones((8, 4)), np.ones((8, 3)), epochs=3, verbose=0, callbacks=[ck])
+"""
+
+
+def _kill_during_second_save(tmp_path, child, path):
+    marker = tmp_path / "writing"
     script = tmp_path / "child.py"
-    script.write_text(textwrap.dedent(CHILD))
+    script.write_text(textwrap.dedent(child))
     proc = subprocess.Popen([sys.executable, str(script), str(path), str(marker)])
     try:
         deadline = time.time() + 60
@@ -179,9 +209,24 @@ def test_checkpoint_survives_kill_9(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_checkpoint_survives_kill_9(tmp_path):
+    pytest.importorskip("h5py")
+    path = tmp_path / "ck.weights.h5"
+    _kill_during_second_save(tmp_path, CHILD, path)
     inp = fkeras.Input((4,))
     model = fkeras.Model(inp, layers.Dense(3)(inp))
     model.load_weights(path)  # the first checkpoint, intact
+    assert all(np.isfinite(w).all() for w in model.get_weights())
+
+
+def test_full_model_checkpoint_survives_kill_9(tmp_path):
+    pytest.importorskip("h5py")
+    path = tmp_path / "ck.keras"
+    _kill_during_second_save(tmp_path, CHILD_FULL, path)
+    model = fkeras.models.load_model(path)  # the first checkpoint, intact
+    assert int(model.optimizer.iterations) == 1  # saved after epoch 1 (one batch)
     assert all(np.isfinite(w).all() for w in model.get_weights())
 
 
@@ -261,6 +306,8 @@ def test_lambda_callback_and_stop_training():
 
 
 def test_tensorboard_without_the_package(monkeypatch):
+    for name in [m for m in sys.modules if m == "tensorboard" or m.startswith("tensorboard.")]:
+        monkeypatch.setitem(sys.modules, name, None)  # cached submodules would still import
     monkeypatch.setitem(sys.modules, "tensorboard", None)
     with pytest.raises(ImportError, match='pip install "fkeras\\[tensorboard\\]"'):
         callbacks.TensorBoard("logs")

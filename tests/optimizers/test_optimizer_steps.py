@@ -2,6 +2,9 @@
 formulas (on the cpu and reference devices), clipping, weight decay, schedules, constraints,
 packing, state order, and parity with real Keras when it is importable."""
 
+import importlib.util
+import os
+
 import numpy as np
 import pytest
 
@@ -287,6 +290,8 @@ def test_schedules(index):
 
 
 def test_keras_parity():
+    if "KERAS_BACKEND" not in os.environ and importlib.util.find_spec("torch") is not None:
+        os.environ["KERAS_BACKEND"] = "torch"  # Keras 3 defaults to TensorFlow
     keras = pytest.importorskip("keras")
     rng = np.random.default_rng(1)
     init = rng.standard_normal((3, 2)).astype(np.float32)

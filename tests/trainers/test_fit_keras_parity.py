@@ -1,12 +1,18 @@
 """One training step and one epoch equal Keras 3's (same weights, SGD) when `keras` is
-installed (any backend); skipped otherwise."""
+installed (torch backend unless KERAS_BACKEND says otherwise); skipped otherwise. An MLP for
+three losses, and a CNN with BatchNormalization (moving statistics included)."""
+
+import importlib.util
+import os
 
 import numpy as np
 import pytest
 
-import fkeras
-
+if "KERAS_BACKEND" not in os.environ and importlib.util.find_spec("torch") is not None:
+    os.environ["KERAS_BACKEND"] = "torch"  # Keras 3 defaults to TensorFlow
 keras = pytest.importorskip("keras")
+
+import fkeras  # noqa: E402
 
 
 def _pair(loss, activation, units):
@@ -48,3 +54,35 @@ def test_training_matches_keras(loss, activation, units):
     np.testing.assert_allclose(hk.history["accuracy"], hf.history["accuracy"])
     for a, b in zip(theirs.weights, ours.get_weights()):
         np.testing.assert_allclose(keras.ops.convert_to_numpy(a), b, rtol=1e-4, atol=1e-5)
+
+
+def test_cnn_with_batch_normalization_matches_keras():
+    def build(lib):
+        inp = lib.Input((8, 8, 1))
+        h = lib.layers.Conv2D(4, 3, padding="same", use_bias=False)(inp)
+        h = lib.layers.BatchNormalization()(h)
+        h = lib.layers.Activation("relu")(h)
+        h = lib.layers.MaxPooling2D(2)(h)
+        h = lib.layers.Flatten()(h)
+        return lib.Model(inp, lib.layers.Dense(10, activation="softmax")(h))
+
+    theirs, ours = build(keras), build(fkeras)
+    ours.set_weights([keras.ops.convert_to_numpy(w) for w in theirs.weights])
+    for model, lib in ((theirs, keras), (ours, fkeras)):
+        model.compile(lib.optimizers.SGD(0.1), "sparse_categorical_crossentropy",
+                      metrics=["accuracy"])
+    rng = np.random.default_rng(1)
+    x = rng.uniform(size=(32, 8, 8, 1)).astype("float32")
+    y = rng.integers(0, 10, 32)
+    k = theirs.train_on_batch(x[:16], y[:16], return_dict=True)
+    f = ours.train_on_batch(x[:16], y[:16], return_dict=True)
+    assert np.isclose(k["loss"], f["loss"], rtol=1e-5)
+    for a, b in zip(theirs.weights, ours.get_weights()):  # moving mean/variance included
+        np.testing.assert_allclose(keras.ops.convert_to_numpy(a), b, rtol=1e-4, atol=1e-6)
+    hk = theirs.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0)
+    hf = ours.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0)
+    np.testing.assert_allclose(hk.history["loss"], hf.history["loss"], rtol=1e-4)
+    for a, b in zip(theirs.weights, ours.get_weights()):
+        np.testing.assert_allclose(keras.ops.convert_to_numpy(a), b, rtol=1e-3, atol=1e-5)
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(theirs.predict(x, verbose=0)),
+                               ours.predict(x, verbose=0), rtol=1e-3, atol=1e-5)

@@ -1,9 +1,9 @@
-"""ModelCheckpoint: saves the model or its weights during training, atomically.
+"""ModelCheckpoint: saves the model (`.keras`) or its weights (`.weights.h5`) during training.
 
-Each save writes a temporary file in the target directory, fsyncs it, renames it over the
-target (os.replace is atomic on POSIX and Windows) and fsyncs the directory: a crash or a
-kill -9 at any moment leaves either the previous checkpoint or the new one, never a truncated
-file (Keras writes in place; keras-team/keras#6221, #17012, #20463).
+`model.save` and `model.save_weights` write atomically (fkeras/saving/file_io.py: temporary
+file in the target directory, fsync, rename, directory fsync): a crash or a kill -9 at any
+moment leaves either the previous checkpoint or the new one, never a truncated file (Keras
+writes in place; keras-team/keras#6221, #17012, #20463).
 """
 
 import os
@@ -15,34 +15,8 @@ from fkeras.callbacks.callback import Callback
 from fkeras.callbacks.monitor import comparison, direction_of
 
 
-def atomic_save(filepath, write):
-    """Calls write(tmp_path), fsyncs, then renames tmp_path over `filepath`."""
-    directory = os.path.dirname(os.path.abspath(filepath))
-    os.makedirs(directory, exist_ok=True)
-    base = os.path.basename(filepath)
-    suffix = ".weights.h5" if base.endswith(".weights.h5") else os.path.splitext(base)[1]
-    tmp = os.path.join(directory, f".{base}.tmp{os.getpid()}{suffix}")
-    try:
-        write(tmp)
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, filepath)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    if hasattr(os, "O_DIRECTORY"):
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
 class ModelCheckpoint(Callback):
-    """Saves the model (`.keras`, needs `model.save`) or its weights (`.weights.h5`).
+    """Saves the model (`.keras`) or its weights (`.weights.h5`), atomically.
 
     Args:
         filepath: may contain format fields, e.g. "ck_{epoch:02d}_{val_loss:.2f}.weights.h5".
@@ -134,9 +108,6 @@ class ModelCheckpoint(Callback):
         elif self.verbose > 0:
             print(f"\nEpoch {epoch + 1}: saving model to {filepath}")
         if self.save_weights_only:
-            atomic_save(filepath, self.model.save_weights)
+            self.model.save_weights(filepath, overwrite=True)
         else:
-            if not hasattr(self.model, "save"):
-                raise NotImplementedError("This model has no `save`; use "
-                                          "`save_weights_only=True`.")
-            atomic_save(filepath, self.model.save)
+            self.model.save(filepath, overwrite=True)

@@ -73,7 +73,11 @@ class Optimizer:
         global_clipnorm: clip all gradients jointly to this global L2 norm.
         use_ema, ema_momentum, ema_overwrite_frequency: exponential moving average of weights.
         loss_scale_factor: gradients are divided by it before the update.
-        gradient_accumulation_steps: not supported (raises NotImplementedError).
+        gradient_accumulation_steps: int >= 2 or None. Gradients are summed over this many
+            calls to `apply`; the Nth call updates the variables with their mean (then
+            clipping, weight decay and the update, as Keras 3) and resets the sums.
+            `iterations` counts updates (raw calls // N); learning-rate schedules see the
+            raw call count; EMA and constraints run on every call, as in Keras 3.
         name: optimizer name.
     """
 
@@ -96,9 +100,13 @@ class Optimizer:
                 f"Received: clipnorm={clipnorm}, clipvalue={clipvalue}, "
                 f"global_clipnorm={global_clipnorm}"
             )
-        if gradient_accumulation_steps:
-            raise NotImplementedError("fkeras optimizers do not support "
-                                      "`gradient_accumulation_steps` yet.")
+        if gradient_accumulation_steps and not (
+                isinstance(gradient_accumulation_steps, int)
+                and gradient_accumulation_steps >= 2):
+            raise ValueError(
+                "`gradient_accumulation_steps` must be an integer >= 2. Received: "
+                f"gradient_accumulation_steps={gradient_accumulation_steps}"
+            )
         if use_ema and not 0 <= ema_momentum <= 1:
             raise ValueError(f"`ema_momentum` must be in the range [0, 1]. Received: "
                              f"ema_momentum={ema_momentum}")
@@ -111,7 +119,7 @@ class Optimizer:
         self.ema_momentum = ema_momentum
         self.ema_overwrite_frequency = ema_overwrite_frequency
         self.loss_scale_factor = loss_scale_factor
-        self.gradient_accumulation_steps = gradient_accumulation_steps
+        self.gradient_accumulation_steps = gradient_accumulation_steps or None
         self.built = False
         self._iterations = ScalarVariable(0, "iteration", dtype=np.int64)
         self._lr_var = None
@@ -175,7 +183,19 @@ class Optimizer:
 
     @property
     def iterations(self):
+        """The number of updates: the step counter, divided by gradient_accumulation_steps
+        when accumulating (a read-only copy then, as Keras 3 returns a tensor)."""
+        if self.gradient_accumulation_steps:
+            return ScalarVariable(int(self._iterations.value) //
+                                  self.gradient_accumulation_steps, "iteration",
+                                  dtype=np.int64)
         return self._iterations
+
+    def _update_count(self):
+        """The 1-based index of the coming update (the kernels' bias-correction step)."""
+        raw = int(self._iterations.value)
+        n = self.gradient_accumulation_steps
+        return (raw // n if n else raw) + 1
 
     # ---- building ----
     def _slot_calls(self):
@@ -183,6 +203,13 @@ class Optimizer:
 
     def _slot_init(self, name):
         return 0.0
+
+    def _state_calls(self):
+        """Keras 3's creation order: EMA averages, gradient accumulators, then the slots."""
+        calls = [("average",)] if self.use_ema else []
+        if self.gradient_accumulation_steps:
+            calls.append(("gradient_accumulator",))
+        return calls + list(self._slot_calls())
 
     def exclude_from_weight_decay(self, var_list=None, var_names=None):
         """Excludes variables (by object or by name pattern) from weight decay."""
@@ -209,9 +236,7 @@ class Optimizer:
             key = (v._device.name, self.weight_decay is not None and self._use_weight_decay(v))
             keyed.setdefault(key, []).append(v)
         self._groups = [_Group(vs[0]._device, vs, decay) for (_, decay), vs in keyed.items()]
-        names = [n for call in self._slot_calls() for n in call]
-        if self.use_ema:
-            names = ["average"] + names
+        names = [n for call in self._state_calls() for n in call]
         for g in self._groups:
             for n in names:
                 g.slots[n] = g.dev.zeros((g.n,))
@@ -258,8 +283,7 @@ class Optimizer:
             out.append(self._lr_var)
         if not self.built:
             return out
-        calls = ([("average",)] if self.use_ema else []) + list(self._slot_calls())
-        for call in calls:
+        for call in self._state_calls():
             for v in self._trainable_variables:
                 gi, i = self._where[id(v)]
                 g = self._groups[gi]
@@ -301,7 +325,8 @@ class Optimizer:
                 break
         if same and self._per_variable and not (
                 self.clipnorm or self.clipvalue or self.global_clipnorm or self.use_ema
-                or self.loss_scale_factor is not None) and not any(g is None for g in grads):
+                or self.loss_scale_factor is not None or self.gradient_accumulation_steps
+                ) and not any(g is None for g in grads):
             self._apply_per_variable(grads)
             return
         missing = self._gather(grads, trainable_variables, same)
@@ -363,9 +388,12 @@ class Optimizer:
         if self.loss_scale_factor is not None:
             for g in self._groups:
                 g.grad /= self.loss_scale_factor
+        step = self._update_count()
+        if self.gradient_accumulation_steps and not self._accumulate():
+            self._after_update(step)
+            return
         self._clip()
         lr = self._current_lr()
-        step = int(self._iterations.value) + 1
         self._before_update(step)
         for g in self._groups:
             wd = float(self.weight_decay) if g.use_decay else 0.0
@@ -376,7 +404,7 @@ class Optimizer:
         """Large models: one kernel call per variable on views of the flat buffers, reading
         each gradient where the tape left it (no copy into the flat gradient buffer)."""
         lr = self._current_lr()
-        step = int(self._iterations.value) + 1
+        step = self._update_count()
         self._before_update(step)
         g0 = self._groups[0]
         wd = float(self.weight_decay) if g0.use_decay else 0.0
@@ -388,6 +416,21 @@ class Optimizer:
             self._update(segment, lr, step, wd)
             segment.grad = None
         self._after_update(step)
+
+    def _accumulate(self):
+        """Adds the gradients to the sums; on every Nth call turns the flat gradients into
+        the mean over the N calls, resets the sums and returns True (update now)."""
+        n = self.gradient_accumulation_steps
+        update = (int(self._iterations.value) + 1) % n == 0
+        for g in self._groups:
+            acc = g.slots["gradient_accumulator"]
+            if update:
+                g.grad += acc
+                g.grad /= n
+                acc[...] = 0.0
+            else:
+                acc += g.grad
+        return update
 
     def _after_update(self, step):
         for v in self._constrained:

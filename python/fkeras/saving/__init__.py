@@ -1,1 +1,17 @@
-"""fkeras.saving: weights on disk (Keras 3's `.weights.h5` layout)."""
+"""fkeras.saving: whole models in Keras 3's `.keras` format and weights in its `.weights.h5`
+layout, every file written atomically (temporary file, fsync, rename)."""
+
+from fkeras.saving.saving_lib import load_model, save_model
+
+
+def save_weights(model, filepath, overwrite=True):
+    """Saves the model's weights to a `.weights.h5` file (same as `model.save_weights`)."""
+    model.save_weights(filepath, overwrite=overwrite)
+
+
+def load_weights(model, filepath, skip_mismatch=False, **kwargs):
+    """Loads a `.weights.h5` file into the model (same as `model.load_weights`)."""
+    model.load_weights(filepath, skip_mismatch=skip_mismatch, **kwargs)
+
+
+__all__ = ["load_model", "save_model", "save_weights", "load_weights"]

@@ -7,6 +7,9 @@ The file is laid out by object path, as Keras 3's saving_lib writes it:
   variables in order (trainable first, then non-trainable), the user's layer name in the
   group's `name` attribute; sub-layers held as attributes go under `<layer path>/<attribute>`
   and nested models under `<path>/layers/...`;
+- recurrent layers (LSTM, GRU, SimpleRNN) keep their variables in `<path>/cell/vars`, as
+  Keras 3's RNN layers hold them in their `cell` sub-layer (`<path>/vars` stays empty);
+  files with them in `<path>/vars` (fkeras before this layout) load too;
 - `optimizer/vars/<j>`: the optimizer's variables in Keras 3's order, when it is built.
 So weights saved by Keras 3 load into the same architecture built with fkeras, and back.
 """
@@ -93,28 +96,50 @@ def _own_variables(layer):
     return list(layer._trainable_weights) + list(layer._non_trainable_weights)
 
 
+def _cell_name(layer):
+    """Keras 3's cell sub-layer name for a recurrent layer ("lstm_cell"), else None."""
+    from fkeras.layers.rnn.base_rnn import RecurrentBase
+
+    if isinstance(layer, RecurrentBase):
+        return f"{_snake(type(layer).__name__)}_cell"
+    return None
+
+
+def _vars_key(path, layer):
+    """Where the layer's own variables live in the file."""
+    base = f"{path}/vars" if path else "vars"
+    return f"{path}/cell/vars" if _cell_name(layer) and path else base
+
+
 def save_weights(model, filepath, overwrite=True):
     filepath = os.fspath(filepath)
     if not filepath.endswith(".weights.h5"):
         raise ValueError(f"The filename must end in `.weights.h5`. Received: filepath={filepath}")
     if not overwrite and os.path.exists(filepath):
         raise ValueError(f"File {filepath} exists and overwrite=False.")
+    with _h5py().File(filepath, "w") as f:
+        write_weights(model, f)
+
+
+def write_weights(model, f, include_optimizer=True):
+    """Writes the model's (and its optimizer's) variables into an open h5py File."""
     if not model.built:
         raise ValueError("You are saving a model that has not yet been built. Try building the "
                          "model first by calling it on some data or by using `build()`.")
-    h5py = _h5py()
-    with h5py.File(filepath, "w") as f:
-        for path, layer in walk(model):
-            group = f.create_group(f"{path}/vars" if path else "vars")
-            group.attrs["name"] = layer.name
-            for i, v in enumerate(_own_variables(layer)):
-                group.create_dataset(str(i), data=v.numpy())
-        optimizer = getattr(model, "optimizer", None)
-        if optimizer is not None and optimizer.built:
-            group = f.create_group("optimizer/vars")
-            group.attrs["name"] = optimizer.name
-            for i, v in enumerate(optimizer.variables):
-                group.create_dataset(str(i), data=v.numpy())
+    for path, layer in walk(model):
+        group = f.create_group(f"{path}/vars" if path else "vars")
+        group.attrs["name"] = layer.name
+        if _vars_key(path, layer) != group.name.lstrip("/"):
+            group = f.create_group(_vars_key(path, layer))
+            group.attrs["name"] = _cell_name(layer)
+        for i, v in enumerate(_own_variables(layer)):
+            group.create_dataset(str(i), data=v.numpy())
+    optimizer = getattr(model, "optimizer", None) if include_optimizer else None
+    if optimizer is not None and optimizer.built:
+        group = f.create_group("optimizer/vars")
+        group.attrs["name"] = optimizer.name
+        for i, v in enumerate(optimizer.variables):
+            group.create_dataset(str(i), data=v.numpy())
 
 
 def load_weights(model, filepath, skip_mismatch=False):
@@ -122,28 +147,35 @@ def load_weights(model, filepath, skip_mismatch=False):
     if not filepath.endswith(".weights.h5"):
         raise ValueError("fkeras loads weights from `.weights.h5` files (Keras 3 layout). "
                          f"Received: filepath={filepath}")
-    h5py = _h5py()
-    with h5py.File(filepath, "r") as f:
-        plan = []
-        for path, layer in walk(model):
-            variables = _own_variables(layer)
+    with _h5py().File(filepath, "r") as f:
+        read_weights(model, f, skip_mismatch)
+
+
+def read_weights(model, f, skip_mismatch=False):
+    """Loads the variables from an open h5py File; every layer is checked before any
+    variable changes (unless skip_mismatch, which skips the mismatched layers)."""
+    plan = []
+    for path, layer in walk(model):
+        variables = _own_variables(layer)
+        key = _vars_key(path, layer)
+        if key not in f:
             key = f"{path}/vars" if path else "vars"
-            group = f[key] if key in f else None
-            stored = [] if group is None else [group[str(i)][()] for i in range(len(group))]
-            problem = _mismatch(layer, variables, stored)
-            if problem:
-                if not skip_mismatch:
-                    raise ValueError(problem)
-                warnings.warn(f"Skipping loading weights for layer '{layer.name}': {problem}")
-                continue
-            plan.append((variables, stored))
-        for variables, stored in plan:  # all checked before anything changes
-            for v, value in zip(variables, stored):
-                v.assign(value)
-        optimizer = getattr(model, "optimizer", None)
-        if optimizer is not None and optimizer.built and "optimizer/vars" in f:
-            group = f["optimizer/vars"]
-            optimizer.load_own_variables({k: group[k][()] for k in group})
+        group = f[key] if key in f else None
+        stored = [] if group is None else [group[str(i)][()] for i in range(len(group))]
+        problem = _mismatch(layer, variables, stored)
+        if problem:
+            if not skip_mismatch:
+                raise ValueError(problem)
+            warnings.warn(f"Skipping loading weights for layer '{layer.name}': {problem}")
+            continue
+        plan.append((variables, stored))
+    for variables, stored in plan:
+        for v, value in zip(variables, stored):
+            v.assign(value)
+    optimizer = getattr(model, "optimizer", None)
+    if optimizer is not None and optimizer.built and "optimizer/vars" in f:
+        group = f["optimizer/vars"]
+        optimizer.load_own_variables({k: group[k][()] for k in group})
 
 
 def _mismatch(layer, variables, stored):

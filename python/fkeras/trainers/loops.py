@@ -139,6 +139,27 @@ class _Batches:
             yield step, batch
 
 
+def executions(model, steps):
+    """Groups (step, batch) pairs into Keras 3's executions of `steps_per_execution` batches:
+    (begin_step, end_step, batches), end_step = begin_step + steps_per_execution - 1 even for
+    a short last group (as Keras's EpochIterator reports it)."""
+    n = getattr(model, "steps_per_execution", 1) or 1
+    if n == 1:
+        for step, batch in steps:
+            yield step, step, (batch,)
+        return
+    group, begin = [], 0
+    for step, batch in steps:
+        if not group:
+            begin = step
+        group.append(batch)
+        if len(group) == n:
+            yield begin, begin + n - 1, group
+            group = []
+    if group:
+        yield begin, begin + n - 1, group
+
+
 def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
         validation_data, shuffle, class_weight, sample_weight, initial_epoch, steps_per_epoch,
         validation_steps, validation_batch_size, validation_freq):
@@ -170,16 +191,17 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
     for epoch in range(initial_epoch, epochs):
         model.reset_metrics()
         cbs.on_epoch_begin(epoch)
-        for step, (xs, ys, sws) in batches.epoch(state):
+        for first, last, group in executions(model, batches.epoch(state)):
             if begin:
-                cbs.on_train_batch_begin(step)
-            if custom:
-                logs = model.train_step(_structured(model, state, xs, ys, sws))
-            else:
-                model._fk_train_step(state, xs, ys, sws)
-                logs = model.get_metrics_result() if end else None
+                cbs.on_train_batch_begin(first)
+            for xs, ys, sws in group:
+                if custom:
+                    logs = model.train_step(_structured(model, state, xs, ys, sws))
+                else:
+                    model._fk_train_step(state, xs, ys, sws)
+                    logs = model.get_metrics_result() if end else None
             if end:
-                cbs.on_train_batch_end(step, logs)
+                cbs.on_train_batch_end(last, logs)
             if model.stop_training:
                 break
         epoch_logs = model.get_metrics_result()
@@ -220,16 +242,17 @@ def _run_evaluate(model, data, batch_size, steps, cbs):
     begin, end = cbs.wants("on_test_batch_begin"), cbs.wants("on_test_batch_end")
     model.reset_metrics()
     cbs.on_test_begin()
-    for step, (xs, ys, sws) in batches.epoch(state):
+    for first, last, group in executions(model, batches.epoch(state)):
         if begin:
-            cbs.on_test_batch_begin(step)
-        if custom:
-            logs = model.test_step(_structured(model, state, xs, ys, sws))
-        else:
-            model._fk_test_step(state, xs, ys, sws)
-            logs = model.get_metrics_result() if end else None
+            cbs.on_test_batch_begin(first)
+        for xs, ys, sws in group:
+            if custom:
+                logs = model.test_step(_structured(model, state, xs, ys, sws))
+            else:
+                model._fk_test_step(state, xs, ys, sws)
+                logs = model.get_metrics_result() if end else None
         if end:
-            cbs.on_test_batch_end(step, logs)
+            cbs.on_test_batch_end(last, logs)
     logs = model.get_metrics_result()
     cbs.on_test_end(logs)
     return logs
@@ -263,17 +286,18 @@ def predict(model, x, batch_size, verbose, steps, callbacks):
     begin, end = cbs.wants("on_predict_batch_begin"), cbs.wants("on_predict_batch_end")
     cbs.on_predict_begin()
     outs = []
-    for step, (xs, _, _) in batches.epoch(state):
+    for first, last, group in executions(model, batches.epoch(state)):
         if begin:
-            cbs.on_predict_batch_begin(step)
-        if custom:
-            x_batch = _structured(model, state, xs, None, None)[0]
-            flat = [np.asarray(o) for o in nest.flatten(model.predict_step((x_batch,)))]
-        else:
-            flat = model._fk_predict_step(state, xs)
-        outs.append(flat)
+            cbs.on_predict_batch_begin(first)
+        for xs, _, _ in group:
+            if custom:
+                x_batch = _structured(model, state, xs, None, None)[0]
+                flat = [np.asarray(o) for o in nest.flatten(model.predict_step((x_batch,)))]
+            else:
+                flat = model._fk_predict_step(state, xs)
+            outs.append(flat)
         if end:
-            cbs.on_predict_batch_end(step, {"outputs": flat})
+            cbs.on_predict_batch_end(last, {"outputs": flat})
     cbs.on_predict_end()
     if not outs:
         raise ValueError("Expected input data to be non-empty.")

@@ -7,6 +7,8 @@ Keras's signatures, and the loops then call the override with batches in the use
 structure.
 """
 
+import warnings
+
 import numpy as np
 
 from fkeras import optimizers
@@ -24,6 +26,9 @@ class Trainer:
     """Training and evaluation API (Keras 3): compile, fit, evaluate, predict, ..."""
 
     compiled = False
+    run_eagerly = False
+    jit_compile = False
+    steps_per_execution = 1
     optimizer = None
     compiled_loss = None
     compiled_metrics = None
@@ -42,15 +47,39 @@ class Trainer:
             loss_weights: list or dict of scalar weights per output.
             metrics: list of metrics for every output, list of lists, or dict by output.
             weighted_metrics: metrics that receive the sample weights.
-            run_eagerly, steps_per_execution, jit_compile, auto_scale_loss: accepted for
-                Keras compatibility (fkeras always runs eagerly, one step per batch).
+            run_eagerly: accepted and stored (fkeras always runs eagerly).
+            steps_per_execution: int >= 1. As in Keras 3, fit/evaluate/predict call the
+                batch-level callbacks once per `steps_per_execution` batches (begin with
+                the first batch's index, end with the last one's); the steps themselves
+                run one batch at a time.
+            jit_compile: True, False or "auto" (resolved to False, as Keras 3 does on the
+                torch backend); stored as `model.jit_compile`. fkeras has no compiler: its
+                steps already run fused native kernels, so True changes nothing.
+            auto_scale_loss: accepted and stored; fkeras computes in float32, so no loss
+                scaling is needed (Keras only scales under a mixed_float16 policy).
 
         Example:
         ```python
         model.compile(optimizer="adam", loss="binary_crossentropy", metrics=["accuracy"])
         ```
         """
+        if not isinstance(steps_per_execution, int) or isinstance(
+                steps_per_execution, bool) or steps_per_execution < 1:
+            raise ValueError("`steps_per_execution` must be a positive integer. Received: "
+                             f"steps_per_execution={steps_per_execution}")
+        if jit_compile not in (True, False, "auto"):
+            raise ValueError("`jit_compile` must be True, False or 'auto'. Received: "
+                             f"jit_compile={jit_compile}")
+        if jit_compile == "auto" or run_eagerly:
+            if jit_compile is True:
+                warnings.warn("If `run_eagerly` is True, then `jit_compile` cannot also be "
+                              "True. Disabling `jit_compile`.", stacklevel=2)
+            jit_compile = False
         self.optimizer = optimizers.get(optimizer)
+        self.run_eagerly = bool(run_eagerly)
+        self.jit_compile = jit_compile
+        self.steps_per_execution = steps_per_execution
+        self.auto_scale_loss = bool(auto_scale_loss)
         names = self._fk_output_names()
         self.loss = loss
         self.compiled_loss = None if loss is None else CompileLoss(loss, loss_weights, names)
@@ -58,7 +87,10 @@ class Trainer:
         self._loss_tracker = Mean(name="loss")
         self._compile_config = {"optimizer": optimizer, "loss": loss,
                                 "loss_weights": loss_weights, "metrics": metrics,
-                                "weighted_metrics": weighted_metrics}
+                                "weighted_metrics": weighted_metrics,
+                                "run_eagerly": self.run_eagerly,
+                                "steps_per_execution": steps_per_execution,
+                                "jit_compile": jit_compile}
         self.compiled = True
         self.stop_training = False
         self.__dict__.pop("_fk_step_state", None)
@@ -266,12 +298,28 @@ class Trainer:
         """Output predictions for the input samples, in batches (inference mode)."""
         return loops.predict(self, x, batch_size, verbose, steps, callbacks)
 
-    # ---- weights on disk ----
-    def save_weights(self, filepath, overwrite=True):
-        """Saves the weights in Keras 3's `.weights.h5` layout (needs h5py)."""
-        from fkeras.saving import weights_h5
+    # ---- on disk ----
+    def save(self, filepath, overwrite=True, zipped=None, **kwargs):
+        """Saves the model (architecture, weights, compile config, optimizer state) as a
+        Keras 3 `.keras` file, atomically. Needs h5py."""
+        from fkeras.saving import saving_lib
 
-        weights_h5.save_weights(self, filepath, overwrite=overwrite)
+        saving_lib.save_model(self, filepath, overwrite=overwrite, zipped=zipped, **kwargs)
+
+    def save_weights(self, filepath, overwrite=True):
+        """Saves the weights in Keras 3's `.weights.h5` layout (needs h5py), atomically: a
+        temporary file in the same directory, fsynced, then renamed over `filepath`."""
+        import os
+
+        from fkeras.saving import file_io, weights_h5
+
+        filepath = os.fspath(filepath)
+        if not filepath.endswith(".weights.h5"):
+            raise ValueError("The filename must end in `.weights.h5`. Received: "
+                             f"filepath={filepath}")
+        if not overwrite and os.path.exists(filepath):
+            raise ValueError(f"File {filepath} exists and overwrite=False.")
+        file_io.atomic_write(filepath, lambda tmp: weights_h5.save_weights(self, tmp))
 
     def load_weights(self, filepath, skip_mismatch=False, **kwargs):
         """Loads weights saved by `save_weights` (fkeras or Keras 3, `.weights.h5`)."""

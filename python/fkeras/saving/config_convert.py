@@ -1,0 +1,221 @@
+"""Model configs between fkeras and Keras 3's config.json.
+
+Writing: fkeras's Functional/Sequential get_config, wrapped as Keras 3 writes a model
+({"module", "class_name", "config", "registered_name", "build_config"}), layer entries under
+module "keras.layers", a single input/output written as one `[layer, node, tensor]` triple (as
+Keras 3 does for a model built on one tensor, so it reloads as a one-tensor model).
+
+Reading (either writer): Keras 3 node dicts `{"args": [...], "kwargs": {...}}` become the
+list form fkeras's from_config takes, DTypePolicy dicts become dtype names, and Keras 3 config
+keys that fkeras layers do not take are dropped when they hold their neutral value (None,
+False; e.g. `quantization_config`, `optional`, `ragged`); any other unknown key still raises.
+"""
+
+import copy
+import inspect
+
+KERAS_MODULES = {"Functional": "keras.src.models.functional",
+                 "Sequential": "keras.src.models.sequential"}
+
+# Arguments fkeras layers take (Keras 2's, or shared with a sibling class) that Keras 3's
+# class rejects: left out of the file when they hold their neutral value, kept otherwise
+# (Keras 3 then refuses the file rather than silently building another model).
+NOT_IN_KERAS3 = {
+    "BatchNormalization": {"fused": None, "virtual_batch_size": None, "adjustment": None},
+    "SimpleRNN": {"use_cudnn": "auto", "implementation": 2},
+}
+
+# fkeras modules for Keras 3's serialized sub-objects (initializers, regularizers, ...).
+SUB_OBJECT_MODULES = {"keras.initializers": "fkeras.initializers",
+                      "keras.regularizers": "fkeras.regularizers",
+                      "keras.constraints": "fkeras.constraints"}
+
+
+def keras3_model_config(model):
+    from fkeras.models.functional import Functional
+    from fkeras.models.sequential import Sequential
+
+    if not isinstance(model, Functional):
+        raise NotImplementedError(
+            "fkeras saves Functional and Sequential models in the `.keras` format; for a "
+            "subclassed model use `save_weights()` (a `.weights.h5` file)."
+        )
+    config = copy.deepcopy(model.get_config())
+    config["layers"] = [_keras3_layer_entry(e) for e in config["layers"]]
+    if isinstance(model, Sequential):
+        class_name = "Sequential"
+    else:
+        class_name = "Functional" if type(model) is Functional else type(model).__name__
+        for key, structure in (("input_layers", model._inputs_structure),
+                               ("output_layers", model._outputs_structure)):
+            if not isinstance(structure, (list, tuple, dict)) and len(config[key]) == 1:
+                config[key] = config[key][0]
+    return {"module": KERAS_MODULES.get(class_name, type(model).__module__),
+            "class_name": class_name, "config": config,
+            "registered_name": class_name if class_name != "Sequential" else None,
+            "build_config": {"input_shape": None}}
+
+
+def _keras3_layer_entry(entry):
+    entry = dict(entry)
+    from fkeras.layers import LAYER_CLASSES
+
+    if entry.get("class_name") in LAYER_CLASSES:
+        entry["module"] = "keras.layers"
+    config = entry.get("config", {})
+    for key, neutral in NOT_IN_KERAS3.get(entry.get("class_name"), {}).items():
+        if key in config and config[key] == neutral:
+            del config[key]
+    entry["registered_name"] = None
+    if "layers" in entry.get("config", {}) and entry["class_name"] in ("Functional", "Model",
+                                                                         "Sequential"):
+        entry["config"]["layers"] = [_keras3_layer_entry(e) for e in entry["config"]["layers"]]
+    return entry
+
+
+# ---- reading ----
+def model_from_config(config, custom_objects=None):
+    """A model from config.json's content (fkeras or Keras 3)."""
+    from fkeras import models
+
+    class_name = config.get("class_name")
+    inner = normalize_model_config(config.get("config") or {})
+    custom = (custom_objects or {}).get(class_name) or (custom_objects or {}).get(
+        config.get("registered_name"))
+    if custom is not None:
+        return custom.from_config(inner, custom_objects) if _takes_custom(custom) else \
+            custom.from_config(inner)
+    if class_name == "Sequential":
+        return models.Sequential.from_config(inner, custom_objects)
+    if class_name in ("Functional", "Model") or "input_layers" in inner:
+        return models.Model.from_config(inner, custom_objects)
+    raise ValueError(f"Unknown model class: '{class_name}'. Pass it in `custom_objects` "
+                     "(fkeras loads Functional and Sequential models).")
+
+
+def _takes_custom(cls):
+    try:
+        return "custom_objects" in inspect.signature(cls.from_config).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def normalize_model_config(config):
+    config = copy.deepcopy(config)
+    if isinstance(config.get("dtype"), dict):
+        del config["dtype"]
+    config["layers"] = [normalize_layer_entry(e) for e in config.get("layers", [])]
+    for key in ("input_layers", "output_layers"):
+        refs = config.get(key)
+        if refs is not None:
+            config[key] = _flat_refs(refs)
+    config.pop("build_input_shape", None)
+    return config
+
+
+def _flat_refs(refs):
+    """[[name, node, tensor], ...] from a triple, a list, or a dict of them."""
+    if isinstance(refs, dict):
+        refs = list(refs.values())
+    if len(refs) == 3 and isinstance(refs[0], str):
+        return [list(refs)]
+    out = []
+    for r in refs:
+        out.extend(_flat_refs(r))
+    return out
+
+
+def normalize_layer_entry(entry):
+    entry = dict(entry)
+    config = dict(entry.get("config") or {})
+    if entry.get("class_name") in ("Functional", "Sequential", "Model") and "layers" in config:
+        config = normalize_model_config(config)
+    else:
+        config = _normalize_layer_config(entry.get("class_name"), config)
+    entry["config"] = config
+    if "inbound_nodes" in entry:
+        entry["inbound_nodes"] = [_legacy_node(n) for n in entry["inbound_nodes"]]
+    return entry
+
+
+def _dtype_name(dtype):
+    if isinstance(dtype, dict):
+        inner = dtype.get("config") or {}
+        return inner.get("name", "float32")
+    return dtype
+
+
+def _normalize_layer_config(class_name, config):
+    from fkeras.layers import LAYER_CLASSES
+
+    if "dtype" in config:
+        config["dtype"] = _dtype_name(config["dtype"])
+    for key, value in config.items():
+        if isinstance(value, dict) and "class_name" in value:
+            config[key] = _normalize_sub_object(value)
+    cls = LAYER_CLASSES.get(class_name)
+    if cls is None:
+        return config
+    accepted = _accepted_keys(cls)
+    if accepted is None:
+        return config
+    for key in list(config):
+        if key not in accepted and config[key] in (None, False):
+            del config[key]
+    return config
+
+
+def _normalize_sub_object(obj):
+    """An initializer/regularizer/constraint entry with Keras 3-only neutral keys dropped
+    (GlorotUniform's `input_axes`/`output_axes` in Keras 3.15, ...)."""
+    import importlib
+
+    module = SUB_OBJECT_MODULES.get(obj.get("module"))
+    config = obj.get("config")
+    if module is None or not isinstance(config, dict):
+        return obj
+    cls = getattr(importlib.import_module(module), str(obj.get("class_name")), None)
+    if not isinstance(cls, type):
+        return obj
+    try:
+        params = inspect.signature(cls.__init__).parameters
+    except (TypeError, ValueError):
+        return obj
+    if any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        return obj
+    obj = dict(obj)
+    obj["config"] = {k: v for k, v in config.items() if k in params or v not in (None, False)}
+    return obj
+
+
+def _accepted_keys(cls):
+    from fkeras.layers.layer import _BASE_KWARGS
+
+    try:
+        params = inspect.signature(cls.__init__).parameters
+    except (TypeError, ValueError):
+        return None
+    keys = {name for name, p in params.items() if p.kind not in (p.VAR_POSITIONAL,
+                                                                  p.VAR_KEYWORD)}
+    return keys | set(_BASE_KWARGS) | {"name", "trainable", "dtype"}
+
+
+def _tensor_ref(arg):
+    if isinstance(arg, dict) and arg.get("class_name") == "__keras_tensor__":
+        return list(arg["config"]["keras_history"])
+    return None
+
+
+def _legacy_node(node):
+    """Keras 3's {"args": [...], "kwargs": {...}} node as [[layer, node, tensor, kwargs]...]."""
+    if not isinstance(node, dict):
+        return node
+    args, kwargs = node.get("args") or [], dict(node.get("kwargs") or {})
+    first = args[0] if args else None
+    tensors = first if isinstance(first, (list, tuple)) else [first]
+    refs = [_tensor_ref(t) for t in tensors]
+    if not refs or any(r is None for r in refs) or len(args) > 1:
+        raise ValueError(f"Cannot load a layer call with non-tensor positional arguments: "
+                         f"{node}")
+    kwargs = {k: v for k, v in kwargs.items() if _tensor_ref(v) is None and v is not None}
+    return [r + [kwargs] for r in refs]
