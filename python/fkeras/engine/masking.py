@@ -9,6 +9,8 @@ array dies) and removes the entry when the array is collected.
 
 import weakref
 
+import numpy as np
+
 from fkeras.engine.keras_tensor import KerasTensor
 
 _EAGER = {}  # id(array) -> (weakref to the array, mask)
@@ -44,3 +46,22 @@ def _forget(key):
     entry = _EAGER.get(key)
     if entry is not None and entry[0]() is None:
         del _EAGER[key]
+
+
+def apply_mask(sample_weight, mask, reduction):
+    """Keras 3's rule for a Keras mask on y_pred: masked entries weigh 0; for the mean
+    reductions the others weigh total / valid, so the mean runs over the valid entries only.
+    Returns the new sample weights (None without a mask and without weights)."""
+    if mask is None:
+        return sample_weight
+    m = np.asarray(mask, dtype=np.float64)
+    if reduction in ("mean", "sum_over_batch_size"):
+        m = m * (m.size / (m.sum() + 1e-7))  # Keras: total / (valid + epsilon)
+    if sample_weight is None:
+        return m
+    sw = np.asarray(sample_weight, dtype=np.float64)
+    while sw.ndim < m.ndim:
+        sw = sw[..., None]
+    while m.ndim < sw.ndim:
+        m = m[..., None]
+    return sw * m

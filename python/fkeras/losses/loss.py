@@ -14,6 +14,7 @@ import numpy as np
 from fkeras.backend import devices as _devices
 from fkeras.engine import naming
 from fkeras.engine.keras_tensor import KerasTensor
+from fkeras.engine.masking import apply_mask, get_keras_mask
 from fkeras.losses import loss_ops
 from fkeras.ops.registry import REGISTRY as _R
 from fkeras.ops.registry import apply
@@ -89,6 +90,7 @@ class Loss:
         self.dtype = dtype or "float32"
 
     def __call__(self, y_true, y_pred, sample_weight=None):
+        sample_weight = apply_mask(sample_weight, get_keras_mask(y_pred), self.reduction)
         values = self.call(as_tensor(y_true), as_pred(y_pred))
         return reduce_weighted_values(values, sample_weight, self.reduction)
 
@@ -116,9 +118,11 @@ class LossFunctionWrapper(Loss):
         self._fn_kwargs = kwargs
 
     def __call__(self, y_true, y_pred, sample_weight=None):
+        sample_weight = apply_mask(sample_weight, get_keras_mask(y_pred), self.reduction)
         reduce = _UNWEIGHTED.get(self.reduction) if sample_weight is None else None
         if reduce is None or not getattr(self.fn, "_fk_reduce_in_op", False):
-            return super().__call__(y_true, y_pred, sample_weight)
+            values = self.call(as_tensor(y_true), as_pred(y_pred))
+            return reduce_weighted_values(values, sample_weight, self.reduction)
         token = REDUCE_IN_OP.set(reduce)
         try:
             return self.fn(as_tensor(y_true), as_pred(y_pred), **self._fn_kwargs)

@@ -11,6 +11,7 @@ import abc
 import numpy as np
 
 from fkeras.engine import naming
+from fkeras.engine.masking import apply_mask, get_keras_mask
 from fkeras.optimizers.state import view_variable
 
 
@@ -175,6 +176,8 @@ class MeanMetricWrapper(Mean):
             self._direction = direction
 
     def update_state(self, y_true, y_pred, sample_weight=None):
+        # Keras 3: a mask on y_pred zeroes the weight of masked entries ("sum" rule).
+        sample_weight = apply_mask(sample_weight, get_keras_mask(y_pred), "sum")
         values = self._fn(to_numpy(y_true), to_numpy(y_pred), **self._fn_kwargs)
         Mean.update_state(self, to_numpy(values), sample_weight)
 

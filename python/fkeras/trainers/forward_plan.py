@@ -24,7 +24,7 @@ logits outside the gradient tape). Only the built-in train/test steps take this 
 
 from fkeras import activations
 from fkeras.engine.keras_tensor import KerasTensor
-from fkeras.engine.masking import get_keras_mask
+from fkeras.engine.masking import get_keras_mask, set_keras_mask
 from fkeras.layers.layer import in_layer_call, layer_call_scope
 from fkeras.utils import nest
 
@@ -159,9 +159,12 @@ def _pre_activation(layer, args, kwargs):
     saved = layer.activation
     layer.activation = activations.linear
     try:
-        return layer.call(*args, **kwargs)
+        out = layer.call(*args, **kwargs)
     finally:
         layer.activation = saved
+    if getattr(layer, "supports_masking", False):  # Dense passes its input's mask on
+        set_keras_mask(out, get_keras_mask(args[0]))
+    return out
 
 
 def get_plan(model, logit_outputs=None):

@@ -9,6 +9,7 @@ the model graph, the compiled loss or the set of trainable variables changes.
 import warnings
 
 from fkeras.engine import tape as _tape
+from fkeras.engine.masking import get_keras_mask, set_keras_mask
 from fkeras.ops import math as _math
 from fkeras.trainers import forward_plan
 from fkeras.utils import nest
@@ -67,6 +68,7 @@ class StepState:
         out = list(preds)
         for i, act in self.logits.items():
             out[i] = forward_plan.apply_activation(act, preds[i])
+            set_keras_mask(out[i], get_keras_mask(preds[i]))
         return out
 
     # ---- loss ----
