@@ -5,13 +5,16 @@ Keras's key order."""
 from fkeras import constraints, initializers, regularizers
 
 
-def serialize_weight_args(layer, weights=("kernel", "bias")):
+def serialize_weight_args(layer, weights=("kernel", "bias"), activity=True):
+    """The config entries of `weights`' arguments, with `activity_regularizer` unless
+    activity=False."""
     config = {}
     for w in weights:
         config[f"{w}_initializer"] = initializers.serialize(getattr(layer, f"{w}_initializer"))
     for w in weights:
         config[f"{w}_regularizer"] = regularizers.serialize(getattr(layer, f"{w}_regularizer"))
-    config["activity_regularizer"] = regularizers.serialize(layer.activity_regularizer)
+    if activity:
+        config["activity_regularizer"] = regularizers.serialize(layer.activity_regularizer)
     for w in weights:
         config[f"{w}_constraint"] = constraints.serialize(getattr(layer, f"{w}_constraint"))
     return config
