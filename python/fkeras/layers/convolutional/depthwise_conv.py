@@ -22,17 +22,7 @@ class DepthwiseConv1D(BaseDepthwiseConv):
     ```
     """
 
-    rank = 1
-
-    def __init__(self, kernel_size, strides=1, padding="valid", depth_multiplier=1,
-                 data_format=None, dilation_rate=1, activation=None, use_bias=True,
-                 depthwise_initializer="glorot_uniform", bias_initializer="zeros",
-                 depthwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
-                 depthwise_constraint=None, bias_constraint=None, **kwargs):
-        super().__init__(kernel_size, strides, padding, depth_multiplier, data_format,
-                         dilation_rate, activation, use_bias, depthwise_initializer,
-                         bias_initializer, depthwise_regularizer, bias_regularizer,
-                         activity_regularizer, depthwise_constraint, bias_constraint, **kwargs)
+    rank = 1  # the base class's __init__ has Keras's 1-D signature and defaults
 
 
 class DepthwiseConv2D(BaseDepthwiseConv):

@@ -24,20 +24,7 @@ class SeparableConv1D(BaseSeparableConv):
     ```
     """
 
-    rank = 1
-
-    def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None,
-                 dilation_rate=1, depth_multiplier=1, activation=None, use_bias=True,
-                 depthwise_initializer="glorot_uniform", pointwise_initializer="glorot_uniform",
-                 bias_initializer="zeros", depthwise_regularizer=None,
-                 pointwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
-                 depthwise_constraint=None, pointwise_constraint=None, bias_constraint=None,
-                 **kwargs):
-        super().__init__(filters, kernel_size, strides, padding, data_format, dilation_rate,
-                         depth_multiplier, activation, use_bias, depthwise_initializer,
-                         pointwise_initializer, bias_initializer, depthwise_regularizer,
-                         pointwise_regularizer, bias_regularizer, activity_regularizer,
-                         depthwise_constraint, pointwise_constraint, bias_constraint, **kwargs)
+    rank = 1  # the base class's __init__ has Keras's 1-D signature and defaults
 
 
 class SeparableConv2D(BaseSeparableConv):
