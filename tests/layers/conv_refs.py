@@ -6,14 +6,7 @@ import itertools
 import math
 
 import numpy as np
-
-
-def out_and_pad(size, k, stride, dil, padding):
-    eff = (k - 1) * dil + 1
-    if padding == "same":
-        out = math.ceil(size / stride)
-        return out, max((out - 1) * stride + eff - size, 0) // 2
-    return (size - eff) // stride + 1, 0
+from layer_refs import out_size_and_pad
 
 
 def conv_nd(x, w, b=None, strides=None, dilation=None, padding="valid"):
@@ -23,7 +16,7 @@ def conv_nd(x, w, b=None, strides=None, dilation=None, padding="valid"):
     strides, dilation = strides or (1,) * n, dilation or (1,) * n
     C, (Cg, K) = x.shape[-1], w.shape[-2:]
     G = C // Cg
-    geo = [out_and_pad(x.shape[1 + i], w.shape[i], strides[i], dilation[i], padding)
+    geo = [out_size_and_pad(x.shape[1 + i], w.shape[i], strides[i], dilation[i], padding)
            for i in range(n)]
     y = np.zeros((x.shape[0],) + tuple(o for o, _ in geo) + (K,))
     for out in itertools.product(*[range(o) for o, _ in geo]):
@@ -80,7 +73,7 @@ def pool_nd(x, pool, strides, padding, mode):
     """x (N, *sp, C): max or in-bounds mean over each window, any rank."""
     x = np.asarray(x, np.float64)
     n = x.ndim - 2
-    geo = [out_and_pad(x.shape[1 + i], pool[i], strides[i], 1, padding) for i in range(n)]
+    geo = [out_size_and_pad(x.shape[1 + i], pool[i], strides[i], 1, padding) for i in range(n)]
     y = np.zeros((x.shape[0],) + tuple(o for o, _ in geo) + (x.shape[-1],))
     for out in itertools.product(*[range(o) for o, _ in geo]):
         sl = []

@@ -80,18 +80,23 @@ def lstm(x, kernel, rkernel, bias, h=None, c=None, go_backwards=False, act="tanh
     return np.stack(hs, axis=1), h, c
 
 
+def _gru_biases(bias, U, reset_after):
+    """The GRU's input and recurrent biases (3U,) each: bias (2, 3U) with reset_after, (3U,)
+    without (no recurrent bias), or None (zeros)."""
+    if bias is None:
+        return np.zeros(3 * U), np.zeros(3 * U)
+    if reset_after:
+        return bias[0], bias[1]
+    return bias, np.zeros(3 * U)
+
+
 def gru(x, kernel, rkernel, bias, h=None, reset_after=True, go_backwards=False, act="tanh",
         rec="sigmoid"):
     x = np.asarray(x, np.float64)
     N, T, _ = x.shape
     U = rkernel.shape[0]
     h = np.zeros((N, U)) if h is None else h
-    if bias is None:
-        b_in, b_rec = np.zeros(3 * U), np.zeros(3 * U)
-    elif reset_after:
-        b_in, b_rec = bias[0], bias[1]
-    else:
-        b_in, b_rec = bias, np.zeros(3 * U)
+    b_in, b_rec = _gru_biases(bias, U, reset_after)
     hs = []
     for t in (range(T - 1, -1, -1) if go_backwards else range(T)):
         xz = x[:, t] @ kernel + b_in
@@ -157,12 +162,7 @@ def gru_cell(x, states, kernel, rkernel, bias, reset_after=True, act="tanh", rec
              xm=None, hm=None):
     (h,) = states
     U = rkernel.shape[0]
-    if bias is None:
-        b_in, b_rec = np.zeros(3 * U), np.zeros(3 * U)
-    elif reset_after:
-        b_in, b_rec = bias[0], bias[1]
-    else:
-        b_in, b_rec = bias, np.zeros(3 * U)
+    b_in, b_rec = _gru_biases(bias, U, reset_after)
     xs = [(x if xm is None else x * xm[g]) @ kernel[:, g * U:(g + 1) * U] + b_in[g * U:(g + 1) * U]
           for g in range(3)]
     hs = [h if hm is None else h * hm[g] for g in range(3)]

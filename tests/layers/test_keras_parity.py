@@ -4,51 +4,32 @@ get_weights into fkeras's set_weights) must give the same outputs to 1e-5.
 Keras needs a backend: with KERAS_BACKEND unset this picks torch when torch is importable.
 """
 
-import importlib.util
-import os
-
 import numpy as np
 import pytest
+from keras_parity import ATOL, RTOL, flat, keras, randn, to_np
 
-if "KERAS_BACKEND" not in os.environ and importlib.util.find_spec("torch") is not None:
-    os.environ["KERAS_BACKEND"] = "torch"
-keras = pytest.importorskip("keras")
+import fkeras
+from fkeras import layers
 
-import fkeras  # noqa: E402
-from fkeras import layers  # noqa: E402
-
-RTOL = ATOL = 1e-5
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # inside Keras
-
-
-def _np(t):
-    return np.asarray(keras.ops.convert_to_numpy(t))
-
-
-def _flat(out):
-    return list(out) if isinstance(out, (list, tuple)) else [out]
 
 
 def _compare(k_layer, f_layer, inputs, **call_kwargs):
     """Calls the Keras layer (building it), copies its weights into fkeras, compares."""
-    k_out = _flat(k_layer(inputs, **call_kwargs))
+    k_out = flat(k_layer(inputs, **call_kwargs))
     shapes = [np.shape(x) for x in inputs] if isinstance(inputs, list) else np.shape(inputs)
     if k_layer.weights:
         f_layer.build(shapes)
         f_layer.set_weights(k_layer.get_weights())
-    f_out = _flat(f_layer(inputs, **call_kwargs))
+    f_out = flat(f_layer(inputs, **call_kwargs))
     assert len(k_out) == len(f_out)
     for k, f in zip(k_out, f_out):
-        np.testing.assert_allclose(np.asarray(f), _np(k), rtol=RTOL, atol=ATOL)
-
-
-def _x(*shape, seed=0):
-    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+        np.testing.assert_allclose(np.asarray(f), to_np(k), rtol=RTOL, atol=ATOL)
 
 
 def test_dense():
     _compare(keras.layers.Dense(5, activation="tanh"), layers.Dense(5, activation="tanh"),
-             _x(3, 4))
+             randn(3, 4))
 
 
 @pytest.mark.parametrize("fmt", ["channels_last", "channels_first"])
@@ -56,7 +37,7 @@ def test_dense():
                                 dict(kernel_size=(3, 2), strides=(2, 1), padding="same"),
                                 dict(kernel_size=2, dilation_rate=2, padding="same", groups=2)])
 def test_conv2d(fmt, kw):
-    x = _x(2, 7, 8, 4) if fmt == "channels_last" else _x(2, 4, 7, 8)
+    x = randn(2, 7, 8, 4) if fmt == "channels_last" else randn(2, 4, 7, 8)
     _compare(keras.layers.Conv2D(6, data_format=fmt, activation="relu", **kw),
              layers.Conv2D(6, data_format=fmt, activation="relu", **kw), x)
 
@@ -74,7 +55,7 @@ def test_pooling(kind, fmt, kw, hw):
         pytest.skip("Keras's torch backend fills asymmetric 'same' padding of average pooling "
                     "by replicating edge values; TensorFlow and JAX exclude padded cells, as "
                     "fkeras does (checked against NumPy in test_pooling.py)")
-    x = _x(2, *hw, 3) if fmt == "channels_last" else _x(2, 3, *hw)
+    x = randn(2, *hw, 3) if fmt == "channels_last" else randn(2, 3, *hw)
     _compare(getattr(keras.layers, kind)(data_format=fmt, **kw),
              getattr(layers, kind)(data_format=fmt, **kw), x)
 
@@ -83,7 +64,7 @@ def test_pooling(kind, fmt, kw, hw):
                                             (False, True, True), (True, False, True)])
 def test_lstm(seq, state, back):
     kw = dict(return_sequences=seq, return_state=state, go_backwards=back)
-    _compare(keras.layers.LSTM(5, **kw), layers.LSTM(5, **kw), _x(3, 6, 4))
+    _compare(keras.layers.LSTM(5, **kw), layers.LSTM(5, **kw), randn(3, 6, 4))
 
 
 @pytest.mark.parametrize("reset_after", [True, False])
@@ -91,17 +72,17 @@ def test_lstm(seq, state, back):
 def test_gru(reset_after, back):
     kw = dict(reset_after=reset_after, go_backwards=back, return_sequences=True,
               return_state=True)
-    _compare(keras.layers.GRU(5, **kw), layers.GRU(5, **kw), _x(3, 6, 4))
+    _compare(keras.layers.GRU(5, **kw), layers.GRU(5, **kw), randn(3, 6, 4))
 
 
 def test_simple_rnn():
     kw = dict(return_sequences=True, return_state=True)
-    _compare(keras.layers.SimpleRNN(5, **kw), layers.SimpleRNN(5, **kw), _x(3, 6, 4))
+    _compare(keras.layers.SimpleRNN(5, **kw), layers.SimpleRNN(5, **kw), randn(3, 6, 4))
 
 
 def test_lstm_non_default_activations():
     kw = dict(activation="relu", recurrent_activation="hard_sigmoid")
-    _compare(keras.layers.LSTM(4, **kw), layers.LSTM(4, **kw), _x(2, 5, 3))
+    _compare(keras.layers.LSTM(4, **kw), layers.LSTM(4, **kw), randn(2, 5, 3))
 
 
 @pytest.mark.parametrize("axis,shape", [(-1, (6, 5)), (1, (3, 4, 2, 5)), (-1, (3, 4, 2, 5))])
@@ -118,9 +99,9 @@ def test_batch_normalization(axis, shape):
     k_layer.set_weights(weights)
     f_layer.set_weights(weights)
     # inference
-    np.testing.assert_allclose(f_layer(x), _np(k_layer(x)), rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(f_layer(x), to_np(k_layer(x)), rtol=RTOL, atol=ATOL)
     # training: output and the moving-statistics update
-    np.testing.assert_allclose(f_layer(x, training=True), _np(k_layer(x, training=True)),
+    np.testing.assert_allclose(f_layer(x, training=True), to_np(k_layer(x, training=True)),
                                rtol=RTOL, atol=ATOL)
     for k, f in zip(k_layer.get_weights(), f_layer.get_weights()):
         np.testing.assert_allclose(f, k, rtol=RTOL, atol=ATOL)
@@ -132,14 +113,14 @@ def test_embedding():
 
 
 def test_concatenate_and_add():
-    a, b = _x(2, 3, 4, seed=1), _x(2, 3, 2, seed=2)
+    a, b = randn(2, 3, 4, seed=1), randn(2, 3, 2, seed=2)
     _compare(keras.layers.Concatenate(), layers.Concatenate(), [a, b])
     _compare(keras.layers.Concatenate(axis=1), layers.Concatenate(axis=1), [a, a])
-    _compare(keras.layers.Add(), layers.Add(), [a, _x(2, 3, 4, seed=3), _x(2, 1, 4, seed=4)])
+    _compare(keras.layers.Add(), layers.Add(), [a, randn(2, 3, 4, seed=3), randn(2, 1, 4, seed=4)])
 
 
 def test_flatten_channels_first():
-    x = _x(2, 3, 2, 2)
+    x = randn(2, 3, 2, 2)
     _compare(keras.layers.Flatten(data_format="channels_first"),
              layers.Flatten(data_format="channels_first"), x)
 
@@ -157,6 +138,6 @@ def test_model_weights_transfer():
 
     k_model, f_model = build(keras), build(fkeras)
     f_model.set_weights(k_model.get_weights())
-    x = _x(3, 8, 8, 3)
-    np.testing.assert_allclose(f_model.predict(x, verbose=0), _np(k_model(x)), rtol=RTOL,
+    x = randn(3, 8, 8, 3)
+    np.testing.assert_allclose(f_model.predict(x, verbose=0), to_np(k_model(x)), rtol=RTOL,
                                atol=ATOL)

@@ -3,29 +3,14 @@ without keras): same constructor arguments and weights (Keras's get_weights into
 set_weights) -> same outputs to 1e-5, the same weights after one SGD step for the layers with
 weights, and the same get_config keys in the same order."""
 
-import importlib.util
-import os
-
 import numpy as np
 import pytest
+from keras_parity import ATOL, RTOL, keras, randn, to_np
 
-if "KERAS_BACKEND" not in os.environ and importlib.util.find_spec("torch") is not None:
-    os.environ["KERAS_BACKEND"] = "torch"
-keras = pytest.importorskip("keras")
+import fkeras
+from fkeras import layers
 
-import fkeras  # noqa: E402
-from fkeras import layers  # noqa: E402
-
-RTOL = ATOL = 1e-5
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
-
-
-def _np(t):
-    return np.asarray(keras.ops.convert_to_numpy(t))
-
-
-def _x(*shape, seed=0):
-    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
 
 
 def _first(a):
@@ -35,7 +20,7 @@ def _first(a):
 def _check(kind, kw, x, train=None, **call_kwargs):
     """Outputs equal; config keys equal; and for weighted layers one SGD step equal."""
     k_layer, f_layer = getattr(keras.layers, kind)(**kw), getattr(layers, kind)(**kw)
-    k_out = _np(k_layer(x, **call_kwargs))
+    k_out = to_np(k_layer(x, **call_kwargs))
     if k_layer.weights:
         f_layer.build(x.shape)
         assert [tuple(w.shape) for w in f_layer.weights] == \
@@ -56,7 +41,7 @@ def _check_sgd_step(kind, kw, x, weights):
         model = lib.Model(inp, layer(inp))
         layer.set_weights(weights)
         model.compile(optimizer=opt_mod.SGD(learning_rate=0.1), loss="mse")
-        target = _x(*model.output.shape, seed=7) if lib is keras else target
+        target = randn(*model.output.shape, seed=7) if lib is keras else target
         model.train_on_batch(x, target)
         results.append([np.asarray(w) for w in layer.get_weights()])
     for k, f in zip(*results):
@@ -72,7 +57,7 @@ CONV1D = [dict(filters=4, kernel_size=3),
 
 @pytest.mark.parametrize("kw", CONV1D)
 def test_conv1d(kw):
-    x = _x(2, 9, 4)
+    x = randn(2, 9, 4)
     _check("Conv1D", kw, _first(x) if kw.get("data_format") == "channels_first" else x)
 
 
@@ -80,7 +65,7 @@ def test_conv1d(kw):
                                      padding="same", use_bias=False),
                                 dict(dilation_rate=(2, 1), activation="sigmoid")])
 def test_conv2d_training(kw):
-    x = _x(2, 7, 6, 4)
+    x = randn(2, 7, 6, 4)
     _check("Conv2D", dict(filters=4, kernel_size=3, **kw),
            _first(x) if kw.get("data_format") == "channels_first" else x)
 
@@ -93,7 +78,7 @@ CONV3D = [dict(filters=3, kernel_size=2),
 
 @pytest.mark.parametrize("kw", CONV3D)
 def test_conv3d(kw):
-    x = _x(2, 5, 4, 6, 2)
+    x = randn(2, 5, 4, 6, 2)
     _check("Conv3D", kw, _first(x) if kw.get("data_format") == "channels_first" else x)
 
 
@@ -117,7 +102,7 @@ TRANSPOSE = [("Conv1DTranspose", dict(filters=3, kernel_size=3, strides=2)),
 @pytest.mark.parametrize("kind,kw", TRANSPOSE)
 def test_conv_transpose(kind, kw):
     rank = int(kind[4])
-    x = _x(2, *(4, 3, 3)[:rank], 3)
+    x = randn(2, *(4, 3, 3)[:rank], 3)
     _check(kind, kw, _first(x) if kw.get("data_format") == "channels_first" else x)
 
 
@@ -130,7 +115,7 @@ DEPTHWISE = [dict(kernel_size=3, depth_multiplier=2),
 @pytest.mark.parametrize("rank", [1, 2])
 @pytest.mark.parametrize("kw", DEPTHWISE)
 def test_depthwise_and_separable(rank, kw):
-    x = _x(2, *(7, 6)[:rank], 3)
+    x = randn(2, *(7, 6)[:rank], 3)
     x = _first(x) if kw.get("data_format") == "channels_first" else x
     _check(f"DepthwiseConv{rank}D", kw, x)
     _check(f"SeparableConv{rank}D", dict(filters=4, **kw), x)
@@ -152,7 +137,7 @@ def test_pooling(kind, rank, kw):
         shape = (8,) if rank == 1 else (4, 4, 4)
         if kw["pool_size"] == 3:
             pytest.skip("asymmetric 'same' padding: Keras's torch backend differs")
-    x = _x(2, *shape, 3)
+    x = randn(2, *shape, 3)
     _check(f"{kind}{rank}D", kw, _first(x) if kw.get("data_format") == "channels_first" else x)
 
 
@@ -160,13 +145,13 @@ def test_pooling(kind, rank, kw):
 @pytest.mark.parametrize("rank", [1, 2, 3])
 @pytest.mark.parametrize("kw", [{}, dict(keepdims=True, data_format="channels_first")])
 def test_global_pooling(kind, rank, kw):
-    x = _x(2, *(5, 4, 3)[:rank], 3)
+    x = randn(2, *(5, 4, 3)[:rank], 3)
     _check(f"{kind}{rank}D", kw, _first(x) if kw else x)
 
 
 def test_global_average_pooling1d_mask():
-    x, mask = _x(3, 5, 2), np.array([[1, 1, 0, 0, 0], [1, 1, 1, 1, 1], [0, 1, 0, 1, 0]], bool)
-    k = _np(keras.layers.GlobalAveragePooling1D()(x, mask=mask))
+    x, mask = randn(3, 5, 2), np.array([[1, 1, 0, 0, 0], [1, 1, 1, 1, 1], [0, 1, 0, 1, 0]], bool)
+    k = to_np(keras.layers.GlobalAveragePooling1D()(x, mask=mask))
     np.testing.assert_allclose(layers.GlobalAveragePooling1D()(x, mask=mask), k, rtol=RTOL,
                                atol=ATOL)
 
@@ -186,5 +171,5 @@ def test_global_average_pooling1d_mask():
     ("Cropping2D", dict(cropping=1, data_format="channels_first"), 2),
     ("Cropping3D", dict(cropping=((1, 1), (0, 1), (2, 0))), 3)])
 def test_spatial_reshaping(kind, kw, rank):
-    x = _x(2, *(5, 4, 6)[:rank], 3)
+    x = randn(2, *(5, 4, 6)[:rank], 3)
     _check(kind, kw, _first(x) if kw.get("data_format") == "channels_first" else x)

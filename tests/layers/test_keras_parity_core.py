@@ -3,33 +3,14 @@ without keras): the same weights give the same outputs to 1e-5 (inference and tr
 weighted layers (Dense, PReLU) have the same weights after one SGD step, and the config keys
 are Keras's."""
 
-import importlib.util
-import os
-
 import numpy as np
 import pytest
+from keras_parity import ATOL, RTOL, flat, keras, randn, to_np
 
-if "KERAS_BACKEND" not in os.environ and importlib.util.find_spec("torch") is not None:
-    os.environ["KERAS_BACKEND"] = "torch"
-keras = pytest.importorskip("keras")
+import fkeras
+from fkeras import layers
 
-import fkeras  # noqa: E402
-from fkeras import layers  # noqa: E402
-
-RTOL = ATOL = 1e-5
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
-
-
-def _np(t):
-    return np.asarray(keras.ops.convert_to_numpy(t))
-
-
-def _x(*shape, seed=0):
-    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
-
-
-def _flat(out):
-    return list(out) if isinstance(out, (list, tuple)) else [out]
 
 
 def _compare(name, kwargs, inputs, weights=None, **call_kwargs):
@@ -37,22 +18,22 @@ def _compare(name, kwargs, inputs, weights=None, **call_kwargs):
     outputs in inference and training mode; returns the two layers."""
     k_layer = getattr(keras.layers, name)(**kwargs)
     f_layer = getattr(layers, name)(**kwargs)
-    k_out = _flat(k_layer(inputs, **call_kwargs))
+    k_out = flat(k_layer(inputs, **call_kwargs))
     if k_layer.weights:
         shapes = [np.shape(x) for x in inputs] if isinstance(inputs, list) else np.shape(inputs)
         f_layer.build(shapes)
         if weights is not None:
             k_layer.set_weights(weights)
-            k_out = _flat(k_layer(inputs, **call_kwargs))
+            k_out = flat(k_layer(inputs, **call_kwargs))
         f_layer.set_weights(k_layer.get_weights())
     for training in (False, True):
-        f_out = _flat(f_layer(inputs, **call_kwargs))
+        f_out = flat(f_layer(inputs, **call_kwargs))
         if training:
-            k_out = _flat(k_layer(inputs, training=True, **call_kwargs))
+            k_out = flat(k_layer(inputs, training=True, **call_kwargs))
         assert len(k_out) == len(f_out)
         for k, f in zip(k_out, f_out):
-            assert tuple(np.shape(f)) == tuple(_np(k).shape)
-            np.testing.assert_allclose(np.asarray(f), _np(k), rtol=RTOL, atol=ATOL)
+            assert tuple(np.shape(f)) == tuple(to_np(k).shape)
+            np.testing.assert_allclose(np.asarray(f), to_np(k), rtol=RTOL, atol=ATOL)
     _compare_config_keys(k_layer, f_layer)
     return k_layer, f_layer
 
@@ -78,7 +59,7 @@ def _sgd_step_parity(name, kwargs, x, lr=0.1, seed=7):
     k_layer.set_weights([rng.standard_normal(w.shape).astype(np.float32) * 0.5
                          for w in k_layer.get_weights()])
     f_layer.set_weights(k_layer.get_weights())
-    y = _x(*k_model.output.shape, seed=seed + 1)
+    y = randn(*k_model.output.shape, seed=seed + 1)
     k_model.compile(optimizer=keras.optimizers.SGD(learning_rate=lr), loss="mse")
     f_model.compile(optimizer=fkeras.optimizers.SGD(learning_rate=lr), loss="mse")
     k_loss = k_model.train_on_batch(x, y)
@@ -99,11 +80,11 @@ def _sgd_step_parity(name, kwargs, x, lr=0.1, seed=7):
     (dict(units=4, lora_rank=2), (3, 4)),
 ])
 def test_dense(kwargs, shape):
-    x = _x(*shape)
+    x = randn(*shape)
     if "lora_rank" in kwargs:  # a non-zero B so the low-rank update shows in the output
         k = keras.layers.Dense(**kwargs)
         k.build(shape)
-        ws = [_x(*w.shape, seed=i + 1) for i, w in enumerate(k.get_weights())]
+        ws = [randn(*w.shape, seed=i + 1) for i, w in enumerate(k.get_weights())]
         _compare("Dense", kwargs, x, weights=ws)
     else:
         _compare("Dense", kwargs, x)
@@ -118,43 +99,43 @@ def test_dense(kwargs, shape):
     dict(units=3, lora_rank=2),
 ])
 def test_dense_sgd_step(kwargs):
-    _sgd_step_parity("Dense", kwargs, _x(4, 5))
+    _sgd_step_parity("Dense", kwargs, randn(4, 5))
 
 
 @pytest.mark.parametrize("activation", ["relu", "sigmoid", "softmax", "elu", "swish", "gelu"])
 def test_activation(activation):
-    _compare("Activation", dict(activation=activation), _x(3, 4, 5))
+    _compare("Activation", dict(activation=activation), randn(3, 4, 5))
 
 
 @pytest.mark.parametrize("kwargs", [dict(), dict(max_value=1.0), dict(negative_slope=0.2),
                                     dict(threshold=0.5), dict(max_value=6.0, threshold=0.3,
                                                               negative_slope=0.1)])
 def test_relu(kwargs):
-    _compare("ReLU", kwargs, _x(3, 4, 5) * 3)
+    _compare("ReLU", kwargs, randn(3, 4, 5) * 3)
 
 
 @pytest.mark.parametrize("name,kwargs", [("LeakyReLU", {}), ("LeakyReLU", {"negative_slope": 0.05}),
                                          ("ELU", {}), ("ELU", {"alpha": 0.3})])
 def test_simple_activation_layers(name, kwargs):
-    _compare(name, kwargs, _x(3, 4, 5))
+    _compare(name, kwargs, randn(3, 4, 5))
 
 
 @pytest.mark.parametrize("axis", [-1, 1, [1, 2]])
 def test_softmax(axis):
-    _compare("Softmax", dict(axis=axis), _x(2, 3, 4))
+    _compare("Softmax", dict(axis=axis), randn(2, 3, 4))
 
 
 def test_softmax_mask():
     mask = np.random.default_rng(0).random((2, 3, 4)) > 0.3
-    _compare("Softmax", {}, _x(2, 3, 4), mask=mask)
-    _compare("Softmax", {}, _x(2, 3, 4), mask=np.array([[1, 0, 1, 1]], np.float32))
+    _compare("Softmax", {}, randn(2, 3, 4), mask=mask)
+    _compare("Softmax", {}, randn(2, 3, 4), mask=np.array([[1, 0, 1, 1]], np.float32))
 
 
 @pytest.mark.parametrize("kwargs", [dict(), dict(shared_axes=[1]), dict(shared_axes=[1, 2]),
                                     dict(alpha_regularizer="l2")])
 def test_prelu(kwargs):
-    _compare("PReLU", kwargs, _x(2, 3, 4, 5))
-    _sgd_step_parity("PReLU", kwargs, _x(2, 3, 4, 5))
+    _compare("PReLU", kwargs, randn(2, 3, 4, 5))
+    _sgd_step_parity("PReLU", kwargs, randn(2, 3, 4, 5))
 
 
 # ---- reshaping ----
@@ -168,7 +149,7 @@ def test_prelu(kwargs):
     ("RepeatVector", dict(n=3), (2, 5)),
 ])
 def test_reshaping(name, kwargs, shape):
-    _compare(name, kwargs, _x(*shape))
+    _compare(name, kwargs, randn(*shape))
 
 
 def test_reshape_symbolic_shapes_match():
@@ -185,18 +166,18 @@ def test_reshape_symbolic_shapes_match():
 @pytest.mark.parametrize("shapes", [[(2, 3, 4), (2, 3, 4)], [(2, 3, 1), (2, 3, 4)],
                                     [(2, 4), (2, 3, 4)]])
 def test_elementwise_merges(name, shapes):
-    _compare(name, {}, [_x(*s, seed=i) for i, s in enumerate(shapes)])
+    _compare(name, {}, [randn(*s, seed=i) for i, s in enumerate(shapes)])
 
 
 @pytest.mark.parametrize("name", ["Add", "Multiply", "Average", "Maximum", "Minimum"])
 def test_merges_of_three(name):
-    _compare(name, {}, [_x(2, 5, seed=i) for i in range(3)])
+    _compare(name, {}, [randn(2, 5, seed=i) for i in range(3)])
 
 
 @pytest.mark.parametrize("axis,shapes", [(-1, [(2, 3, 4), (2, 3, 2)]),
                                          (1, [(2, 3, 4), (2, 1, 4), (2, 2, 4)])])
 def test_concatenate(axis, shapes):
-    _compare("Concatenate", dict(axis=axis), [_x(*s, seed=i) for i, s in enumerate(shapes)])
+    _compare("Concatenate", dict(axis=axis), [randn(*s, seed=i) for i, s in enumerate(shapes)])
 
 
 @pytest.mark.parametrize("axes,shapes", [(1, [(2, 5), (2, 5)]), (-1, [(2, 5), (2, 5)]),
@@ -208,7 +189,7 @@ def test_concatenate(axis, shapes):
 @pytest.mark.parametrize("normalize", [False, True])
 def test_dot(axes, shapes, normalize):
     _compare("Dot", dict(axes=axes, normalize=normalize),
-             [_x(*s, seed=i) for i, s in enumerate(shapes)])
+             [randn(*s, seed=i) for i, s in enumerate(shapes)])
 
 
 def test_merge_error_texts_match_keras():
@@ -227,9 +208,9 @@ def test_merge_error_texts_match_keras():
 
 
 def test_functional_forms_exist_and_agree():
-    xs = [_x(2, 4, seed=i) for i in range(2)]
+    xs = [randn(2, 4, seed=i) for i in range(2)]
     for fn in ["add", "subtract", "multiply", "average", "maximum", "minimum", "concatenate"]:
-        np.testing.assert_allclose(getattr(layers, fn)(xs), _np(getattr(keras.layers, fn)(xs)),
+        np.testing.assert_allclose(getattr(layers, fn)(xs), to_np(getattr(keras.layers, fn)(xs)),
                                    rtol=RTOL, atol=ATOL)
-    np.testing.assert_allclose(layers.dot(xs, axes=1), _np(keras.layers.dot(xs, axes=1)),
+    np.testing.assert_allclose(layers.dot(xs, axes=1), to_np(keras.layers.dot(xs, axes=1)),
                                rtol=RTOL, atol=ATOL)

@@ -2,28 +2,18 @@
 layers: the same weights give the same outputs in inference and training mode (and the same
 moving statistics), and the same weights after one SGD step of a small model, to 1e-5."""
 
-import importlib.util
 import inspect
-import os
 import warnings
 
 import numpy as np
 import pytest
+from keras_parity import ATOL, RTOL, keras, to_np
 
-if "KERAS_BACKEND" not in os.environ and importlib.util.find_spec("torch") is not None:
-    os.environ["KERAS_BACKEND"] = "torch"
-keras = pytest.importorskip("keras")
+import fkeras
+from fkeras import layers
 
-import fkeras  # noqa: E402
-from fkeras import layers  # noqa: E402
-
-RTOL = ATOL = 1e-5
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning",
                                         "ignore:You passed `rms_scaling=True`")
-
-
-def _np(t):
-    return np.asarray(keras.ops.convert_to_numpy(t))
 
 
 def _x(*shape, seed=0):
@@ -47,13 +37,13 @@ def _call_args(layer):
 def _compare_layer(k_layer, f_layer, x, steps=1, **call_kwargs):
     """Inference, then `steps` training calls: outputs and all weights after each."""
     _same_weights(k_layer, f_layer, x.shape)
-    np.testing.assert_allclose(f_layer(x, **call_kwargs), _np(k_layer(x, **call_kwargs)),
+    np.testing.assert_allclose(f_layer(x, **call_kwargs), to_np(k_layer(x, **call_kwargs)),
                                rtol=RTOL, atol=ATOL)
     for step in range(steps):
         xs = x * (1 + step) + step
         train = {"training": True} if "training" in _call_args(f_layer) else {}
         np.testing.assert_allclose(f_layer(xs, **train, **call_kwargs),
-                                   _np(k_layer(xs, **train, **call_kwargs)),
+                                   to_np(k_layer(xs, **train, **call_kwargs)),
                                    rtol=RTOL, atol=ATOL)
         for k, f in zip(k_layer.get_weights(), f_layer.get_weights()):
             np.testing.assert_allclose(f, k, rtol=RTOL, atol=ATOL)
@@ -81,7 +71,7 @@ def _sgd_step(make_layer, x, y, seed=2):
                                rtol=1e-5)
     for k, f in zip(k_model.get_weights(), f_model.get_weights()):
         np.testing.assert_allclose(f, k, rtol=RTOL, atol=ATOL)
-    np.testing.assert_allclose(f_model.predict(x, verbose=0), _np(k_model(x)), rtol=RTOL,
+    np.testing.assert_allclose(f_model.predict(x, verbose=0), to_np(k_model(x)), rtol=RTOL,
                                atol=ATOL)
 
 
@@ -109,7 +99,7 @@ def test_batch_normalization_mask():
         f_layer = layers.BatchNormalization(**kwargs)
         _same_weights(k_layer, f_layer, x.shape)
         np.testing.assert_allclose(f_layer(x, training=True, mask=mask),
-                                   _np(k_layer(x, training=True, mask=mask)), rtol=RTOL,
+                                   to_np(k_layer(x, training=True, mask=mask)), rtol=RTOL,
                                    atol=ATOL)
         for k, f in zip(k_layer.get_weights(), f_layer.get_weights()):
             np.testing.assert_allclose(f, k, rtol=RTOL, atol=ATOL)
@@ -126,7 +116,7 @@ def test_batch_normalization_trainable_false():
     k_layer = keras.layers.BatchNormalization(trainable=False)
     f_layer = layers.BatchNormalization(trainable=False)
     _same_weights(k_layer, f_layer, x.shape)
-    np.testing.assert_allclose(f_layer(x, training=True), _np(k_layer(x, training=True)),
+    np.testing.assert_allclose(f_layer(x, training=True), to_np(k_layer(x, training=True)),
                                rtol=RTOL, atol=ATOL)
     for k, f in zip(k_layer.get_weights(), f_layer.get_weights()):
         np.testing.assert_array_equal(f, k)
@@ -178,7 +168,7 @@ def test_unit_normalization(axis, shape):
     x = _x(*shape)
     x[0] = 0.0
     np.testing.assert_allclose(layers.UnitNormalization(axis=axis)(x),
-                               _np(keras.layers.UnitNormalization(axis=axis)(x)), rtol=RTOL,
+                               to_np(keras.layers.UnitNormalization(axis=axis)(x)), rtol=RTOL,
                                atol=ATOL)
 
 
@@ -199,7 +189,7 @@ def test_activity_regularization_sgd_step():
 def test_identity_in_inference_and_configs(name, args):
     x = _x(2, 3, 4)
     k_layer, f_layer = getattr(keras.layers, name)(*args), getattr(layers, name)(*args)
-    np.testing.assert_array_equal(f_layer(x), _np(k_layer(x)))
+    np.testing.assert_array_equal(f_layer(x), to_np(k_layer(x)))
     k_config, f_config = k_layer.get_config(), f_layer.get_config()
     for key in k_config:
         if key in ("dtype", "name"):

@@ -3,37 +3,19 @@ LSTM / GRU / SimpleRNN, masked inputs (Masking, Embedding(mask_zero=True)), Bidi
 TimeDistributed and stateful layers give Keras's outputs to 1e-5, and one SGD step gives
 Keras's weights to 1e-5."""
 
-import importlib.util
-import os
-
 import numpy as np
 import pytest
+from keras_parity import flat, keras, randn, to_np
 
-if "KERAS_BACKEND" not in os.environ and importlib.util.find_spec("torch") is not None:
-    os.environ["KERAS_BACKEND"] = "torch"
-keras = pytest.importorskip("keras")
-
-import fkeras  # noqa: E402
-from fkeras import layers  # noqa: E402
+import fkeras
+from fkeras import layers
 
 TOL = 1e-5
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
 
 
-def _np(t):
-    return np.asarray(keras.ops.convert_to_numpy(t))
-
-
-def _flat(out):
-    return list(out) if isinstance(out, (list, tuple)) else [out]
-
-
-def _x(*shape, seed=0):
-    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
-
-
 def _padded(seed=0):
-    x = _x(3, 6, 4, seed=seed)
+    x = randn(3, 6, 4, seed=seed)
     x[0, 4:] = 0.0
     x[1, :2] = 0.0
     x[2, 2:4] = 0.0
@@ -52,10 +34,10 @@ def _pair(build, x):
 
 
 def _check(k_model, f_model, x, training=False):
-    k_out, f_out = _flat(k_model(x, training=training)), _flat(f_model(x, training=training))
+    k_out, f_out = flat(k_model(x, training=training)), flat(f_model(x, training=training))
     assert len(k_out) == len(f_out)
     for k, f in zip(k_out, f_out):
-        np.testing.assert_allclose(np.asarray(f), _np(k), rtol=TOL, atol=TOL)
+        np.testing.assert_allclose(np.asarray(f), to_np(k), rtol=TOL, atol=TOL)
 
 
 def _rnn(name, **kw):
@@ -107,7 +89,7 @@ def test_bidirectional_masked(mode):
 
 
 def test_bidirectional_return_state_lstm():
-    x = _x(2, 5, 4)
+    x = randn(2, 5, 4)
 
     def build(L):
         return lambda t: L.Bidirectional(L.LSTM(3, return_state=True))(t)
@@ -116,7 +98,7 @@ def test_bidirectional_return_state_lstm():
 
 
 def test_time_distributed():
-    x = _x(2, 3, 5, 5, 2)
+    x = randn(2, 3, 5, 5, 2)
 
     def build(L):
         return lambda t: L.TimeDistributed(L.Dense(3))(
@@ -126,7 +108,7 @@ def test_time_distributed():
 
 
 def test_stateful_across_two_calls_and_reset():
-    x = _x(2, 4, 3, seed=3)
+    x = randn(2, 4, 3, seed=3)
     k_layer = keras.layers.LSTM(3, stateful=True, return_sequences=True)
     f_layer = layers.LSTM(3, stateful=True, return_sequences=True)
     k_layer(x)
@@ -134,11 +116,11 @@ def test_stateful_across_two_calls_and_reset():
     f_layer.set_weights(k_layer.get_weights())
     k_layer.reset_state()
     for _ in range(2):
-        np.testing.assert_allclose(f_layer(x), _np(k_layer(x)), rtol=TOL, atol=TOL)
+        np.testing.assert_allclose(f_layer(x), to_np(k_layer(x)), rtol=TOL, atol=TOL)
     k_layer.reset_state()
     f_layer.reset_states()
-    np.testing.assert_allclose(f_layer(x), _np(k_layer(x)), rtol=TOL, atol=TOL)
-    np.testing.assert_allclose(f_layer(x), _np(k_layer(x)), rtol=TOL, atol=TOL)
+    np.testing.assert_allclose(f_layer(x), to_np(k_layer(x)), rtol=TOL, atol=TOL)
+    np.testing.assert_allclose(f_layer(x), to_np(k_layer(x)), rtol=TOL, atol=TOL)
 
 
 @pytest.mark.parametrize("build", [

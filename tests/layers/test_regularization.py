@@ -10,6 +10,16 @@ import fkeras
 from fkeras import layers
 
 
+def _training_vjp(layer, x, seed):
+    """The layer's training-mode output on x, and the gradient with respect to x of a random
+    cotangent (standard normal, `seed`): (out, grad, cotangent)."""
+    with fkeras.GradientTape() as tape:
+        tape.watch(x)
+        out = layer(x, training=True)
+    cot = np.random.default_rng(seed).standard_normal(x.shape).astype(np.float32)
+    return out, tape.gradient(out, x, output_gradients=cot), cot
+
+
 @pytest.mark.parametrize("cls,shape,fmt,shared", [
     (layers.SpatialDropout1D, (4, 7, 6), None, (1,)),
     (layers.SpatialDropout2D, (4, 3, 5, 6), "channels_last", (1, 2)),
@@ -29,11 +39,7 @@ def test_spatial_dropout_drops_whole_channels(cls, shape, fmt, shared):
                                                          shape))
     assert 0 < (scale == 0).mean() < 1
     # gradient: the same mask
-    with fkeras.GradientTape() as tape:
-        tape.watch(x)
-        y = layer(x, training=True)
-    cot = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
-    g = tape.gradient(y, x, output_gradients=cot)
+    y, g, cot = _training_vjp(layer, x, seed=1)
     np.testing.assert_allclose(g, cot * (np.asarray(y) / x), rtol=1e-5)
     config = layer.get_config()
     assert set(config) == {"rate", "seed", "name", "dtype"} | (
@@ -60,11 +66,8 @@ def test_gaussian_noise():
     again = layers.GaussianNoise(0.3, seed=1)
     np.testing.assert_array_equal(again(x, training=True), y)
     assert not np.array_equal(layer(x, training=True), y)
-    with fkeras.GradientTape() as tape:
-        tape.watch(x)
-        out = layer(x, training=True)
-    cot = np.random.default_rng(0).standard_normal(x.shape).astype(np.float32)
-    np.testing.assert_array_equal(tape.gradient(out, x, output_gradients=cot), cot)
+    _, g, cot = _training_vjp(layer, x, seed=0)
+    np.testing.assert_array_equal(g, cot)
     with pytest.raises(ValueError, match="argument `stddev`. Expected a float value between 0 "
                                          "and 1. Received: stddev=2"):
         layers.GaussianNoise(2)
@@ -77,12 +80,8 @@ def test_gaussian_dropout():
     y = np.asarray(layer(x, training=True))
     assert abs(y.std() - np.sqrt(0.2 / 0.8)) < 0.01 and abs(y.mean() - 1) < 0.005
     x2 = np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32)
-    with fkeras.GradientTape() as tape:
-        tape.watch(x2)
-        out = layer(x2, training=True)
-    cot = np.random.default_rng(1).standard_normal(x2.shape).astype(np.float32)
-    np.testing.assert_allclose(tape.gradient(out, x2, output_gradients=cot),
-                               cot * np.asarray(out) / x2, rtol=1e-4)
+    out, g, cot = _training_vjp(layer, x2, seed=1)
+    np.testing.assert_allclose(g, cot * np.asarray(out) / x2, rtol=1e-4)
 
 
 def test_alpha_dropout():
@@ -107,11 +106,8 @@ def test_alpha_dropout():
     assert np.all(row_dropped ^ row_kept) and row_dropped.any() and row_kept.any()
     config = shared.get_config()
     assert config["noise_shape"] == (None, 1)
-    with fkeras.GradientTape() as tape:
-        tape.watch(x)
-        out = layer(x, training=True)
-    cot = np.random.default_rng(1).standard_normal(x.shape).astype(np.float32)
-    g = np.asarray(tape.gradient(out, x, output_gradients=cot))
+    out, g, cot = _training_vjp(layer, x, seed=1)
+    g = np.asarray(g)
     outk = np.isclose(np.asarray(out), a * x + b, atol=1e-5)
     np.testing.assert_allclose(g, np.where(outk, a * cot, 0.0), rtol=1e-5, atol=1e-6)
 

@@ -92,19 +92,26 @@ class _Pool3D(Op):
         return (g["N"] * D, H, W, g["C"], P, Q, pool_size[1], pool_size[2], strides[1],
                 strides[2], g["pads"][1], g["pads"][2])
 
+    def _start_forward(self, dev, x, pool_size, strides, padding, data_format):
+        """What both forwards start with: the geometry, the input as depth slices
+        (N * D, H, W, C), an empty 2-D pooled output (N * D, P, Q, C), and the 2-D kernel
+        sizes."""
+        g = self._geometry(x.shape, pool_size, strides, padding, data_format)
+        (D, H, W), (Pd, P, Q) = g["sp"], g["out"]
+        x2 = to_ndhwc(x, data_format).reshape(-1, H, W, g["C"])
+        y2 = dev.empty((g["N"] * D, P, Q, g["C"]))
+        return g, x2, y2, self._sizes2d(g, pool_size, strides)
+
 
 class MaxPool3D(_Pool3D):
     name = "max_pool3d"
 
     def forward(self, dev, x, pool_size=(2, 2, 2), strides=(2, 2, 2), padding="valid",
                 data_format="channels_last"):
-        g = self._geometry(x.shape, pool_size, strides, padding, data_format)
-        (D, H, W), (Pd, P, Q) = g["sp"], g["out"]
-        xs = to_ndhwc(x, data_format)
-        y2 = dev.empty((g["N"] * D, P, Q, g["C"]))
+        g, x2, y2, sizes = self._start_forward(dev, x, pool_size, strides, padding, data_format)
+        (D, _, _), (Pd, P, Q) = g["sp"], g["out"]
         idx2 = np.empty(y2.shape, dtype=np.int64)
-        sizes = self._sizes2d(g, pool_size, strides)
-        dev.kernels["maxpool2d_forward"](y2, idx2, xs.reshape(-1, H, W, g["C"]), *sizes)
+        dev.kernels["maxpool2d_forward"](y2, idx2, x2, *sizes)
         y, chosen = _depth_max(y2.reshape(g["N"], D, P, Q, g["C"]), pool_size[0], strides[0],
                                g["pads"][0], Pd)
         return from_ndhwc(np.ascontiguousarray(y), data_format, 5), (idx2, chosen, g, sizes)
@@ -125,12 +132,9 @@ class AvgPool3D(_Pool3D):
 
     def forward(self, dev, x, pool_size=(2, 2, 2), strides=(2, 2, 2), padding="valid",
                 data_format="channels_last"):
-        g = self._geometry(x.shape, pool_size, strides, padding, data_format)
-        (D, H, W), (Pd, P, Q) = g["sp"], g["out"]
-        xs = to_ndhwc(x, data_format)
-        y2 = dev.empty((g["N"] * D, P, Q, g["C"]))
-        sizes = self._sizes2d(g, pool_size, strides)
-        dev.kernels["avgpool2d_forward"](y2, xs.reshape(-1, H, W, g["C"]), *sizes)
+        g, x2, y2, sizes = self._start_forward(dev, x, pool_size, strides, padding, data_format)
+        (D, _, _), (Pd, P, Q) = g["sp"], g["out"]
+        dev.kernels["avgpool2d_forward"](y2, x2, *sizes)
         y = _depth_avg(y2.reshape(g["N"], D, P, Q, g["C"]), pool_size[0], strides[0],
                        g["pads"][0], Pd)
         return from_ndhwc(y, data_format, 5), (g, sizes)

@@ -3,11 +3,15 @@ convolution layer (Keras 3's texts)."""
 
 import numpy as np
 
-from fkeras import activations, config, constraints, initializers, ops, regularizers
+from fkeras import activations, config, ops
 from fkeras.engine.input_spec import InputSpec
 from fkeras.layers.layer import Layer
 from fkeras.layers.reshaping.spatial_args import standardize_tuple
-from fkeras.layers.weight_args import serialize_weight_args
+from fkeras.layers.weight_args import (
+    add_arg_weight,
+    serialize_weight_args,
+    store_weight_args,
+)
 from fkeras.ops.conv_nd import conv3d, join_shape, split_shape
 from fkeras.ops.conv_utils import conv_output_size_and_padding
 from fkeras.ops.padding import pad
@@ -124,13 +128,11 @@ class BaseConv(Layer):
         self.data_format = config.data_format_or_default(data_format)
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.activity_regularizer = regularizers.get(activity_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        store_weight_args(self, ("kernel", "bias"), kernel_initializer=kernel_initializer,
+                          bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+                          bias_regularizer=bias_regularizer,
+                          activity_regularizer=activity_regularizer,
+                          kernel_constraint=kernel_constraint, bias_constraint=bias_constraint)
         self.input_spec = InputSpec(min_ndim=rank + 2, max_ndim=rank + 2)
 
     def build(self, input_shape):
@@ -142,14 +144,8 @@ class BaseConv(Layer):
                 f"input shape is {tuple(input_shape)}).")
         self.compute_output_shape(input_shape)  # raises for a zero or negative output size
         shape = self.kernel_size + (channels // self.groups, self.filters)
-        self.kernel = self.add_weight(shape=shape, initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint, name="kernel")
-        self.bias = None
-        if self.use_bias:
-            self.bias = self.add_weight(shape=(self.filters,), initializer=self.bias_initializer,
-                                        regularizer=self.bias_regularizer,
-                                        constraint=self.bias_constraint, name="bias")
+        self.kernel = add_arg_weight(self, "kernel", shape)
+        self.bias = add_arg_weight(self, "bias", (self.filters,)) if self.use_bias else None
         self.input_spec = InputSpec(min_ndim=self.rank + 2, max_ndim=self.rank + 2,
                                     axes={axis: channels})
         self.built = True

@@ -1,6 +1,6 @@
 """BaseConvTranspose: the body of Conv1DTranspose, Conv2DTranspose and Conv3DTranspose."""
 
-from fkeras import activations, config, constraints, initializers, regularizers
+from fkeras import activations, config
 from fkeras.engine.input_spec import InputSpec
 from fkeras.layers.convolutional.base_conv import (
     check_strides_dilation,
@@ -10,7 +10,11 @@ from fkeras.layers.convolutional.base_conv import (
     standardize_padding,
 )
 from fkeras.layers.layer import Layer
-from fkeras.layers.weight_args import serialize_weight_args
+from fkeras.layers.weight_args import (
+    add_arg_weight,
+    serialize_weight_args,
+    store_weight_args,
+)
 from fkeras.layers.reshaping.spatial_args import standardize_tuple
 from fkeras.ops.conv_nd import conv_transpose, join_shape, split_shape
 from fkeras.ops.conv_nd import transpose_output_size_and_padding
@@ -41,13 +45,11 @@ class BaseConvTranspose(Layer):
         self.data_format = config.data_format_or_default(data_format)
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.activity_regularizer = regularizers.get(activity_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        store_weight_args(self, ("kernel", "bias"), kernel_initializer=kernel_initializer,
+                          bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+                          bias_regularizer=bias_regularizer,
+                          activity_regularizer=activity_regularizer,
+                          kernel_constraint=kernel_constraint, bias_constraint=bias_constraint)
         if self.output_padding is not None:
             for i, (op, s) in enumerate(zip(self.output_padding, self.strides)):
                 if op >= s:
@@ -62,15 +64,8 @@ class BaseConvTranspose(Layer):
     def build(self, input_shape):
         axis, channels = input_channels(self, input_shape)
         self.compute_output_shape(input_shape)
-        self.kernel = self.add_weight(shape=self.kernel_size + (self.filters, channels),
-                                      initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint, name="kernel")
-        self.bias = None
-        if self.use_bias:
-            self.bias = self.add_weight(shape=(self.filters,), initializer=self.bias_initializer,
-                                        regularizer=self.bias_regularizer,
-                                        constraint=self.bias_constraint, name="bias")
+        self.kernel = add_arg_weight(self, "kernel", self.kernel_size + (self.filters, channels))
+        self.bias = add_arg_weight(self, "bias", (self.filters,)) if self.use_bias else None
         self.input_spec = InputSpec(min_ndim=self.rank + 2, max_ndim=self.rank + 2,
                                     axes={axis: channels})
         self.built = True

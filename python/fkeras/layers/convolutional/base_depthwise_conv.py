@@ -2,7 +2,7 @@
 SeparableConv1D/2D (one filter bank per input channel, as a grouped convolution with
 groups = in_channels; the separable layers follow it with a 1x1 convolution)."""
 
-from fkeras import activations, config, constraints, initializers, ops, regularizers
+from fkeras import activations, config, ops
 from fkeras.engine.input_spec import InputSpec
 from fkeras.layers.convolutional.base_conv import (
     check_strides_dilation,
@@ -14,7 +14,11 @@ from fkeras.layers.convolutional.base_conv import (
     standardize_padding,
 )
 from fkeras.layers.layer import Layer
-from fkeras.layers.weight_args import serialize_weight_args
+from fkeras.layers.weight_args import (
+    add_arg_weight,
+    serialize_weight_args,
+    store_weight_args,
+)
 from fkeras.ops.depthwise import depthwise_conv, depthwise_conv2d
 
 
@@ -35,23 +39,13 @@ class _DepthwiseBase(Layer):
         self.data_format = config.data_format_or_default(data_format)
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
-        for w in self.weight_names:
-            setattr(self, f"{w}_initializer", initializers.get(weight_args[f"{w}_initializer"]))
-            setattr(self, f"{w}_regularizer", regularizers.get(weight_args[f"{w}_regularizer"]))
-            setattr(self, f"{w}_constraint", constraints.get(weight_args[f"{w}_constraint"]))
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.bias_constraint = constraints.get(bias_constraint)
-        self.activity_regularizer = regularizers.get(activity_regularizer)
+        store_weight_args(self, self.weight_names + ("bias",), bias_initializer=bias_initializer,
+                          bias_regularizer=bias_regularizer, bias_constraint=bias_constraint,
+                          activity_regularizer=activity_regularizer, **weight_args)
         self.input_spec = InputSpec(min_ndim=rank + 2, max_ndim=rank + 2)
 
-    def _add(self, name, shape, prefix):
-        return self.add_weight(shape=shape, initializer=getattr(self, f"{prefix}_initializer"),
-                               regularizer=getattr(self, f"{prefix}_regularizer"),
-                               constraint=getattr(self, f"{prefix}_constraint"), name=name)
-
     def _finish_build(self, axis, channels, bias_size):
-        self.bias = self._add("bias", (bias_size,), "bias") if self.use_bias else None
+        self.bias = add_arg_weight(self, "bias", (bias_size,)) if self.use_bias else None
         self.input_spec = InputSpec(min_ndim=self.rank + 2, max_ndim=self.rank + 2,
                                     axes={axis: channels})
         self.built = True
@@ -89,8 +83,8 @@ class BaseDepthwiseConv(_DepthwiseBase):
     def build(self, input_shape):
         axis, channels = input_channels(self, input_shape)
         self.compute_output_shape(input_shape)
-        self.kernel = self._add("kernel", self.kernel_size + (channels, self.depth_multiplier),
-                                "depthwise")
+        shape = self.kernel_size + (channels, self.depth_multiplier)
+        self.kernel = add_arg_weight(self, "depthwise", shape, "kernel")
         self._finish_build(axis, channels, channels * self.depth_multiplier)
 
     def call(self, inputs):
@@ -134,12 +128,12 @@ class BaseSeparableConv(_DepthwiseBase):
     def build(self, input_shape):
         axis, channels = input_channels(self, input_shape)
         self.compute_output_shape(input_shape)
-        self.depthwise_kernel = self._add(
-            "depthwise_kernel", self.kernel_size + (channels, self.depth_multiplier),
-            "depthwise")
-        self.pointwise_kernel = self._add(
-            "pointwise_kernel", (1,) * self.rank + (channels * self.depth_multiplier,
-                                                    self.filters), "pointwise")
+        self.depthwise_kernel = add_arg_weight(
+            self, "depthwise", self.kernel_size + (channels, self.depth_multiplier),
+            "depthwise_kernel")
+        self.pointwise_kernel = add_arg_weight(
+            self, "pointwise", (1,) * self.rank + (channels * self.depth_multiplier,
+                                                   self.filters), "pointwise_kernel")
         self._finish_build(axis, channels, self.filters)
 
     def call(self, inputs):

@@ -28,17 +28,7 @@ class Conv1DTranspose(BaseConvTranspose):
     ```
     """
 
-    rank = 1
-
-    def __init__(self, filters, kernel_size, strides=1, padding="valid", output_padding=None,
-                 data_format=None, dilation_rate=1, activation=None, use_bias=True,
-                 kernel_initializer="glorot_uniform", bias_initializer="zeros",
-                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
-                 kernel_constraint=None, bias_constraint=None, **kwargs):
-        super().__init__(filters, kernel_size, strides, padding, output_padding, data_format,
-                         dilation_rate, activation, use_bias, kernel_initializer,
-                         bias_initializer, kernel_regularizer, bias_regularizer,
-                         activity_regularizer, kernel_constraint, bias_constraint, **kwargs)
+    rank = 1  # the base class's __init__ has Keras's 1-D signature and defaults
 
 
 class Conv2DTranspose(BaseConvTranspose):

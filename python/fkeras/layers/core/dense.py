@@ -2,10 +2,14 @@
 
 import numpy as np
 
-from fkeras import activations, constraints, initializers, ops, regularizers
+from fkeras import activations, initializers, ops
 from fkeras.engine.input_spec import InputSpec
 from fkeras.layers.layer import Layer
-from fkeras.layers.weight_args import serialize_weight_args
+from fkeras.layers.weight_args import (
+    add_arg_weight,
+    serialize_weight_args,
+    store_weight_args,
+)
 
 
 class Dense(Layer):
@@ -52,13 +56,11 @@ class Dense(Layer):
         self.units = int(units)
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.activity_regularizer = regularizers.get(activity_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        store_weight_args(self, ("kernel", "bias"), kernel_initializer=kernel_initializer,
+                          bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+                          bias_regularizer=bias_regularizer,
+                          activity_regularizer=activity_regularizer,
+                          kernel_constraint=kernel_constraint, bias_constraint=bias_constraint)
         self.lora_rank = lora_rank
         self.lora_alpha = lora_alpha if lora_alpha is not None else lora_rank
         self.lora_enabled = False
@@ -72,15 +74,8 @@ class Dense(Layer):
                 "The last dimension of the inputs to a Dense layer should be defined. "
                 f"Found None. Full input shape received: {tuple(input_shape)}"
             )
-        self.kernel = self.add_weight(shape=(in_dim, self.units),
-                                      initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint, name="kernel")
-        self.bias = None
-        if self.use_bias:
-            self.bias = self.add_weight(shape=(self.units,), initializer=self.bias_initializer,
-                                        regularizer=self.bias_regularizer,
-                                        constraint=self.bias_constraint, name="bias")
+        self.kernel = add_arg_weight(self, "kernel", (in_dim, self.units))
+        self.bias = add_arg_weight(self, "bias", (self.units,)) if self.use_bias else None
         self.input_spec = InputSpec(min_ndim=2, axes={-1: in_dim})
         self.built = True
         if self.lora_rank:

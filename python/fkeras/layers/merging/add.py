@@ -1,10 +1,10 @@
 """Add: the elementwise sum of a list of tensors (broadcast on the non-batch axes)."""
 
 from fkeras import ops
-from fkeras.layers.merging.base_merge import Merge
+from fkeras.layers.merging.base_merge import ElementwiseMerge
 
 
-class Add(Merge):
+class Add(ElementwiseMerge):
     """Adds a list of inputs, all of the same shape up to broadcasting.
 
     Example:
@@ -13,12 +13,7 @@ class Add(Merge):
     ```
     """
 
-    def _merge(self, inputs):
-        inputs = self._expand_to_same_rank(inputs)
-        out = inputs[0]
-        for x in inputs[1:]:
-            out = ops.add(out, x)
-        return out
+    _op = staticmethod(ops.add)
 
 
 def add(inputs, **kwargs):

@@ -1,10 +1,10 @@
 """Average: the elementwise mean of a list of tensors (broadcast on the non-batch axes)."""
 
 from fkeras import ops
-from fkeras.layers.merging.base_merge import Merge
+from fkeras.layers.merging.base_merge import ElementwiseMerge
 
 
-class Average(Merge):
+class Average(ElementwiseMerge):
     """Averages a list of inputs elementwise: (x_1 + ... + x_n) / n.
 
     Example:
@@ -13,12 +13,10 @@ class Average(Merge):
     ```
     """
 
+    _op = staticmethod(ops.add)
+
     def _merge(self, inputs):
-        inputs = self._expand_to_same_rank(inputs)
-        out = inputs[0]
-        for x in inputs[1:]:
-            out = ops.add(out, x)
-        return ops.divide(out, float(len(inputs)))
+        return ops.divide(super()._merge(inputs), float(len(inputs)))
 
 
 def average(inputs, **kwargs):

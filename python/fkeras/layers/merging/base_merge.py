@@ -92,3 +92,17 @@ class Merge(Layer):
                 x = ops.expand_dims(x, 1)
             out.append(x)
         return out
+
+
+class ElementwiseMerge(Merge):
+    """Folds the binary op `_op` left to right over the inputs, brought to one rank first
+    (Add, Multiply, Maximum, Minimum; Average divides the sum)."""
+
+    _op = None
+
+    def _merge(self, inputs):
+        inputs = self._expand_to_same_rank(inputs)
+        out = inputs[0]
+        for x in inputs[1:]:
+            out = self._op(out, x)
+        return out

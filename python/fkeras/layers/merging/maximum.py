@@ -1,23 +1,11 @@
-"""Maximum and Minimum: the elementwise max / min of a list of tensors (broadcast)."""
+"""Maximum and Minimum: the elementwise max / min of a list of tensors (broadcast; ties send
+the gradient to the earlier input)."""
 
 from fkeras import ops
-from fkeras.layers.merging.base_merge import Merge
+from fkeras.layers.merging.base_merge import ElementwiseMerge
 
 
-class _Extremum(Merge):
-    """Folds `_op` over the inputs (ties send the gradient to the earlier input)."""
-
-    _op = None
-
-    def _merge(self, inputs):
-        inputs = self._expand_to_same_rank(inputs)
-        out = inputs[0]
-        for x in inputs[1:]:
-            out = self._op(out, x)
-        return out
-
-
-class Maximum(_Extremum):
+class Maximum(ElementwiseMerge):
     """The elementwise maximum of a list of inputs.
 
     Example:
@@ -29,7 +17,7 @@ class Maximum(_Extremum):
     _op = staticmethod(ops.maximum)
 
 
-class Minimum(_Extremum):
+class Minimum(ElementwiseMerge):
     """The elementwise minimum of a list of inputs.
 
     Example:

@@ -1,10 +1,10 @@
 """Multiply: the elementwise product of a list of tensors (broadcast on the non-batch axes)."""
 
 from fkeras import ops
-from fkeras.layers.merging.base_merge import Merge
+from fkeras.layers.merging.base_merge import ElementwiseMerge
 
 
-class Multiply(Merge):
+class Multiply(ElementwiseMerge):
     """Multiplies a list of inputs elementwise.
 
     Example:
@@ -13,12 +13,7 @@ class Multiply(Merge):
     ```
     """
 
-    def _merge(self, inputs):
-        inputs = self._expand_to_same_rank(inputs)
-        out = inputs[0]
-        for x in inputs[1:]:
-            out = ops.multiply(out, x)
-        return out
+    _op = staticmethod(ops.multiply)
 
 
 def multiply(inputs, **kwargs):

@@ -1,8 +1,9 @@
 """GroupNormalization (and the axis helpers of the per-sample normalization layers)."""
 
-from fkeras import constraints, initializers, ops, regularizers
+from fkeras import ops
 from fkeras.engine.input_spec import InputSpec
 from fkeras.layers.layer import Layer
+from fkeras.layers.weight_args import add_arg_weight, serialize_weight_args, store_weight_args
 
 
 def parse_axis(axis, what="axis"):
@@ -64,12 +65,10 @@ class GroupNormalization(Layer):
             raise TypeError(f"Expected an int for the argument 'axis', but received: {axis!r}")
         self.groups, self.axis, self.epsilon = groups, axis, float(epsilon)
         self.center, self.scale = bool(center), bool(scale)
-        self.beta_initializer = initializers.get(beta_initializer)
-        self.gamma_initializer = initializers.get(gamma_initializer)
-        self.beta_regularizer = regularizers.get(beta_regularizer)
-        self.gamma_regularizer = regularizers.get(gamma_regularizer)
-        self.beta_constraint = constraints.get(beta_constraint)
-        self.gamma_constraint = constraints.get(gamma_constraint)
+        store_weight_args(self, ("beta", "gamma"), beta_initializer=beta_initializer,
+                          gamma_initializer=gamma_initializer, beta_regularizer=beta_regularizer,
+                          gamma_regularizer=gamma_regularizer, beta_constraint=beta_constraint,
+                          gamma_constraint=gamma_constraint)
         self.supports_masking = True
 
     def build(self, input_shape):
@@ -92,13 +91,9 @@ class GroupNormalization(Layer):
         self.input_spec = InputSpec(ndim=len(shape), axes={self._axis: dim})
         self.gamma = self.beta = None
         if self.scale:
-            self.gamma = self.add_weight(shape=(dim,), initializer=self.gamma_initializer,
-                                         regularizer=self.gamma_regularizer,
-                                         constraint=self.gamma_constraint, name="gamma")
+            self.gamma = add_arg_weight(self, "gamma", (dim,))
         if self.center:
-            self.beta = self.add_weight(shape=(dim,), initializer=self.beta_initializer,
-                                        regularizer=self.beta_regularizer,
-                                        constraint=self.beta_constraint, name="beta")
+            self.beta = add_arg_weight(self, "beta", (dim,))
         self.built = True
 
     def call(self, inputs):
@@ -130,11 +125,6 @@ class GroupNormalization(Layer):
             "epsilon": self.epsilon,
             "center": self.center,
             "scale": self.scale,
-            "beta_initializer": initializers.serialize(self.beta_initializer),
-            "gamma_initializer": initializers.serialize(self.gamma_initializer),
-            "beta_regularizer": regularizers.serialize(self.beta_regularizer),
-            "gamma_regularizer": regularizers.serialize(self.gamma_regularizer),
-            "beta_constraint": constraints.serialize(self.beta_constraint),
-            "gamma_constraint": constraints.serialize(self.gamma_constraint),
+            **serialize_weight_args(self, ("beta", "gamma"), activity=False),
         })
         return config

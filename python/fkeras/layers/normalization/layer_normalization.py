@@ -2,9 +2,10 @@
 
 import warnings
 
-from fkeras import constraints, initializers, ops, regularizers
+from fkeras import ops
 from fkeras.layers.layer import Layer
 from fkeras.layers.normalization.group_normalization import check_axes, parse_axis
+from fkeras.layers.weight_args import add_arg_weight, serialize_weight_args, store_weight_args
 
 
 class LayerNormalization(Layer):
@@ -39,12 +40,10 @@ class LayerNormalization(Layer):
         self.axis = parse_axis(axis)
         self.epsilon = float(epsilon)
         self.center, self.scale, self.rms_scaling = bool(center), bool(scale), bool(rms_scaling)
-        self.beta_initializer = initializers.get(beta_initializer)
-        self.gamma_initializer = initializers.get(gamma_initializer)
-        self.beta_regularizer = regularizers.get(beta_regularizer)
-        self.gamma_regularizer = regularizers.get(gamma_regularizer)
-        self.beta_constraint = constraints.get(beta_constraint)
-        self.gamma_constraint = constraints.get(gamma_constraint)
+        store_weight_args(self, ("beta", "gamma"), beta_initializer=beta_initializer,
+                          gamma_initializer=gamma_initializer, beta_regularizer=beta_regularizer,
+                          gamma_regularizer=gamma_regularizer, beta_constraint=beta_constraint,
+                          gamma_constraint=gamma_constraint)
         self.supports_masking = True
 
     def build(self, input_shape):
@@ -56,13 +55,9 @@ class LayerNormalization(Layer):
         param_shape = tuple(shape[a] for a in self._axes)
         self.gamma = self.beta = None
         if self.scale or self.rms_scaling:
-            self.gamma = self.add_weight(shape=param_shape, initializer=self.gamma_initializer,
-                                         regularizer=self.gamma_regularizer,
-                                         constraint=self.gamma_constraint, name="gamma")
+            self.gamma = add_arg_weight(self, "gamma", param_shape)
         if self.center and not self.rms_scaling:
-            self.beta = self.add_weight(shape=param_shape, initializer=self.beta_initializer,
-                                        regularizer=self.beta_regularizer,
-                                        constraint=self.beta_constraint, name="beta")
+            self.beta = add_arg_weight(self, "beta", param_shape)
         self.built = True
 
     def call(self, inputs):
@@ -81,11 +76,6 @@ class LayerNormalization(Layer):
             "center": self.center,
             "scale": self.scale,
             "rms_scaling": self.rms_scaling,
-            "beta_initializer": initializers.serialize(self.beta_initializer),
-            "gamma_initializer": initializers.serialize(self.gamma_initializer),
-            "beta_regularizer": regularizers.serialize(self.beta_regularizer),
-            "gamma_regularizer": regularizers.serialize(self.gamma_regularizer),
-            "beta_constraint": constraints.serialize(self.beta_constraint),
-            "gamma_constraint": constraints.serialize(self.gamma_constraint),
+            **serialize_weight_args(self, ("beta", "gamma"), activity=False),
         })
         return config

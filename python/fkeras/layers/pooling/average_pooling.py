@@ -6,7 +6,7 @@ Keras 3 makes `pool_size` required; fkeras keeps Keras 2's defaults (2 per axis)
 """
 
 from fkeras import ops
-from fkeras.layers.pooling.base_pooling import BasePooling
+from fkeras.layers.pooling.base_pooling import Pooling1D, Pooling2D, Pooling3D, pooling_doc
 from fkeras.ops.pooling_nd import average_pool3d
 
 _ARGS = """
@@ -18,52 +18,21 @@ _ARGS = """
 """
 
 
-class AveragePooling1D(BasePooling):
-    __doc__ = """Average pooling over 1-D windows (N, T, C).
-    """ + _ARGS + """
-    Example:
-    ```python
-    y = AveragePooling1D(2)(Input(shape=(7, 3)))   # y.shape == (None, 3, 3)
-    ```
-    """
-
-    rank = 1
+class AveragePooling1D(Pooling1D):
+    __doc__ = pooling_doc("Average pooling over 1-D windows (N, T, C).", _ARGS,
+                          "y = AveragePooling1D(2)(Input(shape=(7, 3)))   # y.shape == (None, 3, 3)")
     pool_fn = staticmethod(ops.average_pool)
 
-    def __init__(self, pool_size=2, strides=None, padding="valid", data_format=None, name=None,
-                 **kwargs):
-        super().__init__(pool_size, strides, padding, data_format, name=name, **kwargs)
 
-
-class AveragePooling2D(BasePooling):
-    __doc__ = """Average pooling over 2-D windows.
-    """ + _ARGS + """
-    Example:
-    ```python
-    y = AveragePooling2D(2)(Input(shape=(7, 7, 3)))   # y.shape == (None, 3, 3, 3)
-    ```
-    """
-
-    rank = 2
+class AveragePooling2D(Pooling2D):
+    __doc__ = pooling_doc("Average pooling over 2-D windows.", _ARGS,
+                          "y = AveragePooling2D(2)(Input(shape=(7, 7, 3)))   "
+                          "# y.shape == (None, 3, 3, 3)")
     pool_fn = staticmethod(ops.average_pool)
 
-    def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None,
-                 name=None, **kwargs):
-        super().__init__(pool_size, strides, padding, data_format, name=name, **kwargs)
 
-
-class AveragePooling3D(BasePooling):
-    __doc__ = """Average pooling over 3-D windows.
-    """ + _ARGS + """
-    Example:
-    ```python
-    y = AveragePooling3D(2)(Input(shape=(4, 6, 6, 3)))   # y.shape == (None, 2, 3, 3, 3)
-    ```
-    """
-
-    rank = 3
+class AveragePooling3D(Pooling3D):
+    __doc__ = pooling_doc("Average pooling over 3-D windows.", _ARGS,
+                          "y = AveragePooling3D(2)(Input(shape=(4, 6, 6, 3)))   "
+                          "# y.shape == (None, 2, 3, 3, 3)")
     pool_fn = staticmethod(average_pool3d)
-
-    def __init__(self, pool_size=(2, 2, 2), strides=None, padding="valid", data_format=None,
-                 name=None, **kwargs):
-        super().__init__(pool_size, strides, padding, data_format, name=name, **kwargs)

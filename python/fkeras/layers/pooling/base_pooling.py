@@ -52,5 +52,40 @@ class BasePooling(Layer):
         return config_
 
 
+class Pooling1D(BasePooling):
+    """BasePooling over 1-D windows (N, T, C), Keras 2's default pool_size 2."""
+
+    rank = 1
+
+    def __init__(self, pool_size=2, strides=None, padding="valid", data_format=None, name=None,
+                 **kwargs):
+        super().__init__(pool_size, strides, padding, data_format, name=name, **kwargs)
+
+
+class Pooling2D(BasePooling):
+    """BasePooling over 2-D windows, Keras 2's default pool_size (2, 2)."""
+
+    rank = 2
+
+    def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None,
+                 name=None, **kwargs):
+        super().__init__(pool_size, strides, padding, data_format, name=name, **kwargs)
+
+
+class Pooling3D(BasePooling):
+    """BasePooling over 3-D windows, Keras 2's default pool_size (2, 2, 2)."""
+
+    rank = 3
+
+    def __init__(self, pool_size=(2, 2, 2), strides=None, padding="valid", data_format=None,
+                 name=None, **kwargs):
+        super().__init__(pool_size, strides, padding, data_format, name=name, **kwargs)
+
+
+def pooling_doc(summary, args, example):
+    """A pooling layer's docstring: the summary line, the shared Args block, one example line."""
+    return (f"{summary}\n    {args}\n    Example:\n    ```python\n    {example}\n    ```\n    ")
+
+
 # The 2-D layers' former base name.
 BasePooling2D = BasePooling

@@ -3,6 +3,8 @@
 from fkeras import config, ops
 from fkeras.engine.input_spec import InputSpec
 from fkeras.layers.layer import Layer
+from fkeras.layers.pooling.base_pooling import pooling_doc
+from fkeras.layers.reshaping.spatial_args import spatial_axes
 from fkeras.ops.conv_nd import join_shape, split_shape
 
 
@@ -21,8 +23,7 @@ class BaseGlobalPooling(Layer):
         self.built = True
 
     def _axes(self):
-        start = 2 if self.data_format == "channels_first" else 1
-        return tuple(range(start, start + self.rank))
+        return spatial_axes(self.rank, self.data_format)
 
     def call(self, inputs):
         return type(self).reduce_fn(inputs, axis=self._axes(), keepdims=self.keepdims)
@@ -76,75 +77,46 @@ class GlobalAveragePooling1D(BaseGlobalPooling):
         return None
 
 
-def _ctor(self, data_format=None, keepdims=False, **kwargs):
-    BaseGlobalPooling.__init__(self, data_format, keepdims, **kwargs)
-
-
 class GlobalAveragePooling2D(BaseGlobalPooling):
-    __doc__ = """The mean over (H, W): (N, H, W, C) -> (N, C).
-    """ + _DOC + """
-    Example:
-    ```python
-    y = GlobalAveragePooling2D()(Input(shape=(8, 8, 3)))   # y.shape == (None, 3)
-    ```
-    """
+    __doc__ = pooling_doc("The mean over (H, W): (N, H, W, C) -> (N, C).", _DOC,
+                          "y = GlobalAveragePooling2D()(Input(shape=(8, 8, 3)))   "
+                          "# y.shape == (None, 3)")
 
     rank = 2
     reduce_fn = staticmethod(ops.mean)
-    __init__ = _ctor
 
 
 class GlobalAveragePooling3D(BaseGlobalPooling):
-    __doc__ = """The mean over (D, H, W): (N, D, H, W, C) -> (N, C).
-    """ + _DOC + """
-    Example:
-    ```python
-    y = GlobalAveragePooling3D()(Input(shape=(4, 4, 4, 3)))   # y.shape == (None, 3)
-    ```
-    """
+    __doc__ = pooling_doc("The mean over (D, H, W): (N, D, H, W, C) -> (N, C).", _DOC,
+                          "y = GlobalAveragePooling3D()(Input(shape=(4, 4, 4, 3)))   "
+                          "# y.shape == (None, 3)")
 
     rank = 3
     reduce_fn = staticmethod(ops.mean)
-    __init__ = _ctor
 
 
 class GlobalMaxPooling1D(BaseGlobalPooling):
-    __doc__ = """The maximum over time: (N, T, C) -> (N, C).
-    """ + _DOC + """
-    Example:
-    ```python
-    y = GlobalMaxPooling1D()(Input(shape=(10, 4)))   # y.shape == (None, 4)
-    ```
-    """
+    __doc__ = pooling_doc("The maximum over time: (N, T, C) -> (N, C).", _DOC,
+                          "y = GlobalMaxPooling1D()(Input(shape=(10, 4)))   "
+                          "# y.shape == (None, 4)")
 
     rank = 1
     reduce_fn = staticmethod(ops.max)
-    __init__ = _ctor
 
 
 class GlobalMaxPooling2D(BaseGlobalPooling):
-    __doc__ = """The maximum over (H, W): (N, H, W, C) -> (N, C).
-    """ + _DOC + """
-    Example:
-    ```python
-    y = GlobalMaxPooling2D(keepdims=True)(Input(shape=(8, 8, 3)))   # (None, 1, 1, 3)
-    ```
-    """
+    __doc__ = pooling_doc("The maximum over (H, W): (N, H, W, C) -> (N, C).", _DOC,
+                          "y = GlobalMaxPooling2D(keepdims=True)(Input(shape=(8, 8, 3)))   "
+                          "# (None, 1, 1, 3)")
 
     rank = 2
     reduce_fn = staticmethod(ops.max)
-    __init__ = _ctor
 
 
 class GlobalMaxPooling3D(BaseGlobalPooling):
-    __doc__ = """The maximum over (D, H, W): (N, D, H, W, C) -> (N, C).
-    """ + _DOC + """
-    Example:
-    ```python
-    y = GlobalMaxPooling3D()(Input(shape=(4, 4, 4, 3)))   # y.shape == (None, 3)
-    ```
-    """
+    __doc__ = pooling_doc("The maximum over (D, H, W): (N, D, H, W, C) -> (N, C).", _DOC,
+                          "y = GlobalMaxPooling3D()(Input(shape=(4, 4, 4, 3)))   "
+                          "# y.shape == (None, 3)")
 
     rank = 3
     reduce_fn = staticmethod(ops.max)
-    __init__ = _ctor

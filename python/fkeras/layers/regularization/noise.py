@@ -25,6 +25,11 @@ def _check_seed(seed):
 
 
 class _NoiseLayer(Layer):
+    """The seed handling, shape and config of the noise layers; `config_keys` names the
+    attributes get_config adds, in Keras's key order."""
+
+    config_keys = ("seed",)
+
     def __init__(self, seed=None, **kwargs):
         super().__init__(**kwargs)
         self.seed = _check_seed(seed)
@@ -37,6 +42,11 @@ class _NoiseLayer(Layer):
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({key: getattr(self, key) for key in self.config_keys})
+        return config
 
 
 class GaussianNoise(_NoiseLayer):
@@ -52,6 +62,8 @@ class GaussianNoise(_NoiseLayer):
     ```
     """
 
+    config_keys = ("stddev", "seed")
+
     def __init__(self, stddev, seed=None, **kwargs):
         self.stddev = check_rate(stddev, "stddev")
         super().__init__(seed=seed, **kwargs)
@@ -61,11 +73,6 @@ class GaussianNoise(_NoiseLayer):
             return inputs
         noise = self._rng().standard_normal(tuple(inputs.shape)) * self.stddev
         return ops.add(inputs, noise.astype(np.float32))
-
-    def get_config(self):
-        config = super().get_config()
-        config.update({"stddev": self.stddev, "seed": self.seed})
-        return config
 
 
 class GaussianDropout(_NoiseLayer):
@@ -82,6 +89,8 @@ class GaussianDropout(_NoiseLayer):
     ```
     """
 
+    config_keys = ("rate", "seed")
+
     def __init__(self, rate, seed=None, **kwargs):
         self.rate = check_rate(rate)
         super().__init__(seed=seed, **kwargs)
@@ -95,11 +104,6 @@ class GaussianDropout(_NoiseLayer):
         stddev = math.sqrt(self.rate / (1.0 - self.rate))
         noise = 1.0 + self._rng().standard_normal(tuple(inputs.shape)) * stddev
         return ops.multiply(inputs, noise.astype(np.float32))
-
-    def get_config(self):
-        config = super().get_config()
-        config.update({"rate": self.rate, "seed": self.seed})
-        return config
 
 
 class AlphaDropout(_NoiseLayer):
@@ -120,6 +124,8 @@ class AlphaDropout(_NoiseLayer):
     ```
     """
 
+    config_keys = ("rate", "seed", "noise_shape")
+
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         self.rate = check_rate(rate)
         self.noise_shape = None if noise_shape is None else tuple(noise_shape)
@@ -137,8 +143,3 @@ class AlphaDropout(_NoiseLayer):
         scale = np.broadcast_to(a * keep, shape).astype(np.float32)
         shift = np.broadcast_to(a * alpha_p * (1 - keep) + b, shape).astype(np.float32)
         return ops.add(ops.multiply(inputs, scale), shift)
-
-    def get_config(self):
-        config = super().get_config()
-        config.update({"rate": self.rate, "seed": self.seed, "noise_shape": self.noise_shape})
-        return config

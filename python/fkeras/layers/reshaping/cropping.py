@@ -1,27 +1,12 @@
 """Cropping1D, Cropping2D, Cropping3D: elements removed before and after spatial axes."""
 
-from fkeras import config
-from fkeras.engine.input_spec import InputSpec
-from fkeras.layers.layer import Layer
-from fkeras.layers.reshaping.spatial_args import nonneg_tuple, pair_per_axis, spatial_axes
+from fkeras.layers.reshaping.base_spatial import SpatialResizing
+from fkeras.layers.reshaping.spatial_args import nonneg_tuple, pair_per_axis
 from fkeras.ops.padding import crop
 
 
-class _Cropping(Layer):
-    rank = None
-
-    def _setup(self, cropping, data_format):
-        self.data_format = config.data_format_or_default(data_format)
-        self.cropping = cropping
-        self.input_spec = InputSpec(ndim=self.rank + 2)
-        self.built = True
-
-    def _widths(self, ndim):
-        widths = [(0, 0)] * ndim
-        pairs = (self.cropping,) if self.rank == 1 else self.cropping
-        for axis, pair in zip(spatial_axes(self.rank, self.data_format), pairs):
-            widths[axis] = tuple(pair)
-        return widths
+class _Cropping(SpatialResizing):
+    arg_name = "cropping"
 
     def call(self, inputs):
         self.compute_output_shape(tuple(inputs.shape))
@@ -38,11 +23,6 @@ class _Cropping(Layer):
                         f"input_shape={tuple(input_shape)}, cropping={self.cropping}")
                 shape[axis] -= b + a
         return tuple(shape)
-
-    def get_config(self):
-        config_ = super().get_config()
-        config_.update({"cropping": self.cropping, "data_format": self.data_format})
-        return config_
 
 
 class Cropping1D(_Cropping):

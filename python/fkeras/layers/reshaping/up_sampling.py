@@ -7,27 +7,20 @@ Keras 3 (ops.image.resize without antialiasing; see fkeras/ops/resize.py).
 import numpy as np
 
 from fkeras import config, ops
-from fkeras.engine.input_spec import InputSpec
-from fkeras.layers.layer import Layer
-from fkeras.layers.reshaping.spatial_args import spatial_axes, standardize_tuple
+from fkeras.layers.reshaping.base_spatial import SpatialResizing
+from fkeras.layers.reshaping.spatial_args import standardize_tuple
 from fkeras.ops.resize import upsample_bilinear, upsample_nearest
 
 
-class _UpSampling(Layer):
-    rank = None
-
-    def _factors(self):
-        return (self.size,) if self.rank == 1 else self.size
-
-    def _axes(self):
-        return spatial_axes(self.rank, getattr(self, "data_format", "channels_last"))
+class _UpSampling(SpatialResizing):
+    arg_name = "size"
 
     def call(self, inputs):
-        return upsample_nearest(inputs, self._axes(), self._factors())
+        return upsample_nearest(inputs, self._axes(), self._per_axis())
 
     def compute_output_shape(self, input_shape):
         shape = list(input_shape)
-        for axis, f in zip(self._axes(), self._factors()):
+        for axis, f in zip(self._axes(), self._per_axis()):
             if shape[axis] is not None:
                 shape[axis] *= f
         return tuple(shape)
@@ -54,13 +47,11 @@ class UpSampling1D(_UpSampling):
         if size <= 0:
             raise ValueError(f"Argument `size` should be a positive integer. Received: "
                              f"size={size}")
-        self.size = int(size)
-        self.input_spec = InputSpec(ndim=3)
-        self.built = True
+        self._setup(int(size), "channels_last")
 
     def get_config(self):
         config_ = super().get_config()
-        config_["size"] = self.size
+        del config_["data_format"]
         return config_
 
 
@@ -83,15 +74,14 @@ class UpSampling2D(_UpSampling):
 
     def __init__(self, size=(2, 2), data_format=None, interpolation="nearest", **kwargs):
         super().__init__(**kwargs)
-        self.data_format = config.data_format_or_default(data_format)
-        self.size = standardize_tuple(size, 2, "size")
+        data_format = config.data_format_or_default(data_format)
+        size = standardize_tuple(size, 2, "size")
         self.interpolation = str(interpolation).lower()
         if self.interpolation not in ("nearest", "bilinear"):
             raise ValueError("`interpolation` argument should be one of: 'nearest', "
                              f"'bilinear'. Received: interpolation={interpolation}. (fkeras "
                              "does not implement Keras's bicubic/lanczos3/lanczos5 here.)")
-        self.input_spec = InputSpec(ndim=4)
-        self.built = True
+        self._setup(size, data_format)
 
     def call(self, inputs):
         if self.interpolation == "nearest":
@@ -106,8 +96,7 @@ class UpSampling2D(_UpSampling):
 
     def get_config(self):
         config_ = super().get_config()
-        config_.update({"size": self.size, "data_format": self.data_format,
-                        "interpolation": self.interpolation})
+        config_["interpolation"] = self.interpolation
         return config_
 
 
@@ -128,12 +117,5 @@ class UpSampling3D(_UpSampling):
 
     def __init__(self, size=(2, 2, 2), data_format=None, **kwargs):
         super().__init__(**kwargs)
-        self.data_format = config.data_format_or_default(data_format)
-        self.size = standardize_tuple(size, 3, "size")
-        self.input_spec = InputSpec(ndim=5)
-        self.built = True
-
-    def get_config(self):
-        config_ = super().get_config()
-        config_.update({"size": self.size, "data_format": self.data_format})
-        return config_
+        data_format = config.data_format_or_default(data_format)
+        self._setup(standardize_tuple(size, 3, "size"), data_format)

@@ -1,27 +1,12 @@
 """ZeroPadding1D, ZeroPadding2D, ZeroPadding3D: zeros added before and after spatial axes."""
 
-from fkeras import config
-from fkeras.engine.input_spec import InputSpec
-from fkeras.layers.layer import Layer
-from fkeras.layers.reshaping.spatial_args import nonneg_tuple, pair_per_axis, spatial_axes
+from fkeras.layers.reshaping.base_spatial import SpatialResizing
+from fkeras.layers.reshaping.spatial_args import nonneg_tuple, pair_per_axis
 from fkeras.ops.padding import pad
 
 
-class _ZeroPadding(Layer):
-    rank = None
-
-    def _setup(self, padding, data_format):
-        self.data_format = config.data_format_or_default(data_format)
-        self.padding = padding
-        self.input_spec = InputSpec(ndim=self.rank + 2)
-        self.built = True
-
-    def _widths(self, ndim):
-        widths = [(0, 0)] * ndim
-        pairs = (self.padding,) if self.rank == 1 else self.padding
-        for axis, pair in zip(spatial_axes(self.rank, self.data_format), pairs):
-            widths[axis] = tuple(pair)
-        return widths
+class _ZeroPadding(SpatialResizing):
+    arg_name = "padding"
 
     def call(self, inputs):
         return pad(inputs, self._widths(self.rank + 2))
@@ -32,11 +17,6 @@ class _ZeroPadding(Layer):
             if shape[axis] is not None:
                 shape[axis] += b + a
         return tuple(shape)
-
-    def get_config(self):
-        config_ = super().get_config()
-        config_.update({"padding": self.padding, "data_format": self.data_format})
-        return config_
 
 
 class ZeroPadding1D(_ZeroPadding):
