@@ -1,6 +1,11 @@
-// bind_gemm.cpp: Python bindings of gemm, dense_forward and dense_backward.
+// bind_gemm.cpp: Python bindings of gemm, dense_forward and dense_backward, and a test hook
+// that runs GEMMs inside a parallel region (fk::gemm_strided's in-region plan).
+#include <vector>
+
 #include "check.h"
+#include "fkeras/gemm.h"
 #include "fkeras/kernels.h"
+#include "fkeras/runtime.h"
 
 void bind_gemm(py::module_& m) {
   m.def("gemm", [](py::object C, py::object A, py::object B, int64_t M, int64_t N, int64_t K,
@@ -47,4 +52,33 @@ void bind_gemm(py::module_& m) {
   }, py::arg("dx"), py::arg("dkernel"), py::arg("dbias"), py::arg("dy"), py::arg("x"),
      py::arg("y"), py::arg("kernel"), py::arg("M"), py::arg("N"), py::arg("K"),
      py::arg("activation"), py::arg("alpha"));
+
+  // For tests: C[i] (M, N) = A[i] (M, K) @ B[i] (K, N) for i < batch, one GEMM per chunk of a
+  // parallel_for (so each runs inside the region, where it must plan for one thread). Returns
+  // (in_parallel_region() outside, whether every chunk saw in_parallel_region() true).
+  m.def("_gemm_in_region_for_test", [](py::object C, py::object A, py::object B, int64_t batch,
+                                       int64_t M, int64_t N, int64_t K) {
+    const char* k = "_gemm_in_region_for_test";
+    fkb::check_sizes(k, {{"batch", batch}, {"M", M}, {"N", N}, {"K", K}});
+    float* c = fkb::out_f32(C, k, "C", {batch, M, N});
+    const float* a = fkb::in_f32(A, k, "A", {batch, M, K});
+    const float* b = fkb::in_f32(B, k, "B", {batch, K, N});
+    std::vector<char> inside(static_cast<size_t>(batch), 0);
+    bool outside;
+    {
+      py::gil_scoped_release nogil;
+      outside = fk::in_parallel_region();
+      fk::parallel_for(batch, 1, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) {
+          inside[i] = fk::in_parallel_region() || fk::num_threads() == 1 || batch == 1;
+          fk::gemm_strided(c + i * M * N, N, a + i * M * K, K, b + i * K * N, N, M, N, K, false,
+                           false, 1.f, 0.f);
+        }
+      });
+    }
+    bool all = true;
+    for (char v : inside) all = all && v;
+    return py::make_tuple(outside, all);
+  }, py::arg("C"), py::arg("A"), py::arg("B"), py::arg("batch"), py::arg("M"), py::arg("N"),
+     py::arg("K"));
 }

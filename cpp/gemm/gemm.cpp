@@ -190,7 +190,10 @@ void run(const Problem& p) {
   if (!small && p.K >= kSplitMinK &&
       ceil_div(p.M, ops.mr) * ceil_div(p.N, ops.nr) <= kSplitMaxTiles)
     return run_split_k(p, ops, pack_a, pack_b);
-  const Plan plan = plan_blocks(p, ops, work <= kSerialWork ? 1 : num_threads(), pack_a, pack_b);
+  // Inside a parallel region (a conv block, an RNN step tile) the blocks would run serially:
+  // plan one block, not a grid that packs the same panels several times for nothing.
+  const Plan plan = plan_blocks(p, ops, work <= kSerialWork ? 1 : available_threads(), pack_a,
+                                pack_b);
   const int64_t gm = ceil_div(p.M, plan.rows), gn = ceil_div(p.N, plan.cols);
   const int64_t cols = plan.cols < ops.nc ? plan.cols : ops.nc;
   const size_t work_b = static_cast<size_t>(ops.kc * round_up(cols, ops.nr));

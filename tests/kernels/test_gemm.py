@@ -187,6 +187,32 @@ def test_gemm_same_result_for_every_thread_count():
         np.testing.assert_array_equal(C, results[0])
 
 
+@pytest.mark.parametrize("threads", [2, 3])
+@pytest.mark.parametrize("M,N,K", [(200, 150, 100), (97, 301, 257), (1, 700, 1500)])
+def test_gemm_inside_a_parallel_region(isa, threads, M, N, K):
+    # Each GEMM runs in one chunk of a parallel_for: it must see that it is inside the region
+    # (and plan one block rather than a grid for threads it cannot use), and stay correct.
+    rng = np.random.default_rng(M + N + K)
+    batch = 5
+    A = rand(rng, (batch, M, K))
+    B = rand(rng, (batch, K, N))
+    before = _C.num_threads()
+    try:
+        _C.set_num_threads(threads)
+        C = nans((batch, M, N))
+        outside, inside = _C._gemm_in_region_for_test(C, A, B, batch, M, N, K)
+        C1 = nans((batch, M, N))
+        _C.set_num_threads(1)
+        _C._gemm_in_region_for_test(C1, A, B, batch, M, N, K)
+    finally:
+        _C.set_num_threads(before)
+    assert (outside, inside) == (False, True)
+    for i in range(batch):
+        a, b = A[i].astype(np.float64), B[i].astype(np.float64)
+        assert_gemm_close(C[i], a @ b, np.abs(a) @ np.abs(b))
+    np.testing.assert_array_equal(C, C1)  # the same single-block plan as one thread
+
+
 # ---- Dense -----------------------------------------------------------------------------------
 
 
