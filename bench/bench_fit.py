@@ -1,6 +1,7 @@
 """Training and inference throughput of fit/predict: fkeras vs PyTorch eager vs Keras 3.
 
-    python bench/bench_fit.py [--threads 2] [--repeats 5] [--rounds 3] [--only mlp,tiny] [--leak]
+    python bench/bench_fit.py [--threads 2] [--repeats 5] [--rounds 3] [--only mlp,tiny]
+                              [--frameworks fkeras,torch] [--leak]
     python bench/bench_fit.py --profile cnn [--threads 1]   (per-kernel ms of a train step;
         process CPU time, which a loaded machine disturbs less than wall time, at 1 thread)
 
@@ -295,6 +296,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--frameworks", help="comma-separated subset, e.g. fkeras,torch")
     p.add_argument("--rounds", type=int, default=1,
                    help="run every framework this many times, in turns; report the medians")
     p.add_argument("--only", default=",".join(WORKLOADS))
@@ -314,6 +316,8 @@ def main():
         frameworks += [f"keras-{b}" for b, mod in (("jax", "jax"), ("torch", "torch"),
                                                      ("tensorflow", "tensorflow"))
                        if available(mod)]
+    if args.frameworks:
+        frameworks = [f for f in frameworks if f in args.frameworks.split(",")]
     # Frameworks take turns for --rounds rounds (each a fresh process per framework) and the
     # medians of the rounds are reported: on a shared machine the load changes by the minute,
     # and one process per framework run back to back would compare different loads.
