@@ -173,8 +173,12 @@ void after_fork_child() {
   new (&g_pool_mu) std::mutex();
 }
 
+// Load-time setup of the runtime: the fork handler, and the malloc policy (allocator.cpp).
 struct AtForkRegistration {
-  AtForkRegistration() { pthread_atfork(nullptr, nullptr, after_fork_child); }
+  AtForkRegistration() {
+    pthread_atfork(nullptr, nullptr, after_fork_child);
+    apply_malloc_policy();
+  }
 } g_atfork;
 
 }  // namespace

@@ -49,4 +49,8 @@ bool in_parallel_region();
 // The threads a parallel_for started here would use: 1 inside a region, else num_threads().
 int available_threads();
 
+// Sets glibc's malloc to keep large freed blocks for reuse (allocator.cpp: why, the values, the
+// FKERAS_MALLOC_TUNING=0 opt-out). Called once at load time; a no-op elsewhere than glibc.
+void apply_malloc_policy();
+
 }  // namespace fk
