@@ -17,6 +17,12 @@ def _gemm_in_region_for_test(
 ) -> tuple[bool, bool]: ...
 
 
+def _gemm_prepacked_for_test(
+    C: Array | None, A: Array | None, B: Array | None, M: int, N: int, K: int, trans_b: bool,
+    alpha: float, beta: float, calls: int
+) -> None: ...
+
+
 def _parallel_sum_for_test(n: int, grain: int) -> int: ...
 
 

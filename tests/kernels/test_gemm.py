@@ -213,6 +213,33 @@ def test_gemm_inside_a_parallel_region(isa, threads, M, N, K):
     np.testing.assert_array_equal(C, C1)  # the same single-block plan as one thread
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("M,N,K,trans_b", [
+    (1, 1, 1, False), (7, 17, 5, True), (64, 512, 160, False),   # an LSTM step tile
+    (300, 65, 300, True), (97, 1100, 70, False),                   # N above the packed limit
+])
+def test_gemm_prepacked(isa, threads, M, N, K, trans_b):
+    # B packed once (gemm_pack_b) and reused by several row slices (gemm_prepacked), with alpha
+    # and beta; 1100 columns exceed the column block, where B is kept by pointer instead.
+    rng = np.random.default_rng(M * N + K)
+    A = rand(rng, (M, K))
+    B = rand(rng, (N, K) if trans_b else (K, N))
+    C0 = rand(rng, (M, N))
+    before = _C.num_threads()
+    try:
+        _C.set_num_threads(threads)
+        C = C0.copy()
+        _C._gemm_prepacked_for_test(C, A, B, M, N, K, trans_b, 0.5, 2.0, 3)
+    finally:
+        _C.set_num_threads(before)
+    a, b = A.astype(np.float64), op64(B, trans_b)
+    expected = 0.5 * (a @ b) + 2.0 * C0.astype(np.float64)
+    assert_gemm_close(C, expected, 0.5 * np.abs(a) @ np.abs(b) + 2.0 * np.abs(C0))
+    C = nans((M, N))
+    _C._gemm_prepacked_for_test(C, A, B, M, N, K, trans_b, 1.0, 0.0, 1)  # beta 0: C not read
+    assert_gemm_close(C, a @ b, np.abs(a) @ np.abs(b))
+
+
 # ---- Dense -----------------------------------------------------------------------------------
 
 
