@@ -9,7 +9,11 @@ rate: GFLOP/s (conv) or GB/s (pooling), from the median. ratio: fkeras speed / t
 the medians (> 1: fkeras faster); r(min): the same from the fastest runs, which a busy shared
 machine disturbs less.
 
-Usage: python bench/bench_conv.py [--repeats 7] [--threads 1 2] [--quick]
+--cpu-time times with process CPU time instead of wall time (1 thread only: a thread that waits
+for another would count nothing). A loaded machine disturbs it much less than wall time, so it is
+the figure to trust for 1-thread ratios there.
+
+Usage: python bench/bench_conv.py [--repeats 7] [--threads 1 2] [--quick] [--cpu-time]
 """
 
 import argparse
@@ -39,6 +43,9 @@ CONV_CASES = [  # (name, N, H, W, C, K, R, S)
 POOL_CASES = [("64x28x28x64 max 2x2", 64, 28, 28, 64), ("32x56x56x64 max 2x2", 32, 56, 56, 64)]
 
 
+CLOCK = time.perf_counter
+
+
 def time_pair(ours, theirs, repeats, rounds=3):
     """Median and min seconds of ours and theirs (theirs None: not timed). Each takes turns of
     `repeats // rounds` runs, so that a busy spell on the shared machine hits both alike, with a
@@ -52,9 +59,9 @@ def time_pair(ours, theirs, repeats, rounds=3):
             time.sleep(0.05)
             fn()  # warm-up
             for _ in range(per_turn):
-                t0 = time.perf_counter()
+                t0 = CLOCK()
                 fn()
-                ts.append(time.perf_counter() - t0)
+                ts.append(CLOCK() - t0)
     stats = [(statistics.median(ts), min(ts)) for ts in times]
     return stats[0], (stats[1] if theirs is not None else None)
 
@@ -154,10 +161,18 @@ def main():
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--quick", action="store_true", help="first conv case only, no pooling")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="process CPU time instead of wall time (1 thread only)")
     opts = parser.parse_args()
+    if opts.cpu_time:
+        global CLOCK
+        if opts.threads != [1]:
+            parser.error("--cpu-time measures 1 thread only: add --threads 1")
+        CLOCK = time.process_time
     rng = np.random.default_rng(0)
     print(f"fkeras ISA {_C.cpu_isa()}; torch {torch.__version__ if torch else 'not installed'}; "
-          f"median of {opts.repeats} (shared machine: noisy)")
+          f"median of {opts.repeats} (shared machine: noisy); "
+          f"{'process CPU time' if opts.cpu_time else 'wall time'}")
     hdr = (f"{'case':22} {'op':16} {'th':>2} {'ms':>9} {'rate':>8} {'torch ms':>9} "
            f"{'rate':>8} {'ratio':>6} {'r(min)':>6}")
     print(hdr + "\n" + "-" * len(hdr))

@@ -1,7 +1,9 @@
 """Training and inference throughput of fit/predict: fkeras vs PyTorch eager vs Keras 3.
 
-    python bench/bench_fit.py [--threads 2] [--repeats 5] [--only mlp,tiny] [--leak]
-                              [--first-step]
+    python bench/bench_fit.py [--threads 2] [--repeats 5] [--rounds 3] [--only mlp,tiny]
+                              [--frameworks fkeras,torch] [--leak] [--first-step]
+    python bench/bench_fit.py --profile cnn [--threads 1]   (per-kernel ms of a train step;
+        process CPU time, which a loaded machine disturbs less than wall time, at 1 thread)
 
 Workloads (random data, Adam, no metrics):
   mlp   MLP 784-512-512-10, batch 128, sparse categorical crossentropy
@@ -234,6 +236,71 @@ def first_step(args):
           f"{args.repeats}) -> {'OK' if total < 1.0 else 'OVER 1 s'}")
 
 
+def profile_step(name, threads, steps=10):
+    """Per-kernel milliseconds per train step: fkeras (every device kernel wrapped in a timer)
+    and torch eager (torch.profiler self CPU time per op), same model, batch and threads."""
+    from collections import defaultdict
+
+    import fkeras
+    from fkeras.backend import devices
+
+    fkeras.config.set_num_threads(threads)
+    clock = time.process_time if threads == 1 else time.perf_counter
+    batch, _, _, _, _ = WORKLOADS[name]
+    x, y = make_data(name)
+    model = keras_like_model(fkeras, name)
+    model.fit(x[:batch * 2], y[:batch * 2], batch_size=batch, epochs=1, verbose=0)
+    dev = devices.get_device("cpu")
+    times, calls = defaultdict(float), defaultdict(int)
+
+    def timed(key, fn):
+        def call(*args):
+            t = clock()
+            out = fn(*args)
+            times[key] += clock() - t
+            calls[key] += 1
+            return out
+        return call
+
+    original = dict(dev.kernels)
+    for key, fn in original.items():
+        dev.kernels[key] = timed(key, fn)
+    t = clock()
+    model.fit(x[:batch * steps], y[:batch * steps], batch_size=batch, epochs=1, verbose=0,
+              shuffle=False)
+    total = (clock() - t) / steps * 1e3
+    dev.kernels.update(original)
+    print(f"fkeras {name}: {total:.2f} ms/step, kernels {sum(times.values()) / steps * 1e3:.2f}")
+    for key in sorted(times, key=times.get, reverse=True):
+        print(f"  {key:32s} {times[key] / steps * 1e3:8.3f} ms  {calls[key] // steps:3d} calls")
+    import torch
+
+    torch.set_num_threads(threads)
+    xs = torch.from_numpy(np.ascontiguousarray(x.transpose(0, 3, 1, 2)) if x.ndim == 4 else x)
+    ys = torch.from_numpy(np.asarray(y))
+    model = torch_model(torch, name)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    loss_fn = torch.nn.CrossEntropyLoss() if name != "lstm" else torch.nn.MSELoss()
+
+    def step(i):
+        opt.zero_grad()
+        loss_fn(model(xs[i * batch:(i + 1) * batch]), ys[i * batch:(i + 1) * batch]).backward()
+        opt.step()
+
+    for i in range(2):
+        step(i)
+    with torch.profiler.profile() as prof:
+        t = clock()
+        for i in range(steps):
+            step(i)
+        total = (clock() - t) / steps * 1e3
+    print(f"torch {name}: {total:.2f} ms/step (profiled)")
+    for ev in sorted(prof.key_averages(), key=lambda e: e.self_cpu_time_total,
+                     reverse=True)[:14]:
+        print(f"  {ev.key:32s} {ev.self_cpu_time_total / steps / 1e3:8.3f} ms  "
+              f"{ev.count // steps:3d} calls")
+
+
 def run(framework, names, args):
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads),
                FKERAS_NUM_THREADS=str(args.threads))
@@ -262,10 +329,14 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--frameworks", help="comma-separated subset, e.g. fkeras,torch")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="run every framework this many times, in turns; report the medians")
     p.add_argument("--only", default=",".join(WORKLOADS))
     p.add_argument("--worker")
     p.add_argument("--leak", action="store_true")
     p.add_argument("--first-step", action="store_true")
+    p.add_argument("--profile", metavar="WORKLOAD")
     args = p.parse_args()
     names = [n for n in args.only.split(",") if n]
     if args.worker:
@@ -274,14 +345,27 @@ def main():
         return leak_check(args.threads)
     if args.first_step:
         return first_step(args)
+    if args.profile:
+        return profile_step(args.profile, args.threads)
     frameworks = ["fkeras"] + (["torch"] if available("torch") else [])
     if available("keras"):
         frameworks += [f"keras-{b}" for b, mod in (("jax", "jax"), ("torch", "torch"),
                                                      ("tensorflow", "tensorflow"))
                        if available(mod)]
-    results = dict(run(fw, names, args) for fw in frameworks)
-    results = {k: v for k, v in results.items() if v}
-    print(f"\nsamples/s, median of {args.repeats}, {args.threads} threads "
+    if args.frameworks:
+        frameworks = [f for f in frameworks if f in args.frameworks.split(",")]
+    # Frameworks take turns for --rounds rounds (each a fresh process per framework) and the
+    # medians of the rounds are reported: on a shared machine the load changes by the minute,
+    # and one process per framework run back to back would compare different loads.
+    rounds = {}
+    for _ in range(args.rounds):
+        for fw in frameworks:
+            label, res = run(fw, names, args)
+            if res:
+                rounds.setdefault(label, []).append(res)
+    results = {label: {n: tuple(float(np.median([r[n][i] for r in rs])) for i in (0, 1))
+                       for n in names} for label, rs in rounds.items()}
+    print(f"\nsamples/s, median of {args.repeats} x {args.rounds} rounds, {args.threads} threads "
           "(ratio: fkeras / other)")
     header = f"{'workload':8s} {'framework':16s} {'train':>10s} {'infer':>10s} " \
              f"{'train x':>8s} {'infer x':>8s} {'ms/step':>8s}"

@@ -36,7 +36,9 @@ GATES = {"lstm": 4, "gru": 3, "simple_rnn": 1}
 
 def median_times(fns, repeats, warmup=2):
     """Median seconds of each callable (None: skipped), timed in turn within every repeat, so
-    that on a shared machine they all see the same background load."""
+    that on a shared machine they all see the same background load. A pause before each call:
+    torch's OpenMP workers keep spinning for a while after its call and would otherwise take a
+    core from the next (fkeras) call; after the pause both start with sleeping workers."""
     fns = [fn for fn in fns if fn is not None]
     for fn in fns:
         for _ in range(warmup):
@@ -44,6 +46,7 @@ def median_times(fns, repeats, warmup=2):
     times = [[] for _ in fns]
     for _ in range(repeats):
         for fn, ts in zip(fns, times):
+            time.sleep(0.05)
             t0 = time.perf_counter()
             fn()
             ts.append(time.perf_counter() - t0)

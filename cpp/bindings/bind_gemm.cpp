@@ -1,6 +1,12 @@
-// bind_gemm.cpp: Python bindings of gemm, dense_forward and dense_backward.
+// bind_gemm.cpp: Python bindings of gemm, dense_forward and dense_backward, and test hooks for
+// the internal GEMM entry points: GEMMs run inside a parallel region (gemm_strided's in-region
+// plan) and a B packed ahead (gemm_pack_b / gemm_prepacked).
+#include <vector>
+
 #include "check.h"
+#include "fkeras/gemm.h"
 #include "fkeras/kernels.h"
+#include "fkeras/runtime.h"
 
 void bind_gemm(py::module_& m) {
   m.def("gemm", [](py::object C, py::object A, py::object B, int64_t M, int64_t N, int64_t K,
@@ -47,4 +53,55 @@ void bind_gemm(py::module_& m) {
   }, py::arg("dx"), py::arg("dkernel"), py::arg("dbias"), py::arg("dy"), py::arg("x"),
      py::arg("y"), py::arg("kernel"), py::arg("M"), py::arg("N"), py::arg("K"),
      py::arg("activation"), py::arg("alpha"));
+
+  // For tests: C[i] (M, N) = A[i] (M, K) @ B[i] (K, N) for i < batch, one GEMM per chunk of a
+  // parallel_for (so each runs inside the region, where it must plan for one thread). Returns
+  // (in_parallel_region() outside, whether every chunk saw in_parallel_region() true).
+  m.def("_gemm_in_region_for_test", [](py::object C, py::object A, py::object B, int64_t batch,
+                                       int64_t M, int64_t N, int64_t K) {
+    const char* k = "_gemm_in_region_for_test";
+    fkb::check_sizes(k, {{"batch", batch}, {"M", M}, {"N", N}, {"K", K}});
+    float* c = fkb::out_f32(C, k, "C", {batch, M, N});
+    const float* a = fkb::in_f32(A, k, "A", {batch, M, K});
+    const float* b = fkb::in_f32(B, k, "B", {batch, K, N});
+    std::vector<char> inside(static_cast<size_t>(batch), 0);
+    bool outside;
+    {
+      py::gil_scoped_release nogil;
+      outside = fk::in_parallel_region();
+      fk::parallel_for(batch, 1, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) {
+          inside[i] = fk::in_parallel_region() || fk::num_threads() == 1 || batch == 1;
+          fk::gemm_strided(c + i * M * N, N, a + i * M * K, K, b + i * K * N, N, M, N, K, false,
+                           false, 1.f, 0.f);
+        }
+      });
+    }
+    bool all = true;
+    for (char v : inside) all = all && v;
+    return py::make_tuple(outside, all);
+  }, py::arg("C"), py::arg("A"), py::arg("B"), py::arg("batch"), py::arg("M"), py::arg("N"),
+     py::arg("K"));
+
+  // For tests: C (M, N) = alpha * A (M, K) @ op(B) + beta * C with op(B) packed by gemm_pack_b
+  // first (B (K, N), or (N, K) when trans_b); calls gemm_prepacked `calls` times on row slices
+  // of about M / calls rows each (the same packed B reused).
+  m.def("_gemm_prepacked_for_test", [](py::object C, py::object A, py::object B, int64_t M,
+                                       int64_t N, int64_t K, bool trans_b, float alpha,
+                                       float beta, int64_t calls) {
+    const char* k = "_gemm_prepacked_for_test";
+    fkb::check_sizes(k, {{"M", M}, {"N", N}, {"K", K}, {"calls", calls}});
+    float* c = fkb::out_f32(C, k, "C", {M, N});
+    const float* a = fkb::in_f32(A, k, "A", {M, K});
+    const float* b = fkb::in_f32(B, k, "B", {trans_b ? N : K, trans_b ? K : N});
+    py::gil_scoped_release nogil;
+    fk::GemmPackedB packed;
+    fk::gemm_pack_b(packed, b, trans_b ? K : N, K, N, trans_b);
+    const int64_t parts = calls < 1 ? 1 : calls;
+    for (int64_t i = 0; i < parts; ++i) {
+      const int64_t r0 = i * M / parts, r1 = (i + 1) * M / parts;
+      fk::gemm_prepacked(c + r0 * N, N, a + r0 * K, K, packed, r1 - r0, false, alpha, beta);
+    }
+  }, py::arg("C"), py::arg("A"), py::arg("B"), py::arg("M"), py::arg("N"), py::arg("K"),
+     py::arg("trans_b"), py::arg("alpha"), py::arg("beta"), py::arg("calls"));
 }

@@ -16,6 +16,7 @@
 //   pool wake-up, and every block then pulls half its panels from the other core.)
 //   The grid comes from a cost model (plan_blocks).
 // - A product with a few C tiles but a long K splits K (run_split_k).
+#include <algorithm>
 #include <atomic>
 
 #include "fkeras/gemm.h"
@@ -190,7 +191,10 @@ void run(const Problem& p) {
   if (!small && p.K >= kSplitMinK &&
       ceil_div(p.M, ops.mr) * ceil_div(p.N, ops.nr) <= kSplitMaxTiles)
     return run_split_k(p, ops, pack_a, pack_b);
-  const Plan plan = plan_blocks(p, ops, work <= kSerialWork ? 1 : num_threads(), pack_a, pack_b);
+  // Inside a parallel region (a conv block, an RNN step tile) the blocks would run serially:
+  // plan one block, not a grid that packs the same panels several times for nothing.
+  const Plan plan = plan_blocks(p, ops, work <= kSerialWork ? 1 : available_threads(), pack_a,
+                                pack_b);
   const int64_t gm = ceil_div(p.M, plan.rows), gn = ceil_div(p.N, plan.cols);
   const int64_t cols = plan.cols < ops.nc ? plan.cols : ops.nc;
   const size_t work_b = static_cast<size_t>(ops.kc * round_up(cols, ops.nr));
@@ -274,6 +278,62 @@ void gemm_strided(float* C, int64_t ldc, const float* A, int64_t lda, const floa
   gemm_detail::Problem p{C, ldc, A, lda, B, ldb, M, N, K, trans_a, trans_b, alpha, beta,
                          ep.bias, ep.activation, ep.alpha};
   gemm_detail::run(p);
+}
+
+int64_t gemm_prepack_max_n() { return gemm_detail::current_ops().nc; }
+
+void gemm_pack_b(GemmPackedB& out, const float* B, int64_t ldb, int64_t K, int64_t N,
+                 bool trans_b) {
+  using namespace gemm_detail;
+  FK_CHECK(K >= 0 && N >= 0 && ldb >= (trans_b ? K : N), "gemm_pack_b: bad sizes K=", K, " N=",
+           N, " ldb=", ldb);
+  const IsaOps& ops = current_ops();
+  out.B = B, out.ldb = ldb, out.K = K, out.N = N, out.trans_b = trans_b;
+  out.isa = static_cast<int>(cpu_isa());
+  out.cols = round_up(N, ops.nr);
+  if (N > ops.nc || K == 0 || N == 0) {  // kept by pointer: gemm_prepacked packs per call
+    out.panels.reset();
+    return;
+  }
+  out.panels.reset(new float[static_cast<size_t>(K * out.cols)]);
+  const Problem p{nullptr, N, nullptr, K, B, ldb, 0, N, K, false, trans_b, 1.f, 0.f,
+                  nullptr, kLinear, 0.f};
+  // The same layout as a kept B in run(): reduction block k0 at panels + k0 * cols.
+  for (int64_t k0 = 0; k0 < K; k0 += ops.kc)
+    ops.pack_b(out.panels.get() + k0 * out.cols, p, k0, K - k0 < ops.kc ? K - k0 : ops.kc, 0, N);
+}
+
+void gemm_prepacked(float* C, int64_t ldc, const float* A, int64_t lda, const GemmPackedB& B,
+                    int64_t M, bool trans_a, float alpha, float beta, const Epilogue& ep) {
+  using namespace gemm_detail;
+  if (!B.panels) {
+    gemm_strided(C, ldc, A, lda, B.B, B.ldb, M, B.N, B.K, trans_a, B.trans_b, alpha, beta, ep);
+    return;
+  }
+  FK_CHECK(B.isa == static_cast<int>(cpu_isa()), "gemm_prepacked: B was packed for another ISA");
+  FK_CHECK(M >= 0 && ldc >= B.N && lda >= (trans_a ? M : B.K), "gemm_prepacked: bad sizes M=", M,
+           " ldc=", ldc, " lda=", lda);
+  check_fused(ep.activation);
+  if (M == 0 || B.N == 0) return;
+  const Problem p{C, ldc, A, lda, B.B, B.ldb, M, B.N, B.K, trans_a, B.trans_b, alpha, beta,
+                  ep.bias, ep.activation, ep.alpha};
+  const IsaOps& ops = current_ops();
+  if (B.K == 0 || alpha == 0.f) return scale_only(p, ops);
+  const PackedB kept{B.panels.get(), B.cols, 0};
+  const bool pack_a = B.N > 2 * ops.nr;
+  // Row blocks of at least 64 rows, a few per thread (dynamic hand-out); one inside a region.
+  const int64_t threads = available_threads();
+  const int64_t rows = threads == 1 ? M
+                       : round_up(std::max<int64_t>(64, ceil_div(M, 4 * threads)), ops.mr);
+  const int64_t blocks = ceil_div(M, rows);
+  auto run_rows = [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t i0 = b * rows, i1 = i0 + rows < M ? i0 + rows : M;
+      ops.block(p, Block{i0, i1, 0, B.N}, pack_a, true, nullptr, kept);
+    }
+  };
+  if (blocks == 1) return run_rows(0, 1);
+  parallel_for(blocks, 1, run_rows);
 }
 
 void gemm(float* C, const float* A, const float* B, int64_t M, int64_t N, int64_t K,

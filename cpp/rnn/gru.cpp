@@ -22,6 +22,8 @@
 // r * Hprev for the h block when !reset_after), dx = dXP kernel^T.
 #include <algorithm>
 
+#include <vector>
+
 #include "fkeras/gemm.h"
 #include "fkeras/kernels.h"
 #include "rnn_internal.h"
@@ -52,13 +54,14 @@ void gru_forward(float* hs, float* h_final, float* gates, float* hproj, const fl
     Buffer rkp(U * G), brp(G), rec(N * G);  // interleaved Wr (U, 3U) and br (3U); (N, 3U)
     rnn::interleave_gates(rkp.data(), recurrent_kernel, G, U, 3, tl);
     if (bias) rnn::interleave_gates(brp.data(), bias + G, G, 1, 3, tl);
+    const std::vector<GemmPackedB> rkpp = rnn::pack_unit_tiles(rkp.data(), G, U, 3, tl);
     rnn::run_phases(T, tl, [&](int64_t s, int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
       const float* hp = s ? hs + (s - 1) * U : h0;  // (N, U), row stride ld
       const int64_t ld = s ? T * U : U, w = j1 - j0;
       Epilogue rep;
       rep.bias = bias ? brp.data() + 3 * j0 : nullptr;
-      gemm_strided(rec.data() + r0 * G + 3 * j0, G, hp + r0 * ld, ld, rkp.data() + 3 * j0, G,
-                   r1 - r0, 3 * w, U, false, false, 1.f, 0.f, rep);
+      gemm_prepacked(rec.data() + r0 * G + 3 * j0, G, hp + r0 * ld, ld, rkpp[j0 / tl.units],
+                     r1 - r0, false, 1.f, 0.f, rep);
       for (int64_t n = r0; n < r1; ++n) {
         const int64_t row = n * T + s;
         gk.gru_forward_ra(gates + row * G, hproj + row * U, rec.data() + n * G + 3 * j0,
@@ -69,22 +72,25 @@ void gru_forward(float* hs, float* h_final, float* gates, float* hproj, const fl
     // (U, 2U) interleaved Wr[:, :2U]; (N, 2U) h @ Wr[:, :2U]; (N, U) r * h
     Buffer rkp(U * 2 * U), rec(N * 2 * U), rh(N * U);
     rnn::interleave_gates(rkp.data(), recurrent_kernel, G, U, 2, tl);
+    const std::vector<GemmPackedB> zrp = rnn::pack_unit_tiles(rkp.data(), 2 * U, U, 2, tl);
+    const std::vector<GemmPackedB> hhp = rnn::pack_unit_tiles(recurrent_kernel + 2 * U, G, U, 1,
+                                                              tl);
     // Two phases per step: z, r (and r * h), then hproj and the new h.
     rnn::run_phases(2 * T, tl, [&](int64_t p, int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
       const int64_t s = p / 2, w = j1 - j0;
       const float* hp = s ? hs + (s - 1) * U : h0;  // (N, U), row stride ld
       const int64_t ld = s ? T * U : U;
       if (p % 2 == 0) {
-        gemm_strided(rec.data() + r0 * 2 * U + 2 * j0, 2 * U, hp + r0 * ld, ld,
-                     rkp.data() + 2 * j0, 2 * U, r1 - r0, 2 * w, U, false, false, 1.f, 0.f);
+        gemm_prepacked(rec.data() + r0 * 2 * U + 2 * j0, 2 * U, hp + r0 * ld, ld,
+                       zrp[j0 / tl.units], r1 - r0, false, 1.f, 0.f);
         for (int64_t n = r0; n < r1; ++n)
           gk.gru_forward_zr(gates + (n * T + s) * G, rh.data() + n * U,
                             rec.data() + n * 2 * U + 2 * j0, hp + n * ld, U, j0, w, rec_act);
         return;
       }
       // hproj[rows, s, units] = (r * h)[rows] @ Wr[:, 2U + units]
-      gemm_strided(hproj + (r0 * T + s) * U + j0, T * U, rh.data() + r0 * U, U,
-                   recurrent_kernel + 2 * U + j0, G, r1 - r0, w, U, false, false, 1.f, 0.f);
+      gemm_prepacked(hproj + (r0 * T + s) * U + j0, T * U, rh.data() + r0 * U, U,
+                     hhp[j0 / tl.units], r1 - r0, false, 1.f, 0.f);
       for (int64_t n = r0; n < r1; ++n) {
         const int64_t row = n * T + s;
         gk.gru_forward_h(gates + row * G, hs + row * U, hproj + row * U, hp + n * ld, U, j0, w,
@@ -131,12 +137,13 @@ void gru_backward(float* dx, float* dh0, float* dkernel, float* drecurrent_kerne
                            j1 - j0, act, rec_act);
       }
     };
+    const std::vector<GemmPackedB> rktp = rnn::pack_unit_tiles(rkt.data(), U, G, 1, tl);
     // Phase p handles step s = T - 1 - p (as in lstm.cpp).
     rnn::run_phases(T, tl, [&](int64_t p, int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
       const int64_t s = T - 1 - p;
       if (p > 0)  // dh[rows, units] = drp_{s+1}[rows] @ Wr^T[:, units] + dh * z (gate pass's)
-        gemm_strided(dh.data() + r0 * U + j0, U, d1.data() + (r0 * T + s + 1) * G, T * G,
-                     rkt.data() + j0, U, r1 - r0, j1 - j0, G, false, false, 1.f, 1.f);
+        gemm_prepacked(dh.data() + r0 * U + j0, U, d1.data() + (r0 * T + s + 1) * G, T * G,
+                       rktp[j0 / tl.units], r1 - r0, false, 1.f, 1.f);
       gate_pass(s, r0, r1, j0, j1);
     });
     if (dh0) {
@@ -158,6 +165,9 @@ void gru_backward(float* dx, float* dh0, float* dkernel, float* drecurrent_kerne
                            gates + row * G, h_prev(n, s), U, j0, j1 - j0, act, rec_act);
       }
     };
+    const std::vector<GemmPackedB> zrt = rnn::pack_unit_tiles(rkt.data(), U, 2 * U, 1, tl);
+    const std::vector<GemmPackedB> hht = rnn::pack_unit_tiles(rkt.data() + 2 * U * U, U, U, 1,
+                                                              tl);
     // Phases: zh(T-1), then per step s = T-1 .. 0: A(s) = the r half of step s, and for s > 0
     // B(s) = dh += [dz, dr]_s @ Wr^T[:2U] followed by zh(s-1).
     rnn::run_phases(2 * T, tl, [&](int64_t p, int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
@@ -165,13 +175,13 @@ void gru_backward(float* dx, float* dh0, float* dkernel, float* drecurrent_kerne
       const int64_t s = T - 1 - (p - 1) / 2;
       if ((p - 1) % 2 == 1) {
         // dh[rows, units] += [dz, dr]_s[rows] @ Wr^T[:2U, units]
-        gemm_strided(dh.data() + r0 * U + j0, U, d1.data() + (r0 * T + s) * G, T * G,
-                     rkt.data() + j0, U, r1 - r0, j1 - j0, 2 * U, false, false, 1.f, 1.f);
+        gemm_prepacked(dh.data() + r0 * U + j0, U, d1.data() + (r0 * T + s) * G, T * G,
+                       zrt[j0 / tl.units], r1 - r0, false, 1.f, 1.f);
         return zh_pass(s - 1, r0, r1, j0, j1);
       }
       // drh[rows, units] = dhh_s[rows] @ Wr^T[2U:, units]
-      gemm_strided(drh.data() + r0 * U + j0, U, d1.data() + (r0 * T + s) * G + 2 * U, T * G,
-                   rkt.data() + 2 * U * U + j0, U, r1 - r0, j1 - j0, U, false, false, 1.f, 0.f);
+      gemm_prepacked(drh.data() + r0 * U + j0, U, d1.data() + (r0 * T + s) * G + 2 * U, T * G,
+                     hht[j0 / tl.units], r1 - r0, false, 1.f, 0.f);
       for (int64_t n = r0; n < r1; ++n) {
         const int64_t row = n * T + s;
         gk.gru_backward_r(d1.data() + row * G, dh.data() + n * U,

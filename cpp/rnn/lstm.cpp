@@ -19,9 +19,11 @@
 // dh = dz_{s+1} @ Wr^T and then the gate-gradient pass of step s on it. dz of every step is kept
 // in an (N, T, 4U) buffer, so that after the loop [drecurrent_kernel; dkernel; dbias] =
 // [Hprev | X | 1]^T dZ is one GEMM and dx = dZ kernel^T another. The step GEMMs read Wr^T,
-// transposed once per call.
+// transposed once per call. Every unit tile's columns of the step weights are packed into GEMM
+// panels once per call (gemm_pack_b), not by each step's GEMM.
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "fkeras/gemm.h"
 #include "fkeras/kernels.h"
@@ -54,14 +56,16 @@ void lstm_forward(float* hs, float* h_final, float* c_final, float* gates, float
   Buffer xh(N * T * K);  // (N, T, F + U): row (n, s) = [x read at step s | h entering step s]
   rnn::stack_inputs(xh.data(), x, h0, N, T, F, U, go_backwards);
   Buffer z(N * G);  // (N, 4U) the pre-activations of one step, interleaved
+  // Each unit tile's weight columns, packed once for all steps (not once per step and tile).
+  const std::vector<GemmPackedB> wpk = rnn::pack_unit_tiles(wp.data(), G, K, 4, tl);
   const rnn::GateKernels& gk = rnn::gate_kernels();
   rnn::run_phases(T, tl, [&](int64_t s, int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
     const float* cp = s ? cs + (s - 1) * U : c0;  // (N, U), row stride ld
     const int64_t ld = s ? T * U : U, w = j1 - j0;
     Epilogue ep;
     ep.bias = bias ? bp.data() + 4 * j0 : nullptr;
-    gemm_strided(z.data() + r0 * G + 4 * j0, G, xh.data() + (r0 * T + s) * K, T * K,
-                 wp.data() + 4 * j0, G, r1 - r0, 4 * w, K, false, false, 1.f, 0.f, ep);
+    gemm_prepacked(z.data() + r0 * G + 4 * j0, G, xh.data() + (r0 * T + s) * K, T * K,
+                   wpk[j0 / tl.units], r1 - r0, false, 1.f, 0.f, ep);
     for (int64_t n = r0; n < r1; ++n) {
       const int64_t row = n * T + s;
       gk.lstm_forward(gates + row * G, z.data() + n * G + 4 * j0, cp + n * ld, cs + row * U,
@@ -96,6 +100,7 @@ void lstm_backward(float* dx, float* dh0, float* dc0, float* dkernel, float* dre
   Buffer rkt(G * U);     // (4U, U) recurrent_kernel^T
   rnn::transpose(rkt.data(), recurrent_kernel, U, G);
   const Tiling tl = rnn::plan_tiles(N, U, 4, false);
+  const std::vector<GemmPackedB> rkp = rnn::pack_unit_tiles(rkt.data(), U, G, 1, tl);
   const rnn::GateKernels& gk = rnn::gate_kernels();
   auto gate_pass = [&](int64_t s, int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
     for (int64_t n = r0; n < r1; ++n) {
@@ -111,8 +116,8 @@ void lstm_backward(float* dx, float* dh0, float* dc0, float* dkernel, float* dre
   rnn::run_phases(T, tl, [&](int64_t p, int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
     const int64_t s = T - 1 - p;
     if (p > 0)  // dh[rows, units] = dz_{s+1}[rows] @ Wr^T[:, units]
-      gemm_strided(dh.data() + r0 * U + j0, U, dz.data() + (r0 * T + s + 1) * G, T * G,
-                   rkt.data() + j0, U, r1 - r0, j1 - j0, G, false, false, 1.f, 0.f);
+      gemm_prepacked(dh.data() + r0 * U + j0, U, dz.data() + (r0 * T + s + 1) * G, T * G,
+                     rkp[j0 / tl.units], r1 - r0, false, 1.f, 0.f);
     gate_pass(s, r0, r1, j0, j1);
   });
   if (dh0) gemm_strided(dh0, U, dz.data(), T * G, rkt.data(), U, N, U, G, false, false, 1.f, 0.f);

@@ -40,6 +40,16 @@ namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
+std::vector<GemmPackedB> pack_unit_tiles(const float* w, int64_t ld, int64_t K, int64_t G,
+                                         const Tiling& t) {
+  std::vector<GemmPackedB> out(static_cast<size_t>(t.unit_blocks));
+  for (int64_t u = 0; u < t.unit_blocks; ++u) {
+    const int64_t j0 = u * t.units, j1 = std::min(t.U, j0 + t.units);
+    gemm_pack_b(out[u], w + G * j0, ld, K, G * (j1 - j0), false);
+  }
+  return out;
+}
+
 Tiling plan_tiles(int64_t N, int64_t U, int64_t G, bool rows_first) {
   Tiling t;
   t.N = N;

@@ -17,8 +17,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 
 namespace fk {
+
+// fkeras/gemm.h: not included here, because the per-ISA gate files include this header and must
+// not see gemm.h's inline code (an ODR hazard across -m flags).
+struct GemmPackedB;
+
 namespace rnn {
 
 struct GateKernels {
@@ -97,6 +103,11 @@ Tiling plan_tiles(int64_t N, int64_t U, int64_t G, bool rows_first);
 // sleeping-worker wake-up) per step.
 using PhaseFn = std::function<void(int64_t, int64_t, int64_t, int64_t, int64_t)>;
 void run_phases(int64_t phases, const Tiling& t, const PhaseFn& fn);
+
+// The GEMM-packed columns of each unit tile of t: entry u holds columns [G * j0, G * j1) of
+// w (K, ld) for unit block u = j0 / t.units (G: gates per unit, interleaved per tile).
+std::vector<GemmPackedB> pack_unit_tiles(const float* w, int64_t ld, int64_t K, int64_t G,
+                                         const Tiling& t);
 
 // Reverses the time axis of a (N, T, D) buffer in place.
 void reverse_time(float* a, int64_t N, int64_t T, int64_t D);

@@ -16,6 +16,8 @@
 // dbias] = [Hprev | X | 1]^T dZ is then one GEMM, dx = dZ kernel^T another.
 #include <algorithm>
 
+#include <vector>
+
 #include "fkeras/gemm.h"
 #include "fkeras/kernels.h"
 #include "rnn_internal.h"
@@ -40,13 +42,14 @@ void simple_forward(float* hs, float* h_final, const float* x, const float* h0,
   Buffer xh(N * T * K);  // (N, T, F + U): row (n, s) = [x read at step s | h entering step s]
   rnn::stack_inputs(xh.data(), x, h0, N, T, F, U, go_backwards);
   const Tiling tl = rnn::plan_tiles(N, U, 1, true);
+  const std::vector<GemmPackedB> wkp = rnn::pack_unit_tiles(wk.data(), U, K, 1, tl);
   const rnn::GateKernels& gk = rnn::gate_kernels();
   rnn::run_phases(T, tl, [&](int64_t s, int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
     Epilogue ep;
     ep.bias = bias ? bias + j0 : nullptr;
     // hs[rows, s, units] = [x_t | h][rows] @ [kernel; recurrent_kernel][:, units] + bias
-    gemm_strided(hs + (r0 * T + s) * U + j0, T * U, xh.data() + (r0 * T + s) * K, T * K,
-                 wk.data() + j0, U, r1 - r0, j1 - j0, K, false, false, 1.f, 0.f, ep);
+    gemm_prepacked(hs + (r0 * T + s) * U + j0, T * U, xh.data() + (r0 * T + s) * K, T * K,
+                   wkp[j0 / tl.units], r1 - r0, false, 1.f, 0.f, ep);
     for (int64_t n = r0; n < r1; ++n) {
       const int64_t row = n * T + s;
       gk.activation(hs + row * U + j0, s + 1 < T ? xh.data() + (row + 1) * K + F + j0 : nullptr,
@@ -75,6 +78,7 @@ void simple_backward(float* dx, float* dh0, float* dkernel, float* drecurrent_ke
   Buffer rkt(U * U);     // (U, U) recurrent_kernel^T
   rnn::transpose(rkt.data(), recurrent_kernel, U, U);
   const Tiling tl = rnn::plan_tiles(N, U, 1, false);
+  const std::vector<GemmPackedB> rktp = rnn::pack_unit_tiles(rkt.data(), U, U, 1, tl);
   const rnn::GateKernels& gk = rnn::gate_kernels();
   auto gate_pass = [&](int64_t s, int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
     for (int64_t n = r0; n < r1; ++n) {
@@ -88,8 +92,8 @@ void simple_backward(float* dx, float* dh0, float* dkernel, float* drecurrent_ke
   rnn::run_phases(T, tl, [&](int64_t p, int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
     const int64_t s = T - 1 - p;
     if (p > 0)  // dh[rows, units] = dz_{s+1}[rows] @ Wr^T[:, units]
-      gemm_strided(dh.data() + r0 * U + j0, U, dz.data() + (r0 * T + s + 1) * U, T * U,
-                   rkt.data() + j0, U, r1 - r0, j1 - j0, U, false, false, 1.f, 0.f);
+      gemm_prepacked(dh.data() + r0 * U + j0, U, dz.data() + (r0 * T + s + 1) * U, T * U,
+                     rktp[j0 / tl.units], r1 - r0, false, 1.f, 0.f);
     gate_pass(s, r0, r1, j0, j1);
   });
   if (dh0) gemm_strided(dh0, U, dz.data(), T * U, rkt.data(), U, N, U, U, false, false, 1.f, 0.f);

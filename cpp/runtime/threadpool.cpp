@@ -4,7 +4,10 @@
 // deschedules holds up the whole region (measured here: a busy neighbour made a 2-thread OpenMP
 // GEMM slower than 1 thread). Here every participant, the caller included, takes the next chunk
 // from an atomic counter until none are left, so a stalled thread only delays its current chunk.
-// Idle workers sleep on a condition variable instead of spinning.
+// Idle workers spin for a bounded time (kSpin) for the next region, then sleep on a condition
+// variable: training steps run kernels back to back, and a sleeping worker starts 20 us or more
+// after its wake-up, so a worker that just finished is kept awake briefly; never longer, so an
+// idle process does not burn a core (the machine is shared).
 //
 // Fork: a forked child inherits no threads. pthread_atfork marks the pool dead in the child; the
 // next parallel_for there builds a new pool.
@@ -12,6 +15,7 @@
 #include <sched.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
@@ -48,6 +52,26 @@ int default_threads() {
 
 thread_local bool t_in_region = false;  // nested parallel_for calls run serially
 
+// How long an idle worker, and a caller waiting for the workers, spin before sleeping.
+constexpr std::chrono::microseconds kSpin(50);
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Spins until done() holds or kSpin has passed; returns done().
+template <class Done>
+bool spin_until(Done done) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 1;; ++i) {
+    if (done()) return true;
+    cpu_relax();
+    if ((i & 63) == 0 && std::chrono::steady_clock::now() - start > kSpin) return done();
+  }
+}
+
 // One parallel region: the chunks still to hand out and the participants still busy.
 struct Job {
   const std::function<void(int64_t, int64_t)>* fn = nullptr;
@@ -81,7 +105,7 @@ class Pool {
   ~Pool() {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
+      stop_.store(true);
     }
     wake_.notify_all();
     for (auto& t : threads_) t.join();
@@ -92,10 +116,13 @@ class Pool {
     {
       std::lock_guard<std::mutex> lock(mu_);
       job_ = &job;
-      ++generation_;
+      generation_.fetch_add(1, std::memory_order_release);
     }
     wake_.notify_all();
     job.run_chunks();
+    // Workers that joined finish their last chunk within microseconds: wait for them spinning
+    // first (the condition-variable wait below rechecks under the lock).
+    spin_until([&] { return job.active.load(std::memory_order_acquire) == 0; });
     std::unique_lock<std::mutex> lock(mu_);
     done_.wait(lock, [&] { return job.active.load() == 0; });
     job_ = nullptr;
@@ -106,12 +133,16 @@ class Pool {
     t_in_region = true;
     uint64_t seen = 0;
     for (;;) {
+      spin_until([&] {
+        return generation_.load(std::memory_order_acquire) != seen ||
+               stop_.load(std::memory_order_relaxed);
+      });
       Job* job;
       {
         std::unique_lock<std::mutex> lock(mu_);
-        wake_.wait(lock, [&] { return stop_ || (job_ && generation_ != seen); });
+        wake_.wait(lock, [&] { return stop_ || (job_ && generation_.load() != seen); });
         if (stop_) return;
-        seen = generation_;
+        seen = generation_.load();
         job = job_;
         job->active.fetch_add(1);
       }
@@ -127,9 +158,9 @@ class Pool {
   std::vector<std::thread> threads_;
   std::mutex mu_;
   std::condition_variable wake_, done_;
-  Job* job_ = nullptr;
-  uint64_t generation_ = 0;
-  bool stop_ = false;
+  Job* job_ = nullptr;                 // guarded by mu_
+  std::atomic<uint64_t> generation_{0};  // written under mu_, read by spinning workers too
+  std::atomic<bool> stop_{false};
 };
 
 std::mutex g_pool_mu;           // one parallel region at a time; guards the pool's lifetime
@@ -142,8 +173,12 @@ void after_fork_child() {
   new (&g_pool_mu) std::mutex();
 }
 
+// Load-time setup of the runtime: the fork handler, and the malloc policy (allocator.cpp).
 struct AtForkRegistration {
-  AtForkRegistration() { pthread_atfork(nullptr, nullptr, after_fork_child); }
+  AtForkRegistration() {
+    pthread_atfork(nullptr, nullptr, after_fork_child);
+    apply_malloc_policy();
+  }
 } g_atfork;
 
 }  // namespace
@@ -161,6 +196,10 @@ void set_num_threads(int n) {
   FK_CHECK(n >= 1, "set_num_threads: expected a positive thread count, got ", n);
   g_threads.store(n);
 }
+
+bool in_parallel_region() { return t_in_region; }
+
+int available_threads() { return t_in_region ? 1 : num_threads(); }
 
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;

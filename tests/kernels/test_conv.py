@@ -336,6 +336,25 @@ def test_conv_thread_counts(threads, input_grad_form):
         _C.set_num_threads(before)
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("c", [
+    conv_problem(4, 28, 28, 16, 32, 3, 3),                      # L = 144 > Kg: transposed GEMM
+    conv_problem(4, 24, 23, 2, 48, 3, 3, padding="same"),       # L = 18 < Kg: direct GEMM
+    conv_problem(3, 21, 22, 8, 12, 3, 3, 1, 2, groups=2),       # per group: L = 36 > Kg = 6
+    conv_problem(3, 19, 20, 8, 40, 2, 2, 2, 2, groups=2),       # per group: L = 16 < Kg = 20
+], ids=["transposed", "direct", "groups-transposed", "groups-direct"])
+def test_conv_backward_weight_orientations(isa, threads, c):
+    # conv2d_backward_weight computes dw or dw^T by shape, serially (few blocks) or in slices
+    # summed at the end (many blocks; more with 3 threads): every combination against the
+    # reference.
+    before = _C.num_threads()
+    _C.set_num_threads(threads)
+    try:
+        run_conv(c, np.random.default_rng(threads))
+    finally:
+        _C.set_num_threads(before)
+
+
 POOL_SWEEP = [
     pool_problem(N, H, W, C, R, S, sh, sw, padding)
     for (N, H, W, C, R, S, sh, sw, padding) in [

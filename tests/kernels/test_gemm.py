@@ -187,6 +187,59 @@ def test_gemm_same_result_for_every_thread_count():
         np.testing.assert_array_equal(C, results[0])
 
 
+@pytest.mark.parametrize("threads", [2, 3])
+@pytest.mark.parametrize("M,N,K", [(200, 150, 100), (97, 301, 257), (1, 700, 1500)])
+def test_gemm_inside_a_parallel_region(isa, threads, M, N, K):
+    # Each GEMM runs in one chunk of a parallel_for: it must see that it is inside the region
+    # (and plan one block rather than a grid for threads it cannot use), and stay correct.
+    rng = np.random.default_rng(M + N + K)
+    batch = 5
+    A = rand(rng, (batch, M, K))
+    B = rand(rng, (batch, K, N))
+    before = _C.num_threads()
+    try:
+        _C.set_num_threads(threads)
+        C = nans((batch, M, N))
+        outside, inside = _C._gemm_in_region_for_test(C, A, B, batch, M, N, K)
+        C1 = nans((batch, M, N))
+        _C.set_num_threads(1)
+        _C._gemm_in_region_for_test(C1, A, B, batch, M, N, K)
+    finally:
+        _C.set_num_threads(before)
+    assert (outside, inside) == (False, True)
+    for i in range(batch):
+        a, b = A[i].astype(np.float64), B[i].astype(np.float64)
+        assert_gemm_close(C[i], a @ b, np.abs(a) @ np.abs(b))
+    np.testing.assert_array_equal(C, C1)  # the same single-block plan as one thread
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("M,N,K,trans_b", [
+    (1, 1, 1, False), (7, 17, 5, True), (64, 512, 160, False),   # an LSTM step tile
+    (300, 65, 300, True), (97, 1100, 70, False),                   # N above the packed limit
+])
+def test_gemm_prepacked(isa, threads, M, N, K, trans_b):
+    # B packed once (gemm_pack_b) and reused by several row slices (gemm_prepacked), with alpha
+    # and beta; 1100 columns exceed the column block, where B is kept by pointer instead.
+    rng = np.random.default_rng(M * N + K)
+    A = rand(rng, (M, K))
+    B = rand(rng, (N, K) if trans_b else (K, N))
+    C0 = rand(rng, (M, N))
+    before = _C.num_threads()
+    try:
+        _C.set_num_threads(threads)
+        C = C0.copy()
+        _C._gemm_prepacked_for_test(C, A, B, M, N, K, trans_b, 0.5, 2.0, 3)
+    finally:
+        _C.set_num_threads(before)
+    a, b = A.astype(np.float64), op64(B, trans_b)
+    expected = 0.5 * (a @ b) + 2.0 * C0.astype(np.float64)
+    assert_gemm_close(C, expected, 0.5 * np.abs(a) @ np.abs(b) + 2.0 * np.abs(C0))
+    C = nans((M, N))
+    _C._gemm_prepacked_for_test(C, A, B, M, N, K, trans_b, 1.0, 0.0, 1)  # beta 0: C not read
+    assert_gemm_close(C, a @ b, np.abs(a) @ np.abs(b))
+
+
 # ---- Dense -----------------------------------------------------------------------------------
 
 

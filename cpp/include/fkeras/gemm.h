@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 namespace fk {
 
@@ -23,6 +24,26 @@ struct Epilogue {
 void gemm_strided(float* C, int64_t ldc, const float* A, int64_t lda, const float* B,
                   int64_t ldb, int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b,
                   float alpha, float beta, const Epilogue& epilogue = Epilogue());
+
+// op(B) (K, N) packed once, in the current ISA's panel layout, for many products that share it
+// (the recurrent kernels' per-step GEMMs reuse their weights for every step). Valid while the
+// ISA is unchanged (checked); N at most gemm_prepack_max_n() (a wider B is kept by pointer and
+// packed per call instead, so any size works).
+struct GemmPackedB {
+  std::unique_ptr<float[]> panels;  // (K, cols) panels [opt]: null when B is kept by pointer
+  const float* B = nullptr;         // the source, for the unpacked fallback
+  int64_t ldb = 0, K = 0, N = 0, cols = 0;
+  bool trans_b = false;
+  int isa = -1;
+};
+int64_t gemm_prepack_max_n();
+void gemm_pack_b(GemmPackedB& out, const float* B, int64_t ldb, int64_t K, int64_t N,
+                 bool trans_b);
+// C (M, N; ldc) = epilogue(alpha * op(A) @ B + beta * C) with B from gemm_pack_b. Splits rows
+// over the threads outside a parallel region; one block inside one.
+void gemm_prepacked(float* C, int64_t ldc, const float* A, int64_t lda, const GemmPackedB& B,
+                    int64_t M, bool trans_a, float alpha, float beta,
+                    const Epilogue& epilogue = Epilogue());
 
 // Applies a fused-epilogue activation in place to n floats (shared by the GEMM epilogue, the
 // conv epilogue and dense_backward's derivative), and multiplies dy by act'(from y) in place.

@@ -6,7 +6,9 @@
 //
 // Threads: our own std::thread pool (no OpenMP). Size from FKERAS_NUM_THREADS, then
 // OMP_NUM_THREADS, then the CPU affinity mask. Work is handed out in dynamic chunks so that a
-// descheduled worker cannot stall the others; idle workers sleep on a condition variable.
+// descheduled worker cannot stall the others; an idle worker spins for a bounded time (about
+// 50 us: the next kernel of a training step usually follows sooner, and a sleeping worker takes
+// 20 us or more to wake), then sleeps on a condition variable.
 // After fork() the child gets a fresh pool on first use.
 #pragma once
 
@@ -38,5 +40,17 @@ void set_num_threads(int n);  // n >= 1; takes effect for the next parallel regi
 // too. An exception thrown by fn is rethrown here (the first one wins). Nested calls run
 // serially on the calling thread.
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+
+// True on a thread that is running a chunk of a parallel_for region (a pool worker, or the
+// caller while its region runs). A parallel_for there runs serially, so code that splits work
+// by num_threads() (the GEMM's block plan) should plan for one thread instead.
+bool in_parallel_region();
+
+// The threads a parallel_for started here would use: 1 inside a region, else num_threads().
+int available_threads();
+
+// Sets glibc's malloc to keep large freed blocks for reuse (allocator.cpp: why, the values, the
+// FKERAS_MALLOC_TUNING=0 opt-out). Called once at load time; a no-op elsewhere than glibc.
+void apply_malloc_policy();
 
 }  // namespace fk
