@@ -2,8 +2,9 @@
 
 import numpy as np
 
-from fkeras import activations, initializers, ops
+from fkeras import activations, ops
 from fkeras.engine.input_spec import InputSpec
+from fkeras.layers.core.lora import LoRAMixin
 from fkeras.layers.layer import Layer
 from fkeras.layers.weight_args import (
     add_arg_weight,
@@ -12,7 +13,7 @@ from fkeras.layers.weight_args import (
 )
 
 
-class Dense(Layer):
+class Dense(LoRAMixin, Layer):
     """Densely-connected layer: `activation(dot(inputs, kernel) + bias)`.
 
     Inputs of rank > 2 are contracted over their last axis only (kernel (input_dim, units)),
@@ -46,9 +47,6 @@ class Dense(Layer):
         if not _positive_int(units):
             raise ValueError("Received an invalid value for `units`, expected a positive "
                              f"integer. Received: units={units}")
-        if lora_rank is not None and not _positive_int(lora_rank):
-            raise ValueError(f'Invalid `lora_rank` for layer "{self.name}": expected a positive '
-                             f"integer. Received: lora_rank={lora_rank}")
         if quantization_config is not None:
             raise NotImplementedError(f'Layer "{self.name}": `quantization_config` is not '
                                       "supported by fkeras. Received: "
@@ -61,9 +59,7 @@ class Dense(Layer):
                           bias_regularizer=bias_regularizer,
                           activity_regularizer=activity_regularizer,
                           kernel_constraint=kernel_constraint, bias_constraint=bias_constraint)
-        self.lora_rank = lora_rank
-        self.lora_alpha = lora_alpha if lora_alpha is not None else lora_rank
-        self.lora_enabled = False
+        self._init_lora(lora_rank, lora_alpha)
         self.input_spec = InputSpec(min_ndim=2)
         self.supports_masking = True
 
@@ -78,50 +74,10 @@ class Dense(Layer):
         self.bias = add_arg_weight(self, "bias", (self.units,)) if self.use_bias else None
         self.input_spec = InputSpec(min_ndim=2, axes={-1: in_dim})
         self.built = True
-        if self.lora_rank:
-            self.enable_lora(self.lora_rank, self.lora_alpha)
-
-    def enable_lora(self, rank, lora_alpha=None, a_initializer="he_uniform",
-                    b_initializer="zeros"):
-        """Freezes the kernel and adds the trainable low-rank update A @ B (Keras 3)."""
-        if self.kernel_constraint:
-            raise ValueError("Lora is incompatible with kernel constraints. In order to enable "
-                             "lora on this layer, remove the `kernel_constraint` argument.")
-        if not self.built:
-            raise ValueError("Cannot enable lora on a layer that isn't yet built.")
-        if self.lora_enabled:
-            raise ValueError("lora is already enabled. This can only be done once per layer.")
-        self.kernel.trainable = False
-        self.lora_kernel_a = self.add_weight(shape=(self.kernel.shape[0], rank),
-                                             initializer=initializers.get(a_initializer),
-                                             regularizer=self.kernel_regularizer,
-                                             name="lora_kernel_a")
-        self.lora_kernel_b = self.add_weight(shape=(rank, self.units),
-                                             initializer=initializers.get(b_initializer),
-                                             regularizer=self.kernel_regularizer,
-                                             name="lora_kernel_b")
-        self.lora_rank = rank
-        self.lora_alpha = lora_alpha if lora_alpha is not None else rank
-        self.lora_enabled = True
-
-    # A frozen (LoRA) kernel stays first in `weights`, as in Keras, but is not trainable.
-    @property
-    def trainable_weights(self):
-        return [w for w in super().trainable_weights if w.trainable]
-
-    @property
-    def non_trainable_weights(self):
-        frozen = [w for w in self._trainable_weights if not w.trainable] if self.trainable else []
-        return frozen + super().non_trainable_weights
-
-    def _effective_kernel(self):
-        if not self.lora_enabled:
-            return self.kernel
-        update = ops.matmul(self.lora_kernel_a, self.lora_kernel_b)
-        return ops.add(self.kernel, ops.multiply(update, self.lora_alpha / self.lora_rank))
+        self._build_lora()
 
     def call(self, inputs):
-        kernel = self._effective_kernel()
+        kernel = self._lora_weight()
         code = activations.fused_code(self.activation)
         if code is not None:
             out = ops.dense(inputs, kernel, self.bias, activation=code,
@@ -142,10 +98,7 @@ class Dense(Layer):
             **serialize_weight_args(self),
             "quantization_config": None,
         })
-        if self.lora_rank:
-            config["lora_rank"] = self.lora_rank
-            config["lora_alpha"] = self.lora_alpha
-        return config
+        return self._lora_config(config)
 
 
 def _positive_int(v):

@@ -4,10 +4,11 @@ import numpy as np
 
 from fkeras import constraints, initializers, ops, regularizers
 from fkeras.engine.keras_tensor import KerasTensor
+from fkeras.layers.core.lora import LoRAMixin
 from fkeras.layers.layer import Layer
 
 
-class Embedding(Layer):
+class Embedding(LoRAMixin, Layer):
     """Turns non-negative integers (indices) into dense vectors of size `output_dim`.
 
     Args:
@@ -16,6 +17,10 @@ class Embedding(Layer):
         embeddings_initializer: default "uniform" (U(-0.05, 0.05)).
         embeddings_regularizer, embeddings_constraint: as Keras.
         mask_zero: whether index 0 is padding (stored; `compute_mask` gives inputs != 0).
+        weights: initial [embeddings] (set when the layer is built).
+        lora_rank, lora_alpha: LoRA as Keras 3's `enable_lora` (the table frozen, plus
+            (lora_alpha / lora_rank) * A @ B with trainable A, B).
+        quantization_config: not supported (NotImplementedError unless None).
         input_length: Keras 2's argument: the input shape (input_length,) when no input_shape
             is given (so a Sequential model starting with Embedding is built at once).
 
@@ -25,16 +30,28 @@ class Embedding(Layer):
     ```
     """
 
+    _lora_target = "embeddings"
+    _lora_stem = "lora_embeddings"
+    _lora_constraint_error = ("Lora is incompatible with embedding constraints. In order to "
+                              "enable lora on this layer, remove the `embeddings_constraint` "
+                              "argument.")
+
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform",
                  embeddings_regularizer=None, embeddings_constraint=None, mask_zero=False,
-                 input_length=None, lora_rank=None, **kwargs):
+                 weights=None, lora_rank=None, lora_alpha=None, quantization_config=None,
+                 input_length=None, **kwargs):
+        for name, value in (("input_dim", input_dim), ("output_dim", output_dim)):
+            if not _positive_int(value):
+                raise ValueError(f"`{name}` must be a positive integer. Received: "
+                                 f"{name}={value} (of type {type(value).__name__}).")
         if input_length is not None and "input_shape" not in kwargs and \
                 "batch_input_shape" not in kwargs:
             kwargs["input_shape"] = (input_length,)  # Keras 2: the first layer's input shape
-        super().__init__(**kwargs)
-        if not _positive_int(input_dim) or not _positive_int(output_dim):
-            raise ValueError("Both `input_dim` and `output_dim` should be positive, Received "
-                             f"input_dim = {input_dim} and output_dim = {output_dim}")
+        super().__init__(weights=weights, **kwargs)
+        if quantization_config is not None:
+            raise NotImplementedError(f'Layer "{self.name}": `quantization_config` is not '
+                                      "supported by fkeras. Received: "
+                                      f"quantization_config={quantization_config}")
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         self.embeddings_initializer = initializers.get(embeddings_initializer)
         self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
@@ -42,6 +59,7 @@ class Embedding(Layer):
         self.mask_zero = bool(mask_zero)
         self.input_length = input_length
         self.supports_masking = self.mask_zero
+        self._init_lora(lora_rank, lora_alpha)
 
     def build(self, input_shape=None):
         self.embeddings = self.add_weight(shape=(self.input_dim, self.output_dim),
@@ -50,9 +68,10 @@ class Embedding(Layer):
                                           constraint=self.embeddings_constraint,
                                           name="embeddings")
         self.built = True
+        self._build_lora()
 
     def call(self, inputs):
-        return ops.embedding(inputs, self.embeddings)
+        return ops.embedding(inputs, self._lora_weight())
 
     def compute_mask(self, inputs, mask=None):
         if not self.mask_zero:
@@ -71,12 +90,14 @@ class Embedding(Layer):
             "output_dim": self.output_dim,
             "embeddings_initializer": initializers.serialize(self.embeddings_initializer),
             "embeddings_regularizer": regularizers.serialize(self.embeddings_regularizer),
+            "activity_regularizer": regularizers.serialize(self.activity_regularizer),
             "embeddings_constraint": constraints.serialize(self.embeddings_constraint),
             "mask_zero": self.mask_zero,
+            "quantization_config": None,
         })
         if self.input_length is not None:
             config["input_length"] = self.input_length
-        return config
+        return self._lora_config(config)
 
 
 def _positive_int(v):

@@ -16,6 +16,13 @@ from fkeras.layers.weight_args import serialize_weight_args
 from fkeras.ops.rnn import recurrent_code
 
 
+def base_args(local_vars, *own):
+    """The RecurrentBase constructor arguments among a subclass's `locals()` (the subclass
+    spells out Keras's full signature, so positional calls bind as in Keras)."""
+    skip = {"self", "kwargs", "__class__", *own}
+    return {k: v for k, v in local_vars.items() if k not in skip}
+
+
 class RecurrentBase(Layer):
     """A recurrent layer over (batch, timesteps, features) inputs.
 

@@ -3,7 +3,7 @@
 import numpy as np
 
 from fkeras import activations, initializers, ops
-from fkeras.layers.rnn.base_rnn import RecurrentBase
+from fkeras.layers.rnn.base_rnn import RecurrentBase, base_args
 from fkeras.ops.rnn import recurrent_code
 
 
@@ -56,9 +56,16 @@ class LSTM(RecurrentBase):
     gates = 4
     n_states = 2
 
-    def __init__(self, units, activation="tanh", recurrent_activation="sigmoid",
-                 unit_forget_bias=True, **kwargs):
-        super().__init__(units, activation=activation, **kwargs)
+    def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
+                 kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal",
+                 bias_initializer="zeros", unit_forget_bias=True, kernel_regularizer=None,
+                 recurrent_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 kernel_constraint=None, recurrent_constraint=None, bias_constraint=None,
+                 dropout=0.0, recurrent_dropout=0.0, seed=None, return_sequences=False,
+                 return_state=False, go_backwards=False, stateful=False, unroll=False,
+                 use_cudnn="auto", **kwargs):
+        super().__init__(**base_args(locals(), "recurrent_activation", "unit_forget_bias"),
+                         **kwargs)
         self.recurrent_activation = activations.get(recurrent_activation)
         self._recurrent_code = recurrent_code(activations.serialize(self.recurrent_activation),
                                               "recurrent_activation")
