@@ -141,3 +141,30 @@ def test_claimed_keras_layer_names_exist():
         assert n in layers.LAYER_CLASSES or getattr(layers, n) in \
             layers.LAYER_CLASSES.values(), n
     assert fkeras.layers is layers
+
+
+def test_constructor_signatures_follow_keras():
+    """Every argument of Keras 3's constructor exists in fkeras's, in the same relative order
+    for the explicit ones (so positional calls bind alike); the base Layer's keyword
+    arguments (`weights`, `activity_regularizer`, ...) may come through **kwargs."""
+    import inspect
+
+    keras = pytest.importorskip("keras")
+    from fkeras.layers.layer import _BASE_KWARGS
+
+    problems = []
+    for name, cls in sorted(layers.LAYER_CLASSES.items()):
+        k_cls = getattr(keras.layers, name, None)
+        if k_cls is None or name == "Layer":
+            continue
+        k_params = [p for p in inspect.signature(k_cls.__init__).parameters
+                    if p not in ("self", "kwargs")]
+        f_params = [p for p in inspect.signature(cls.__init__).parameters
+                    if p not in ("self", "kwargs")]
+        missing = [p for p in k_params if p not in f_params and p not in _BASE_KWARGS]
+        shared = [p for p in k_params if p in f_params]
+        if missing:
+            problems.append(f"{name}: missing {missing}")
+        if shared != [p for p in f_params if p in shared]:
+            problems.append(f"{name}: order {shared} vs {f_params}")
+    assert not problems, "\n".join(problems)

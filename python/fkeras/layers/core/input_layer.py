@@ -17,9 +17,9 @@ def _as_shape(shape, what):
 class InputLayer(Layer):
     """The entry point of a functional model: owns one node and one output tensor."""
 
-    def __init__(self, shape=None, batch_size=None, dtype=None, sparse=None, batch_shape=None,
-                 input_tensor=None, optional=False, name=None, input_shape=None,
-                 batch_input_shape=None, ragged=None, **kwargs):
+    def __init__(self, shape=None, batch_size=None, dtype=None, sparse=None, ragged=None,
+                 batch_shape=None, input_tensor=None, optional=False, name=None,
+                 input_shape=None, batch_input_shape=None, **kwargs):
         if shape is None:
             shape = input_shape
         if batch_shape is None:

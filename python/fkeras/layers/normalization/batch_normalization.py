@@ -65,8 +65,8 @@ class BatchNormalization(Layer):
                  beta_initializer="zeros", gamma_initializer="ones",
                  moving_mean_initializer="zeros", moving_variance_initializer="ones",
                  beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
-                 gamma_constraint=None, synchronized=False, renorm=False, renorm_clipping=None,
-                 renorm_momentum=0.99, fused=None, virtual_batch_size=None, adjustment=None,
+                 gamma_constraint=None, renorm=False, renorm_clipping=None, renorm_momentum=0.99,
+                 synchronized=False, fused=None, virtual_batch_size=None, adjustment=None,
                  **kwargs):
         super().__init__(**kwargs)
         if isinstance(axis, (list, tuple)):
