@@ -6,8 +6,9 @@
 // Register block: PB pixels x NV vectors, PB * NV accumulators; blocks of NV = NVMAX vectors
 // first, then one narrower block for the rest of K. Columns are covered by blocks of PBMAX
 // pixels; the tail is one block ending at Q - 1 that overlaps the previous one (the same values
-// are written twice: the activation runs after the whole row, direct.cpp), or smaller blocks
-// when the row is shorter than a block or is accumulated in several passes (see columns).
+// are written twice: the activation runs after the whole row, direct.cpp) when that tail is at
+// least half a block, else smaller blocks (also when the row is shorter than a block or is
+// accumulated in several passes, see columns).
 #pragma once
 
 #include <cstdint>
@@ -91,7 +92,9 @@ void columns(float* y, const float* xr, const float* w, const float* bias, const
   for (int64_t r0 = 0; r0 < g.R; r0 += rstep) {
     const int64_t r1 = r0 + rstep;
     const bool first = r0 == 0;
-    if (rstep == g.R && Q >= PB) {  // one pass: the tail block may overlap the previous one
+    // One pass with a tail of at least half a block: one full block overlapping the previous
+    // one beats several small (load-bound) blocks.
+    if (rstep == g.R && Q >= PB && (Q % PB == 0 || 2 * (Q % PB) >= PB)) {
       int64_t q0 = 0;
       for (; q0 + PB <= Q; q0 += PB) block<NV, PB>(y, xr, w, bias, g, q0, k0, r0, r1, first);
       if (q0 < Q) block<NV, PB>(y, xr, w, bias, g, Q - PB, k0, r0, r1, first);
