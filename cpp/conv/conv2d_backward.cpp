@@ -300,6 +300,10 @@ void conv2d_backward_weight(float* dw, const float* dy, const float* x, int64_t 
     conv::depthwise_backward_weight(dw, dy, x, s);
     return;
   }
+  if (conv::direct_backward_weight_ok(s)) {
+    conv::direct_backward_weight(dw, dy, x, s);
+    return;
+  }
   const bool direct = s.pointwise();  // x rows are the im2col rows
   const int64_t rows = conv::block_rows(M, L), nblocks = (M + rows - 1) / rows;
   // Orientation: the GEMM's microkernel is widest in N (48 columns), so when the im2col rows

@@ -49,6 +49,8 @@ void depthwise_backward_weight(float* dw, const float* dy, const float* x, const
 // shape (FKERAS_CONV_DIRECT and the measured choice), and the kernels themselves.
 bool direct_forward_ok(const Shape& s);
 bool direct_backward_input_ok(const Shape& s);  // stride 1 only
+bool direct_backward_weight_ok(const Shape& s);
+void direct_backward_weight(float* dw, const float* dy, const float* x, const Shape& s);
 void direct_forward(float* y, const float* x, const float* w, const float* bias, const Shape& s,
                     int64_t activation, float alpha);
 void direct_backward_input(float* dx, const float* dy, const float* w, const Shape& s);

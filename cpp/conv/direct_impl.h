@@ -55,11 +55,14 @@ void block(float* __restrict y, const float* __restrict xr, const float* __restr
 #pragma GCC unroll 4
       for (int j = 0; j < NV; ++j) acc[i][j] = load(yb + i * K + j * kVW);
   }
+  // Without column dilation the taps (s, c) of a filter row are S*C adjacent floats of the
+  // input row and S*C adjacent rows of w: one loop of S*C instead of S loops of C.
+  const int64_t taps = g.dw == 1 ? 1 : g.S, run = g.dw == 1 ? g.S * C : C;
   for (int64_t r = r0; r < r1; ++r) {
-    for (int64_t s = 0; s < g.S; ++s) {
+    for (int64_t s = 0; s < taps; ++s) {
       const float* __restrict xb = xr + r * g.dh * g.ld_row + (q0 * g.sw + s * g.dw) * C;
-      const float* __restrict wb = w + (r * g.S + s) * C * K + k0;  // (C, K) from k0
-      for (int64_t c = 0; c < C; ++c) {
+      const float* __restrict wb = w + (r * g.S + s) * C * K + k0;  // (run, K) from k0
+      for (int64_t c = 0; c < run; ++c) {
         vf wv[NV];
 #pragma GCC unroll 4
         for (int j = 0; j < NV; ++j) wv[j] = load(wb + c * K + j * kVW);
@@ -88,7 +91,7 @@ void columns(float* y, const float* xr, const float* w, const float* bias, const
   constexpr int PB = pb_max<NV>();
   const int64_t Q = g.Q;
   const int64_t slice_bytes = g.R * g.S * g.C * NV * kVW * 4;
-  const int64_t rstep = (slice_bytes > 24 * 1024 && g.R > 1) ? 1 : g.R;
+  const int64_t rstep = (slice_bytes > g.slice_bytes && g.R > 1) ? 1 : g.R;
   for (int64_t r0 = 0; r0 < g.R; r0 += rstep) {
     const int64_t r1 = r0 + rstep;
     const bool first = r0 == 0;
@@ -123,7 +126,72 @@ void row_impl(float* y, const float* xr, const float* w, const float* bias, cons
   }
 }
 
-Kernels make_kernels() { return Kernels{row_impl, kVW}; }
+// dwp[t0 : t0+RB, k0 : k0 + NV*kVW] += sum over the pixels of x(t, pixel) * dy[pixel] (see
+// WGeom): RB filter rows x NV vectors of accumulators, over every pixel of the rows.
+template <int NV, int RB>
+void wblock(float* __restrict dwp, const float* __restrict xr, const float* __restrict dy,
+            const int64_t* __restrict off, const WGeom& g, int64_t rows, int64_t t0,
+            int64_t k0) {
+  vf acc[RB][NV];
+  int64_t o[RB];
+  const int64_t K = g.K, Q = g.Q, xs = g.sw * g.C;
+#pragma GCC unroll 32
+  for (int i = 0; i < RB; ++i) {
+    o[i] = off[t0 + i];
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) acc[i][j] = load(dwp + (t0 + i) * K + k0 + j * kVW);
+  }
+  for (int64_t p = 0; p < rows; ++p) {
+    const float* __restrict xp = xr + p * g.sh * g.ld_row;  // pixel (p, 0)
+    const float* __restrict dp = dy + p * Q * K + k0;       // (Q, K) from k0
+    for (int64_t q = 0; q < Q; ++q) {
+      const float* __restrict xq = xp + q * xs;
+      vf d[NV];
+#pragma GCC unroll 4
+      for (int j = 0; j < NV; ++j) d[j] = load(dp + q * K + j * kVW);
+#pragma GCC unroll 32
+      for (int i = 0; i < RB; ++i) {
+        const float xv = xq[o[i]];
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; ++j) acc[i][j] += xv * d[j];
+      }
+    }
+  }
+#pragma GCC unroll 32
+  for (int i = 0; i < RB; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) store(dwp + (t0 + i) * K + k0 + j * kVW, acc[i][j]);
+}
+
+// All filter rows for channels [k0, k0 + NV*kVW): blocks of as many rows as the forward's
+// pixels (same register budget), then smaller blocks for the rest (accumulating: no overlap).
+template <int NV>
+void wrows(float* dwp, const float* xr, const float* dy, const int64_t* off, const WGeom& g,
+           int64_t rows, int64_t k0) {
+  constexpr int RB = pb_max<NV>();
+  const int64_t T = g.T;
+  int64_t t0 = 0;
+  for (; t0 + RB <= T; t0 += RB) wblock<NV, RB>(dwp, xr, dy, off, g, rows, t0, k0);
+  for (; t0 + 8 <= T; t0 += 8) wblock<NV, (RB >= 8 ? 8 : 1)>(dwp, xr, dy, off, g, rows, t0, k0);
+  for (; t0 + 4 <= T; t0 += 4) wblock<NV, (RB >= 4 ? 4 : 1)>(dwp, xr, dy, off, g, rows, t0, k0);
+  for (; t0 + 2 <= T; t0 += 2) wblock<NV, 2>(dwp, xr, dy, off, g, rows, t0, k0);
+  for (; t0 < T; ++t0) wblock<NV, 1>(dwp, xr, dy, off, g, rows, t0, k0);
+}
+
+void weight_impl(float* dwp, const float* xr, const float* dy, const int64_t* off,
+                 const WGeom& g, int64_t rows) {
+  const int64_t nv = g.K / kVW;
+  int64_t v = 0;
+  for (; v + kNvMax <= nv; v += kNvMax) wrows<kNvMax>(dwp, xr, dy, off, g, rows, v * kVW);
+  switch (nv - v) {
+    case 1: wrows<1>(dwp, xr, dy, off, g, rows, v * kVW); break;
+    case 2: wrows<(kNvMax >= 3 ? 2 : 1)>(dwp, xr, dy, off, g, rows, v * kVW); break;
+    case 3: wrows<(kNvMax >= 4 ? 3 : 1)>(dwp, xr, dy, off, g, rows, v * kVW); break;
+    default: break;
+  }
+}
+
+Kernels make_kernels() { return Kernels{row_impl, weight_impl, kVW}; }
 
 }  // namespace
 }  // namespace direct

@@ -19,6 +19,7 @@ struct Geom {
   int64_t C, K, R, S, Q;   // input channels, output channels, taps, output columns
   int64_t sw, dh, dw;      // column stride, dilations
   int64_t ld_row;          // floats between two rows of the padded input copy (Wp * C)
+  int64_t slice_bytes;     // filter slices larger than this are taken one filter row at a time
 };
 
 // y (Q, K) of one output row = bias (K) [opt] + sum over taps of xr * w, no activation.
@@ -27,8 +28,19 @@ struct Geom {
 using RowFn = void (*)(float* y, const float* xr, const float* w, const float* bias,
                        const Geom& g);
 
+// Backward-weight, for the dw rows t = (r, s, c) of the (R*S*C, K) filter matrix:
+// dwp (T, K) += sum over the pixels of `rows` output rows x Q columns of x(t, pixel) * dy[pixel],
+// x(t, (p, q)) = xr[p * sh * ld_row + q * sw * C + off[t]] (off[t] = r*dh*ld_row + s*dw*C + c),
+// dy (rows, Q, K) contiguous. Requires K % vector_width == 0.
+struct WGeom {
+  int64_t T, K, C, Q, sh, sw, ld_row;
+};
+using WeightFn = void (*)(float* dwp, const float* xr, const float* dy, const int64_t* off,
+                          const WGeom& g, int64_t rows);
+
 struct Kernels {
   RowFn row;
+  WeightFn weight;
   int64_t vector_width;  // floats per vector: K must be a multiple
 };
 

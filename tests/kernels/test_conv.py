@@ -377,6 +377,19 @@ def test_conv_direct_fused_activations(activation, isa, conv_path):
              alpha=alpha, scale=0.4)
 
 
+@pytest.mark.parametrize("threads", [1, 3])
+def test_conv_direct_thread_counts(threads, conv_path):
+    # Tasks of output rows (forward, dx) and per-slice partial filters summed at the end (dw):
+    # one slice, and several with a remainder.
+    before = _C.num_threads()
+    _C.set_num_threads(threads)
+    try:
+        run_conv(conv_problem(5, 11, 9, 3, 32, 3, 3, padding="same"), np.random.default_rng(3))
+        run_conv(conv_problem(1, 7, 6, 16, 16, 3, 3), np.random.default_rng(4))
+    finally:
+        _C.set_num_threads(before)
+
+
 @pytest.mark.parametrize("c", [conv_problem(64, 28, 28, 1, 32, 3, 3),
                                conv_problem(64, 26, 26, 32, 64, 3, 3)], ids=["conv1", "conv2"])
 def test_conv_cnn_shapes(c, isa, conv_path):
