@@ -7,8 +7,8 @@ Torch runs on channels_last tensors (its fastest CPU layout for NHWC data, oneDN
 with aten.convolution_backward for the two gradients.
 rate: GFLOP/s (conv) or GB/s (pooling), from the median. ratio: fkeras speed / torch speed from
 the medians (> 1: fkeras faster); r(min): the same from the fastest runs, which a busy shared
-machine disturbs less. gemm ms / x gemm: forward and backward-input with the direct convolution
-switched off (FKERAS_CONV_DIRECT=0, the im2col + GEMM path) and fkeras's speedup over it.
+machine disturbs less. gemm ms / x gemm: the kernel with the direct convolution switched off
+(FKERAS_CONV_DIRECT=0, the im2col + GEMM path) and fkeras's speedup over it (medians).
 
 --cpu-time times with process CPU time instead of wall time (1 thread only: a thread that waits
 for another would count nothing). A loaded machine disturbs it much less than wall time, so it is
@@ -182,8 +182,8 @@ def main():
     parser.add_argument("--cpu-time", action="store_true",
                         help="process CPU time instead of wall time (1 thread only)")
     parser.add_argument("--no-gemm", action="store_true",
-                        help="skip the 'gemm' columns (forward/backward-input with the direct "
-                             "convolution off)")
+                        help="skip the 'gemm' columns (the kernels with the direct convolution "
+                             "off)")
     opts = parser.parse_args()
     if opts.cpu_time:
         global CLOCK
@@ -209,7 +209,7 @@ def main():
                 else:
                     ours, ref = time_pair(fn, None, opts.repeats)
                 gemm = None
-                if op != "backward_weight" and not opts.no_gemm:
+                if not opts.no_gemm:
                     _, gemm = time_pair(fn, gemm_path(fn), opts.repeats)
                 print(row(name, op, threads, ours, ref, flops, gemm), flush=True)
     if not opts.quick:
