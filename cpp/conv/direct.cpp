@@ -16,8 +16,8 @@
 //
 // Switch: FKERAS_CONV_DIRECT=0 never takes this path, =1 takes it whenever it applies (tests
 // use both), unset: where it was measured faster: K (dx: C) a multiple of the vector width,
-// stride 1, dilation 1, not 1x1, forward C (backward-input K) <= 64 (bench/bench_conv.py "gemm"
-// columns).
+// stride 1, dilation 1, not 1x1, forward C <= 32, backward-input K <= 64 (bench/bench_conv.py
+// "gemm" columns).
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -42,9 +42,9 @@ bool active(direct::Kernels* out) {
   }
 }
 
-// Automatic choice: the direct forward (backward-input) only up to this many input (output)
-// channels, the reduction of its register blocks per filter tap.
-constexpr int64_t kMaxReduce = 64;
+// Automatic choice: the direct forward only up to kMaxForwardC input channels, backward-input
+// up to kMaxInputK output channels (the reductions of their register blocks per filter tap).
+constexpr int64_t kMaxForwardC = 32, kMaxInputK = 64;
 
 // -1: unset (automatic), 0: off, 1: forced where applicable.
 int mode() {
@@ -112,10 +112,12 @@ bool direct_forward_ok(const Shape& s) {
   if (m == 0 || s.G != 1 || !active(&kern) || s.K % kern.vector_width != 0) return false;
   if (s.M() == 0 || s.K == 0 || s.row_len() == 0) return false;
   if (m == 1) return true;
-  // Measured (bench_conv.py and wider sweeps, AVX-512 and AVX2): 1.0-2.6x the GEMM path up to 64
-  // input channels; at 128 (8x9x9x128 -> 256) half its speed, the filter slices no longer
-  // staying in L1/L2 across the column blocks.
-  return !s.pointwise() && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1 && s.C <= kMaxReduce;
+  // Measured (bench_conv.py and wider sweeps, AVX-512 and AVX2), paired runs: 1.0-2.6x the GEMM
+  // path up to 32 input channels; at 64 1.07x on 1 thread but 0.95x on 2 (32x56x56x64); at 128
+  // (8x9x9x128 -> 256) half its speed, the filter slices no longer staying in L1/L2 across the
+  // column blocks.
+  return !s.pointwise() && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1 &&
+         s.C <= kMaxForwardC;
 }
 
 bool direct_backward_weight_ok(const Shape& s) {
@@ -135,9 +137,9 @@ bool direct_backward_input_ok(const Shape& s) {
   if (s.N * s.H * s.W * s.C == 0 || s.K == 0 || s.R * s.S == 0 || s.P == 0 || s.Q == 0)
     return false;
   if (m == 1) return true;
-  // Its reduction runs over K (the forward's over C): the same limit, measured 0.91x the GEMM
-  // path at K = 128 (8x14x14x64 -> 128).
-  return s.dh == 1 && s.dw == 1 && s.K <= kMaxReduce;
+  // Its reduction runs over K: 1.0-1.2x the GEMM path up to K = 64, 0.91x at K = 128
+  // (8x14x14x64 -> 128).
+  return s.dh == 1 && s.dw == 1 && s.K <= kMaxInputK;
 }
 
 void direct_forward(float* y, const float* x, const float* w, const float* bias, const Shape& s,
