@@ -7,13 +7,14 @@ Torch runs on channels_last tensors (its fastest CPU layout for NHWC data, oneDN
 with aten.convolution_backward for the two gradients.
 rate: GFLOP/s (conv) or GB/s (pooling), from the median. ratio: fkeras speed / torch speed from
 the medians (> 1: fkeras faster); r(min): the same from the fastest runs, which a busy shared
-machine disturbs less.
+machine disturbs less. gemm ms / x gemm: the kernel with the direct convolution switched off
+(FKERAS_CONV_DIRECT=0, the im2col + GEMM path) and fkeras's speedup over it (medians).
 
 --cpu-time times with process CPU time instead of wall time (1 thread only: a thread that waits
 for another would count nothing). A loaded machine disturbs it much less than wall time, so it is
 the figure to trust for 1-thread ratios there.
 
-Usage: python bench/bench_conv.py [--repeats 7] [--threads 1 2] [--quick] [--cpu-time]
+Usage: python bench/bench_conv.py [--repeats 7] [--threads 1 2] [--quick] [--cpu-time] [--no-gemm]
 """
 
 import argparse
@@ -36,9 +37,11 @@ try:
 except ImportError:  # the fkeras columns still print
     torch = None
 
-CONV_CASES = [  # (name, N, H, W, C, K, R, S)
-    ("64x28x28 32->64 3x3", 64, 28, 28, 32, 64, 3, 3),
-    ("32x56x56 64->64 3x3", 32, 56, 56, 64, 64, 3, 3),
+CONV_CASES = [  # (name, N, H, W, C, K, R, S, padding)
+    ("64x28x28 32->64 3x3", 64, 28, 28, 32, 64, 3, 3, "same"),
+    ("32x56x56 64->64 3x3", 32, 56, 56, 64, 64, 3, 3, "same"),
+    ("cnn1 64x28x28 1->32", 64, 28, 28, 1, 32, 3, 3, "valid"),  # bench_fit's CNN, exactly
+    ("cnn2 64x26x26 32->64", 64, 26, 26, 32, 64, 3, 3, "valid"),
 ]
 POOL_CASES = [("64x28x28x64 max 2x2", 64, 28, 28, 64), ("32x56x56x64 max 2x2", 32, 56, 56, 64)]
 
@@ -72,10 +75,10 @@ def set_threads(n):
         torch.set_num_threads(n)
 
 
-def conv_case(N, H, W, C, K, R, S, rng):
-    """Buffers and callables for one 'same', stride-1 conv: {op: (fkeras_fn, torch_fn)}."""
-    P, pt = conv_output_size_and_padding(H, R, 1, 1, "same")
-    Q, pl = conv_output_size_and_padding(W, S, 1, 1, "same")
+def conv_case(N, H, W, C, K, R, S, padding, rng):
+    """Buffers and callables for one stride-1 conv: {op: (fkeras_fn, torch_fn)}."""
+    P, pt = conv_output_size_and_padding(H, R, 1, 1, padding)
+    Q, pl = conv_output_size_and_padding(W, S, 1, 1, padding)
     args = (N, H, W, C, K, R, S, P, Q, 1, 1, 1, 1, pt, pl, 1)
     x = rng.standard_normal((N, H, W, C), dtype=np.float32)
     w = rng.standard_normal((R, S, C, K), dtype=np.float32) / np.float32(np.sqrt(R * S * C))
@@ -90,7 +93,8 @@ def conv_case(N, H, W, C, K, R, S, rng):
     ours = {"forward": y, "backward_input": dx, "backward_weight": dw}
     theirs = {k: None for k in ops}
     if torch is not None:
-        assert pt == (R - 1) // 2 and pl == (S - 1) // 2, "symmetric padding expected"
+        assert padding == "valid" or (pt == (R - 1) // 2 and pl == (S - 1) // 2), \
+            "symmetric padding expected"
         tx = torch.from_numpy(x).permute(0, 3, 1, 2)  # NCHW view of NHWC memory: channels_last
         tw = torch.from_numpy(w).permute(3, 2, 0, 1).contiguous(memory_format=torch.channels_last)
         tb, tdy = torch.from_numpy(b), torch.from_numpy(dy).permute(0, 3, 1, 2)
@@ -147,13 +151,27 @@ def pool_case(N, H, W, C, rng):
     return ops, theirs, nbytes
 
 
-def row(name, op, threads, ours, theirs, work):
-    """One table line; ours/theirs are (median, min) seconds, work in FLOP or bytes."""
+def row(name, op, threads, ours, theirs, work, gemm=None):
+    """One table line; ours/theirs/gemm are (median, min) seconds, work in FLOP or bytes."""
     text = f"{name:22} {op:16} {threads:>2} {ours[0] * 1e3:9.2f} {work / ours[0] / 1e9:8.1f}"
     if theirs is not None:
         text += (f" {theirs[0] * 1e3:9.2f} {work / theirs[0] / 1e9:8.1f} "
                  f"{theirs[0] / ours[0]:6.2f} {theirs[1] / ours[1]:6.2f}")
+    if gemm is not None:
+        text += f" {gemm[0] * 1e3:9.2f} {gemm[0] / ours[0]:6.2f}"
     return text
+
+
+def gemm_path(fn):
+    """fn with the direct convolution switched off (FKERAS_CONV_DIRECT=0: the im2col + GEMM
+    path, the 'before' of the direct path)."""
+    def run():
+        os.environ["FKERAS_CONV_DIRECT"] = "0"
+        try:
+            fn()
+        finally:
+            os.environ.pop("FKERAS_CONV_DIRECT")
+    return run
 
 
 def main():
@@ -163,6 +181,9 @@ def main():
     parser.add_argument("--quick", action="store_true", help="first conv case only, no pooling")
     parser.add_argument("--cpu-time", action="store_true",
                         help="process CPU time instead of wall time (1 thread only)")
+    parser.add_argument("--no-gemm", action="store_true",
+                        help="skip the 'gemm' columns (the kernels with the direct convolution "
+                             "off)")
     opts = parser.parse_args()
     if opts.cpu_time:
         global CLOCK
@@ -174,7 +195,7 @@ def main():
           f"median of {opts.repeats} (shared machine: noisy); "
           f"{'process CPU time' if opts.cpu_time else 'wall time'}")
     hdr = (f"{'case':22} {'op':16} {'th':>2} {'ms':>9} {'rate':>8} {'torch ms':>9} "
-           f"{'rate':>8} {'ratio':>6} {'r(min)':>6}")
+           f"{'rate':>8} {'ratio':>6} {'r(min)':>6} {'gemm ms':>9} {'x gemm':>6}")
     print(hdr + "\n" + "-" * len(hdr))
     conv_cases = CONV_CASES[:1] if opts.quick else CONV_CASES
     for name, *dims in conv_cases:
@@ -187,7 +208,10 @@ def main():
                         ours, ref = time_pair(fn, theirs[op], opts.repeats)
                 else:
                     ours, ref = time_pair(fn, None, opts.repeats)
-                print(row(name, op, threads, ours, ref, flops), flush=True)
+                gemm = None
+                if not opts.no_gemm:
+                    _, gemm = time_pair(fn, gemm_path(fn), opts.repeats)
+                print(row(name, op, threads, ours, ref, flops, gemm), flush=True)
     if not opts.quick:
         print("(pooling rows: rate in GB/s)")
         for name, *dims in POOL_CASES:

@@ -175,6 +175,10 @@ void conv2d_forward(float* y, const float* x, const float* w, const float* bias,
     conv::depthwise_forward(y, x, w, bias, s, activation, alpha);
     return;
   }
+  if (conv::direct_forward_ok(s)) {
+    conv::direct_forward(y, x, w, bias, s, activation, alpha);
+    return;
+  }
   if (s.pointwise()) {  // y (M, K) = x (M, C) @ w (C, K), per group
     for (int64_t g = 0; g < s.G; ++g)
       gemm_strided(y + g * s.Kg, K, x + g * s.Cg, C, w + g * s.Kg, K, M, s.Kg, s.Cg, false,

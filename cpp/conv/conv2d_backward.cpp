@@ -254,6 +254,10 @@ void conv2d_backward_input(float* dx, const float* dy, const float* w, int64_t N
     conv::depthwise_backward_input(dx, dy, w, s);
     return;
   }
+  if (conv::direct_backward_input_ok(s)) {
+    conv::direct_backward_input(dx, dy, w, s);
+    return;
+  }
   if (s.pointwise() && K > 0) {  // dx (M, C) = dy (M, K) @ w (C, K)^T, per group
     for (int64_t g = 0; g < s.G; ++g)
       gemm_strided(dx + g * s.Cg, C, dy + g * s.Kg, K, w + g * s.Kg, K, s.M(), s.Cg, s.Kg, false,
@@ -294,6 +298,10 @@ void conv2d_backward_weight(float* dw, const float* dy, const float* x, int64_t 
   }
   if (conv::is_depthwise(s)) {
     conv::depthwise_backward_weight(dw, dy, x, s);
+    return;
+  }
+  if (conv::direct_backward_weight_ok(s)) {
+    conv::direct_backward_weight(dw, dy, x, s);
     return;
   }
   const bool direct = s.pointwise();  // x rows are the im2col rows

@@ -45,6 +45,16 @@ void depthwise_forward(float* y, const float* x, const float* w, const float* bi
 void depthwise_backward_input(float* dx, const float* dy, const float* w, const Shape& s);
 void depthwise_backward_weight(float* dw, const float* dy, const float* x, const Shape& s);
 
+// The direct convolution (direct.cpp, groups == 1, AVX2/AVX-512 only): whether it serves this
+// shape (FKERAS_CONV_DIRECT and the measured choice), and the kernels themselves.
+bool direct_forward_ok(const Shape& s);
+bool direct_backward_input_ok(const Shape& s);  // stride 1 only
+bool direct_backward_weight_ok(const Shape& s);
+void direct_backward_weight(float* dw, const float* dy, const float* x, const Shape& s);
+void direct_forward(float* y, const float* x, const float* w, const float* bias, const Shape& s,
+                    int64_t activation, float alpha);
+void direct_backward_input(float* dx, const float* dy, const float* w, const Shape& s);
+
 // A per-thread, 64-byte aligned scratch buffer of at least n floats (contents undefined).
 // slot 0 and 1 are independent buffers. Grows on demand and is kept for the next call: a cache
 // bounded by the block budget, never state that a kernel reads across calls.

@@ -289,6 +289,19 @@ def input_grad_form(request, monkeypatch):
     FKERAS_CONV_BACKWARD_INPUT at each call, so every shape can test both."""
     if request.param != "auto":
         monkeypatch.setenv("FKERAS_CONV_BACKWARD_INPUT", request.param)
+        # The GEMM forms only run where the direct convolution is off (it would take over the
+        # shapes it serves, see direct.cpp).
+        monkeypatch.setenv("FKERAS_CONV_DIRECT", "0")
+    return request.param
+
+
+@pytest.fixture(params=["gemm", "direct"])
+def conv_path(request, monkeypatch):
+    """conv2d_forward and conv2d_backward_input choose between a direct convolution (AVX2 and
+    AVX-512, groups == 1; backward-input stride 1) and the im2col + GEMM path by shape; the
+    kernels read FKERAS_CONV_DIRECT at each call: 0 never takes the direct path, 1 takes it
+    wherever it applies (also strides and dilations in the forward)."""
+    monkeypatch.setenv("FKERAS_CONV_DIRECT", "0" if request.param == "gemm" else "1")
     return request.param
 
 
@@ -310,6 +323,78 @@ def test_conv_fused_activations(activation, isa):
         run_conv(c, rng, bias=True, activation=activation, alpha=alpha, scale=0.4)
     run_conv(conv_problem(1, 5, 5, 3, 3, 2, 2, 2, 2, groups=3), rng, bias=False,
              activation=activation, alpha=alpha, scale=0.4)
+
+
+@pytest.mark.parametrize("c", SWEEP[::3], ids=_case_id)
+def test_conv_matches_reference_direct_forced(c, isa):
+    # The general sweep (strides, dilations, groups, tiny images) with the direct path taken
+    # wherever it applies; input_grad_form runs the same shapes with it off.
+    mp = pytest.MonkeyPatch()
+    mp.setenv("FKERAS_CONV_DIRECT", "1")
+    try:
+        run_conv(c, np.random.default_rng(SWEEP.index(c)), bias=SWEEP.index(c) % 2 == 1)
+    finally:
+        mp.undo()
+
+
+def _direct_cases():
+    # The direct kernel's blocks: 16 (AVX-512) or 8 (AVX2) channels per vector, up to 4 (2)
+    # vectors per block, 6..24 (6..14) pixels per block: K = 16..80 hits every narrower last
+    # block; Q from 1 to 30 hits short rows, exact multiples and overlapped tails; C = 32 with
+    # K >= 48 splits the filter rows (partial sums through y).
+    cases = []
+    for K, C, (H, W), padding in [
+        (16, 1, (9, 9), "same"), (32, 1, (28, 28), "valid"), (48, 3, (11, 7), "same"),
+        (64, 32, (10, 13), "same"), (80, 32, (7, 30), "valid"), (16, 32, (5, 3), "same"),
+        (32, 3, (1, 1), "same"), (64, 3, (3, 3), "valid"), (48, 32, (12, 26), "same"),
+        (80, 1, (4, 25), "same"), (16, 3, (30, 5), "valid"), (32, 32, (6, 15), "same"),
+    ]:
+        cases.append(conv_problem(1, H, W, C, K, 3, 3, padding=padding))
+    cases += [
+        conv_problem(2, 9, 11, 16, 32, 5, 5, padding="same"),
+        conv_problem(2, 9, 11, 32, 16, 2, 3, padding="same"),  # even filter: pads differ
+        conv_problem(1, 12, 13, 16, 32, 3, 3, 1, 1, 2, 2, "same"),  # dilated
+        conv_problem(2, 13, 12, 8, 48, 3, 3, 2, 2, padding="same"),  # strided (forward only)
+        conv_problem(1, 8, 8, 5, 16, 1, 1),  # pointwise
+    ]
+    return cases
+
+
+DIRECT = _direct_cases()
+
+
+@pytest.mark.parametrize("c", DIRECT, ids=_case_id)
+def test_conv_direct_and_gemm_paths(c, isa, conv_path):
+    rng = np.random.default_rng(DIRECT.index(c))
+    run_conv(c, rng, bias=DIRECT.index(c) % 3 != 2, activation=codes.RELU)
+
+
+@pytest.mark.parametrize("activation", FUSED)
+def test_conv_direct_fused_activations(activation, isa, conv_path):
+    rng = np.random.default_rng(activation)
+    alpha = 0.3 if activation in (codes.ELU, codes.LEAKY_RELU) else 0.0
+    run_conv(conv_problem(2, 6, 9, 3, 32, 3, 3, padding="same"), rng, activation=activation,
+             alpha=alpha, scale=0.4)
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_conv_direct_thread_counts(threads, conv_path):
+    # Tasks of output rows (forward, dx) and per-slice partial filters summed at the end (dw):
+    # one slice, and several with a remainder.
+    before = _C.num_threads()
+    _C.set_num_threads(threads)
+    try:
+        run_conv(conv_problem(5, 11, 9, 3, 32, 3, 3, padding="same"), np.random.default_rng(3))
+        run_conv(conv_problem(1, 7, 6, 16, 16, 3, 3), np.random.default_rng(4))
+    finally:
+        _C.set_num_threads(before)
+
+
+@pytest.mark.parametrize("c", [conv_problem(64, 28, 28, 1, 32, 3, 3),
+                               conv_problem(64, 26, 26, 32, 64, 3, 3)], ids=["conv1", "conv2"])
+def test_conv_cnn_shapes(c, isa, conv_path):
+    # The benchmark CNN's two convolutions, exactly.
+    run_conv(c, np.random.default_rng(c["C"]), activation=codes.RELU)
 
 
 def test_conv_larger_shape(isa, input_grad_form):

@@ -1,0 +1,221 @@
+// direct.cpp: the direct-convolution path of conv2d_forward, conv2d_backward_input and
+// conv2d_backward_weight (groups == 1), chosen per call by the direct_*_ok functions.
+//
+// Layouts as kernels.h: x, dx (N, H, W, C); y, dy (N, P, Q, K); w (R, S, C, K).
+// Outputs OVERWRITTEN; y and dx elements are each written by one task (no reduction), dw is a
+// sum of per-slice partial filters.
+// Schedule: tasks of (image n, a run of output rows), handed out dynamically. A task copies the
+// input rows its output rows read into a per-thread buffer padded with zeros on every side
+// (rows (R-1)*dh + 1 + (rows-1)*sh, columns (Q-1)*sw + (S-1)*dw + 1), then runs the per-ISA row
+// kernel (direct_kernels.h) per output row and the activation on the finished row.
+// backward_input (stride 1) is the same kernel: dx = dy correlated with the filter flipped in
+// (r, s) and transposed to (R, S, K, C), leading padding (R-1)*dh - pt, (S-1)*dw - pl.
+// backward_weight: dw (R*S*C, K) = sum over pixels of x(row, pixel) * dy[pixel], a register
+// block of filter rows x channels per sweep over the pixels of a few output rows (same padded
+// copy of x), partial sums per slice of the batch added at the end.
+//
+// Switch: FKERAS_CONV_DIRECT=0 never takes this path, =1 takes it whenever it applies (tests
+// use both), unset: where it was measured faster: K (dx: C) a multiple of the vector width,
+// stride 1, dilation 1, not 1x1, forward C <= 32, backward-input K <= 64, backward-weight
+// K >= 32 (bench/bench_conv.py "gemm" columns).
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "conv_internal.h"
+#include "direct_kernels.h"
+#include "fkeras/common.h"
+#include "fkeras/gemm.h"
+#include "fkeras/kernels.h"
+#include "fkeras/runtime.h"
+
+namespace fk {
+namespace conv {
+namespace {
+
+bool active(direct::Kernels* out) {
+  switch (cpu_isa()) {
+    case Isa::kAvx512: *out = direct::kernels_avx512(); return true;
+    case Isa::kAvx2: *out = direct::kernels_avx2(); return true;
+    default: return false;
+  }
+}
+
+// Automatic choice: the direct forward only up to kMaxForwardC input channels, backward-input
+// up to kMaxInputK output channels (the reductions of their register blocks per filter tap).
+constexpr int64_t kMaxForwardC = 32, kMaxInputK = 64;
+
+// -1: unset (automatic), 0: off, 1: forced where applicable.
+int mode() {
+  const char* v = std::getenv("FKERAS_CONV_DIRECT");
+  if (v == nullptr || *v == '\0') return -1;
+  return v[0] == '0' ? 0 : 1;
+}
+
+// buf (rows, Wp, C) = columns [w_lo, w_lo + Wp) of rows [h_lo, h_lo + rows) of image n of
+// x (N, H, W, C), zero outside the input.
+void pad_rows(float* buf, const float* x, int64_t n, int64_t h_lo, int64_t rows, int64_t w_lo,
+              int64_t Wp, int64_t H, int64_t W, int64_t C) {
+  const int64_t ld = Wp * C, c0 = std::max<int64_t>(0, -w_lo),
+                c1 = std::max<int64_t>(c0, std::min<int64_t>(Wp, W - w_lo));
+  for (int64_t i = 0; i < rows; ++i) {
+    float* dst = buf + i * ld;  // (Wp, C)
+    const int64_t h = h_lo + i;
+    if (h < 0 || h >= H || c1 == c0) {
+      zero_floats(dst, ld);
+      continue;
+    }
+    zero_floats(dst, c0 * C);
+    copy_floats(dst + c0 * C, x + ((n * H + h) * W + w_lo + c0) * C, (c1 - c0) * C);
+    zero_floats(dst + c1 * C, (Wp - c1) * C);
+  }
+}
+
+// The direct convolution of x (N, H, W, C) with w (R, S, C, K) into y (N, P, Q, K), any
+// strides, dilations and leading pads (taps outside the input read zero).
+void run_direct(const direct::Kernels& kern, float* y, const float* x, const float* w,
+                const float* bias, int64_t N, int64_t H, int64_t W, int64_t C, int64_t K,
+                int64_t R, int64_t S, int64_t P, int64_t Q, int64_t sh, int64_t sw, int64_t dh,
+                int64_t dw, int64_t pt, int64_t pl, int64_t activation, float alpha) {
+  const int64_t Wp = (Q - 1) * sw + (S - 1) * dw + 1, ld = Wp * C;
+  // Output rows per task: enough tasks for a dynamic hand-out (8 per thread), a padded copy of
+  // at most ~64K floats (L2), else whole images (the copy's (R-1)*dh extra rows amortized).
+  const int64_t threads = num_threads();
+  int64_t rb = std::max<int64_t>(1, (N * P + 8 * threads - 1) / (8 * threads));
+  rb = std::min(rb, P);
+  while (rb > 1 && ((rb - 1) * sh + (R - 1) * dh + 1) * ld > 65536) --rb;
+  const int64_t per_image = (P + rb - 1) / rb;
+  // Filter slices over 24 KB are swept one filter row at a time (half of a 48 KB L1; measured
+  // no worse than whole slices, within the noise, on the shapes of bench_conv.py).
+  const direct::Geom g{C, K, R, S, Q, sw, dh, dw, ld, 24 * 1024};
+  parallel_for(N * per_image, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t n = t / per_image, p0 = (t % per_image) * rb, p1 = std::min(P, p0 + rb);
+      const int64_t h_lo = p0 * sh - pt, rows = (p1 - 1 - p0) * sh + (R - 1) * dh + 1;
+      float* buf = scratch(1, static_cast<size_t>(rows * ld));  // (rows, Wp, C)
+      pad_rows(buf, x, n, h_lo, rows, -pl, Wp, H, W, C);
+      for (int64_t p = p0; p < p1; ++p) {
+        float* yr = y + (n * P + p) * Q * K;  // (Q, K)
+        kern.row(yr, buf + (p - p0) * sh * ld, w, bias, g);
+        if (activation != kLinear) activation_inplace(yr, Q * K, activation, alpha);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+bool direct_forward_ok(const Shape& s) {
+  direct::Kernels kern;
+  const int m = mode();
+  if (m == 0 || s.G != 1 || !active(&kern) || s.K % kern.vector_width != 0) return false;
+  if (s.M() == 0 || s.K == 0 || s.row_len() == 0) return false;
+  if (m == 1) return true;
+  // Measured (bench_conv.py and wider sweeps, AVX-512 and AVX2), paired runs: 1.0-2.6x the GEMM
+  // path up to 32 input channels; at 64 1.07x on 1 thread but 0.95x on 2 (32x56x56x64); at 128
+  // (8x9x9x128 -> 256) half its speed, the filter slices no longer staying in L1/L2 across the
+  // column blocks.
+  return !s.pointwise() && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1 &&
+         s.C <= kMaxForwardC;
+}
+
+bool direct_backward_weight_ok(const Shape& s) {
+  direct::Kernels kern;
+  const int m = mode();
+  if (m == 0 || s.G != 1 || !active(&kern) || s.K % kern.vector_width != 0) return false;
+  if (s.M() == 0 || s.K == 0 || s.row_len() == 0) return false;
+  if (m == 1) return true;
+  // Measured 1.04-3.5x the GEMM path from K = 32 (also C = 128, K = 256), 0.94x at K = 16.
+  return !s.pointwise() && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1 && s.K >= 32;
+}
+
+bool direct_backward_input_ok(const Shape& s) {
+  direct::Kernels kern;
+  const int m = mode();
+  if (m == 0 || s.G != 1 || !active(&kern) || s.C % kern.vector_width != 0) return false;
+  if (s.sh != 1 || s.sw != 1 || s.pt > (s.R - 1) * s.dh || s.pl > (s.S - 1) * s.dw) return false;
+  if (s.N * s.H * s.W * s.C == 0 || s.K == 0 || s.R * s.S == 0 || s.P == 0 || s.Q == 0)
+    return false;
+  if (m == 1) return true;
+  // Its reduction runs over K: 1.0-1.2x the GEMM path up to K = 64, 0.91x at K = 128
+  // (8x14x14x64 -> 128).
+  return s.dh == 1 && s.dw == 1 && s.K <= kMaxInputK;
+}
+
+void direct_forward(float* y, const float* x, const float* w, const float* bias, const Shape& s,
+                    int64_t activation, float alpha) {
+  direct::Kernels kern;
+  FK_CHECK(active(&kern), "conv2d_forward: the direct path needs AVX2 or AVX-512");
+  run_direct(kern, y, x, w, bias, s.N, s.H, s.W, s.C, s.K, s.R, s.S, s.P, s.Q, s.sh, s.sw, s.dh,
+             s.dw, s.pt, s.pl, activation, alpha);
+}
+
+void direct_backward_input(float* dx, const float* dy, const float* w, const Shape& s) {
+  direct::Kernels kern;
+  FK_CHECK(active(&kern), "conv2d_backward_input: the direct path needs AVX2 or AVX-512");
+  // wt[r, s, k, c] = w[R-1-r, S-1-s, c, k]: (R, S, K, C), small (one filter).
+  std::vector<float> wt(static_cast<size_t>(s.R * s.S * s.K * s.C));
+  for (int64_t r = 0; r < s.R; ++r)
+    for (int64_t t = 0; t < s.S; ++t) {
+      const float* src = w + ((s.R - 1 - r) * s.S + (s.S - 1 - t)) * s.C * s.K;  // (C, K)
+      float* dst = wt.data() + (r * s.S + t) * s.K * s.C;                        // (K, C)
+      for (int64_t c = 0; c < s.C; ++c)
+        for (int64_t k = 0; k < s.K; ++k) dst[k * s.C + c] = src[c * s.K + k];
+    }
+  run_direct(kern, dx, dy, wt.data(), nullptr, s.N, s.P, s.Q, s.K, s.C, s.R, s.S, s.H, s.W, 1, 1,
+             s.dh, s.dw, (s.R - 1) * s.dh - s.pt, (s.S - 1) * s.dw - s.pl, kLinear, 0.f);
+}
+
+}  // namespace conv
+}  // namespace fk
+
+namespace fk {
+namespace conv {
+
+void direct_backward_weight(float* dw, const float* dy, const float* x, const Shape& s) {
+  direct::Kernels kern;
+  FK_CHECK(active(&kern), "conv2d_backward_weight: the direct path needs AVX2 or AVX-512");
+  const int64_t T = s.row_len(), size = T * s.K;
+  const int64_t Wp = (s.Q - 1) * s.sw + (s.S - 1) * s.dw + 1, ld = Wp * s.C;
+  // Output rows per step: their dy rows (rb, Q, K) and padded input rows stay in L1 while every
+  // (filter-row, channel) block sweeps them; ~8K floats of dy.
+  int64_t rb = std::max<int64_t>(1, std::min<int64_t>(s.P, 8192 / std::max<int64_t>(1, s.Q * s.K)));
+  while (rb > 1 && ((rb - 1) * s.sh + (s.R - 1) * s.dh + 1) * ld > 32768) --rb;
+  const int64_t per_image = (s.P + rb - 1) / rb, steps = s.N * per_image;
+  std::vector<int64_t> off(static_cast<size_t>(T));  // x offset of filter row t = (r, s, c)
+  for (int64_t r = 0; r < s.R; ++r)
+    for (int64_t t = 0; t < s.S; ++t)
+      for (int64_t c = 0; c < s.C; ++c)
+        off[(r * s.S + t) * s.C + c] = r * s.dh * ld + t * s.dw * s.C + c;
+  const direct::WGeom g{T, s.K, s.C, s.Q, s.sh, s.sw, ld};
+  // Contiguous slices of steps, two per thread, each summing into its own (T, K) buffer (slice
+  // 0: dw itself); the buffers are added into dw at the end.
+  const int64_t nslices = std::max<int64_t>(1, std::min<int64_t>(steps, 2 * num_threads()));
+  std::vector<float> partial(static_cast<size_t>((nslices - 1) * size));  // (nslices-1, T, K)
+  parallel_for(nslices, 1, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      float* out = i == 0 ? dw : partial.data() + (i - 1) * size;  // (T, K)
+      zero_floats(out, size);
+      for (int64_t st = i * steps / nslices; st < (i + 1) * steps / nslices; ++st) {
+        const int64_t n = st / per_image, p0 = (st % per_image) * rb;
+        const int64_t p1 = std::min(s.P, p0 + rb);
+        const int64_t rows = (p1 - 1 - p0) * s.sh + (s.R - 1) * s.dh + 1;
+        float* buf = scratch(1, static_cast<size_t>(rows * ld));  // (rows, Wp, C)
+        pad_rows(buf, x, n, p0 * s.sh - s.pt, rows, -s.pl, Wp, s.H, s.W, s.C);
+        kern.weight(out, buf, dy + (n * s.P + p0) * s.Q * s.K, off.data(), g, p1 - p0);
+      }
+    }
+  });
+  if (nslices > 1) {
+    parallel_for(size, 4096, [&](int64_t e0, int64_t e1) {
+      for (int64_t i = 1; i < nslices; ++i) {
+        const float* src = partial.data() + (i - 1) * size;
+        for (int64_t e = e0; e < e1; ++e) dw[e] += src[e];
+      }
+    });
+  }
+}
+
+}  // namespace conv
+}  // namespace fk

@@ -1,0 +1,198 @@
+// direct_impl.h: the direct-convolution row kernel, included by direct_avx2.cpp and
+// direct_avx512.cpp only (see direct_kernels.h), each defining FK_DIRECT_VW (floats per vector)
+// and FK_DIRECT_REGS (vector registers) first. Written with GCC vector extensions so one text
+// serves both ISAs; everything is in an anonymous namespace (each includer its own copy).
+//
+// Register block: PB pixels x NV vectors, PB * NV accumulators; blocks of NV = NVMAX vectors
+// first, then one narrower block for the rest of K. Columns are covered by blocks of PBMAX
+// pixels; the tail is one block ending at Q - 1 that overlaps the previous one (the same values
+// are written twice: the activation runs after the whole row, direct.cpp) when that tail is at
+// least half a block, else smaller blocks (also when the row is shorter than a block or is
+// accumulated in several passes, see columns).
+#pragma once
+
+#include <cstdint>
+
+#include "direct_kernels.h"
+
+namespace fk {
+namespace direct {
+namespace {
+
+constexpr int kVW = FK_DIRECT_VW;
+typedef float vf __attribute__((vector_size(kVW * 4)));
+typedef float vfu __attribute__((vector_size(kVW * 4), aligned(4), may_alias));
+
+inline vf load(const float* p) { return *reinterpret_cast<const vfu*>(p); }
+inline void store(float* p, vf v) { *reinterpret_cast<vfu*>(p) = v; }
+
+// Pixels per block for NV vectors of channels: the accumulators plus the NV filter vectors
+// (plus one broadcast register without AVX-512's embedded broadcast) fit the register file.
+template <int NV>
+constexpr int pb_max() {
+  return FK_DIRECT_REGS == 32 ? 24 / NV : (15 - NV) / NV;
+}
+constexpr int kNvMax = FK_DIRECT_REGS == 32 ? 4 : 2;
+
+// y[q0 : q0+PB, k0 : k0 + NV*kVW] (+)= sum over r in [r0, r1), all (s, c) of x * w; starting
+// from bias (or 0) when `first`, else from y.
+template <int NV, int PB>
+void block(float* __restrict y, const float* __restrict xr, const float* __restrict w,
+           const float* __restrict bias, const Geom& g, int64_t q0, int64_t k0, int64_t r0,
+           int64_t r1, bool first) {
+  vf acc[PB][NV];
+  const int64_t C = g.C, K = g.K, xs = g.sw * C;
+  float* __restrict yb = y + q0 * K + k0;  // (PB, K) from k0
+  if (first) {
+    for (int j = 0; j < NV; ++j) {
+      const vf b = bias ? load(bias + k0 + j * kVW) : vf{};
+#pragma GCC unroll 32
+      for (int i = 0; i < PB; ++i) acc[i][j] = b;
+    }
+  } else {
+#pragma GCC unroll 32
+    for (int i = 0; i < PB; ++i)
+#pragma GCC unroll 4
+      for (int j = 0; j < NV; ++j) acc[i][j] = load(yb + i * K + j * kVW);
+  }
+  // Without column dilation the taps (s, c) of a filter row are S*C adjacent floats of the
+  // input row and S*C adjacent rows of w: one loop of S*C instead of S loops of C.
+  const int64_t taps = g.dw == 1 ? 1 : g.S, run = g.dw == 1 ? g.S * C : C;
+  for (int64_t r = r0; r < r1; ++r) {
+    for (int64_t s = 0; s < taps; ++s) {
+      const float* __restrict xb = xr + r * g.dh * g.ld_row + (q0 * g.sw + s * g.dw) * C;
+      const float* __restrict wb = w + (r * g.S + s) * C * K + k0;  // (run, K) from k0
+      for (int64_t c = 0; c < run; ++c) {
+        vf wv[NV];
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; ++j) wv[j] = load(wb + c * K + j * kVW);
+#pragma GCC unroll 32
+        for (int i = 0; i < PB; ++i) {
+          const float xv = xb[i * xs + c];
+#pragma GCC unroll 4
+          for (int j = 0; j < NV; ++j) acc[i][j] += xv * wv[j];
+        }
+      }
+    }
+  }
+#pragma GCC unroll 32
+  for (int i = 0; i < PB; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) store(yb + i * K + j * kVW, acc[i][j]);
+}
+
+// All columns of the row for channels [k0, k0 + NV*kVW). When the filter slice these channels
+// read (R*S*C*NV vectors) outgrows L1, the filter rows r are taken one at a time over all
+// column blocks (the partial sums go through y, which stays in L1), so that the slice of one
+// filter row is reused from L1 by every column block.
+template <int NV>
+void columns(float* y, const float* xr, const float* w, const float* bias, const Geom& g,
+             int64_t k0) {
+  constexpr int PB = pb_max<NV>();
+  const int64_t Q = g.Q;
+  const int64_t slice_bytes = g.R * g.S * g.C * NV * kVW * 4;
+  const int64_t rstep = (slice_bytes > g.slice_bytes && g.R > 1) ? 1 : g.R;
+  for (int64_t r0 = 0; r0 < g.R; r0 += rstep) {
+    const int64_t r1 = r0 + rstep;
+    const bool first = r0 == 0;
+    // One pass with a tail of at least half a block: one full block overlapping the previous
+    // one beats several small (load-bound) blocks.
+    if (rstep == g.R && Q >= PB && (Q % PB == 0 || 2 * (Q % PB) >= PB)) {
+      int64_t q0 = 0;
+      for (; q0 + PB <= Q; q0 += PB) block<NV, PB>(y, xr, w, bias, g, q0, k0, r0, r1, first);
+      if (q0 < Q) block<NV, PB>(y, xr, w, bias, g, Q - PB, k0, r0, r1, first);
+      continue;
+    }
+    int64_t q0 = 0;
+    for (; q0 + PB <= Q; q0 += PB) block<NV, PB>(y, xr, w, bias, g, q0, k0, r0, r1, first);
+    for (; q0 + 8 <= Q; q0 += 8)
+      block<NV, (PB >= 8 ? 8 : 1)>(y, xr, w, bias, g, q0, k0, r0, r1, first);
+    for (; q0 + 4 <= Q; q0 += 4)
+      block<NV, (PB >= 4 ? 4 : 1)>(y, xr, w, bias, g, q0, k0, r0, r1, first);
+    for (; q0 + 2 <= Q; q0 += 2) block<NV, 2>(y, xr, w, bias, g, q0, k0, r0, r1, first);
+    for (; q0 < Q; ++q0) block<NV, 1>(y, xr, w, bias, g, q0, k0, r0, r1, first);
+  }
+}
+
+void row_impl(float* y, const float* xr, const float* w, const float* bias, const Geom& g) {
+  const int64_t nv = g.K / kVW;
+  int64_t v = 0;
+  for (; v + kNvMax <= nv; v += kNvMax) columns<kNvMax>(y, xr, w, bias, g, v * kVW);
+  switch (nv - v) {
+    case 1: columns<1>(y, xr, w, bias, g, v * kVW); break;
+    case 2: columns<(kNvMax >= 3 ? 2 : 1)>(y, xr, w, bias, g, v * kVW); break;
+    case 3: columns<(kNvMax >= 4 ? 3 : 1)>(y, xr, w, bias, g, v * kVW); break;
+    default: break;
+  }
+}
+
+// dwp[t0 : t0+RB, k0 : k0 + NV*kVW] += sum over the pixels of x(t, pixel) * dy[pixel] (see
+// WGeom): RB filter rows x NV vectors of accumulators, over every pixel of the rows.
+template <int NV, int RB>
+void wblock(float* __restrict dwp, const float* __restrict xr, const float* __restrict dy,
+            const int64_t* __restrict off, const WGeom& g, int64_t rows, int64_t t0,
+            int64_t k0) {
+  vf acc[RB][NV];
+  int64_t o[RB];
+  const int64_t K = g.K, Q = g.Q, xs = g.sw * g.C;
+#pragma GCC unroll 32
+  for (int i = 0; i < RB; ++i) {
+    o[i] = off[t0 + i];
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) acc[i][j] = load(dwp + (t0 + i) * K + k0 + j * kVW);
+  }
+  for (int64_t p = 0; p < rows; ++p) {
+    const float* __restrict xp = xr + p * g.sh * g.ld_row;  // pixel (p, 0)
+    const float* __restrict dp = dy + p * Q * K + k0;       // (Q, K) from k0
+    for (int64_t q = 0; q < Q; ++q) {
+      const float* __restrict xq = xp + q * xs;
+      vf d[NV];
+#pragma GCC unroll 4
+      for (int j = 0; j < NV; ++j) d[j] = load(dp + q * K + j * kVW);
+#pragma GCC unroll 32
+      for (int i = 0; i < RB; ++i) {
+        const float xv = xq[o[i]];
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; ++j) acc[i][j] += xv * d[j];
+      }
+    }
+  }
+#pragma GCC unroll 32
+  for (int i = 0; i < RB; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) store(dwp + (t0 + i) * K + k0 + j * kVW, acc[i][j]);
+}
+
+// All filter rows for channels [k0, k0 + NV*kVW): blocks of as many rows as the forward's
+// pixels (same register budget), then smaller blocks for the rest (accumulating: no overlap).
+template <int NV>
+void wrows(float* dwp, const float* xr, const float* dy, const int64_t* off, const WGeom& g,
+           int64_t rows, int64_t k0) {
+  constexpr int RB = pb_max<NV>();
+  const int64_t T = g.T;
+  int64_t t0 = 0;
+  for (; t0 + RB <= T; t0 += RB) wblock<NV, RB>(dwp, xr, dy, off, g, rows, t0, k0);
+  for (; t0 + 8 <= T; t0 += 8) wblock<NV, (RB >= 8 ? 8 : 1)>(dwp, xr, dy, off, g, rows, t0, k0);
+  for (; t0 + 4 <= T; t0 += 4) wblock<NV, (RB >= 4 ? 4 : 1)>(dwp, xr, dy, off, g, rows, t0, k0);
+  for (; t0 + 2 <= T; t0 += 2) wblock<NV, 2>(dwp, xr, dy, off, g, rows, t0, k0);
+  for (; t0 < T; ++t0) wblock<NV, 1>(dwp, xr, dy, off, g, rows, t0, k0);
+}
+
+void weight_impl(float* dwp, const float* xr, const float* dy, const int64_t* off,
+                 const WGeom& g, int64_t rows) {
+  const int64_t nv = g.K / kVW;
+  int64_t v = 0;
+  for (; v + kNvMax <= nv; v += kNvMax) wrows<kNvMax>(dwp, xr, dy, off, g, rows, v * kVW);
+  switch (nv - v) {
+    case 1: wrows<1>(dwp, xr, dy, off, g, rows, v * kVW); break;
+    case 2: wrows<(kNvMax >= 3 ? 2 : 1)>(dwp, xr, dy, off, g, rows, v * kVW); break;
+    case 3: wrows<(kNvMax >= 4 ? 3 : 1)>(dwp, xr, dy, off, g, rows, v * kVW); break;
+    default: break;
+  }
+}
+
+Kernels make_kernels() { return Kernels{row_impl, weight_impl, kVW}; }
+
+}  // namespace
+}  // namespace direct
+}  // namespace fk
