@@ -11,6 +11,8 @@ sparse_softmax_crossentropy_*, sigmoid_crossentropy_*); on probabilities they cl
 [epsilon, 1 - epsilon] as Keras 3 does (jax/torch/numpy backends).
 """
 
+import abc
+
 import numpy as np
 
 from fkeras.ops import shape_utils as su
@@ -70,11 +72,13 @@ class _Elementwise(_PerSample):
     reduce_sum = False  # kl_divergence sums over the last axis; the others average
     symmetric = False   # d/dy_true == -d/dy_pred
 
+    @abc.abstractmethod
     def value(self, t, p, **attrs):
-        raise NotImplementedError
+        """Per-element loss values."""
 
+    @abc.abstractmethod
     def grad(self, t, p, **attrs):
-        raise NotImplementedError
+        """d value / d p, elementwise."""
 
     def prepare(self, t, p):
         t = _as_float(match_ranks(t, p), p)
@@ -326,8 +330,9 @@ class _SoftmaxCrossentropyFromLogits(_PerSample):
 
     kernel = None
 
+    @abc.abstractmethod
     def targets(self, y_true, y_pred, rows, cols):
-        raise NotImplementedError
+        """y_true as the fused kernel's targets, rows first."""
 
     def values_forward(self, dev, y_true, y_pred):
         x2, cols = _rows(np.ascontiguousarray(y_pred))
