@@ -145,10 +145,14 @@ class Layer:
         self._maybe_build(shapes)
         check_input_spec(self.input_spec, shapes, self.name)
         call_kwargs, previous_mask = self._populate_mask(args, kwargs)
-        if not in_layer_call():
+        depth = getattr(_CALLS, "depth", 0)
+        if depth == 0:  # an entry call: drop the losses of the previous one
             self._clear_losses()
-        with layer_call_scope():
+        _CALLS.depth = depth + 1  # inline layer_call_scope: this runs on every eager call
+        try:
             outputs = self.call(*args, **call_kwargs)
+        finally:
+            _CALLS.depth = depth
         self._set_mask_metadata(args[0], outputs, previous_mask)
         if self.activity_regularizer is not None:
             self._add_activity_losses(outputs)

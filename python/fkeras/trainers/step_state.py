@@ -95,14 +95,10 @@ class StepState:
                              "(or add losses with `add_loss`).")
         return loss
 
-    def snapshot_added_losses(self):
-        """Clears what earlier calls added, so what the next forward adds is all there is."""
-        for layer in self.layers:
-            del layer._losses[:]
-
-    def pop_added_losses(self, snapshot=None):
+    def pop_added_losses(self):
         """Losses layers added (add_loss, activity regularizers) during the forward; removed
-        from the layers."""
+        from the layers. Every forward path (the plan, a model call) is an entry call, which
+        clears the previous call's losses first, so what is here belongs to this step."""
         added = []
         for layer in self.layers:
             added.extend(layer._losses)

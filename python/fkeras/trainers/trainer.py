@@ -144,11 +144,10 @@ class Trainer:
         n = len(xs[0]) if xs and np.ndim(xs[0]) else 1
         if state.needs_build:
             state.build_with(xs)
-        snapshot = state.snapshot_added_losses()
         with GradientTape() as tape:
             preds = state.forward(xs, training=True)
             loss = state.total_loss(ys, preds, sws, batch_size=n)
-            loss = state.add_losses(loss, state.pop_added_losses(snapshot))
+            loss = state.add_losses(loss, state.pop_added_losses())
         grads = tape.gradient(loss, state.variables)
         self.optimizer.apply(grads, state.variables)
         self._fk_update_metrics(state, ys, preds, sws, loss, n)
@@ -157,10 +156,9 @@ class Trainer:
         n = len(xs[0]) if xs and np.ndim(xs[0]) else 1
         if state.needs_build:
             state.build_with(xs)
-        snapshot = state.snapshot_added_losses()
         preds = state.forward(xs, training=False)
         loss = state.total_loss(ys, preds, sws, batch_size=n)
-        loss = state.add_losses(loss, state.pop_added_losses(snapshot))
+        loss = state.add_losses(loss, state.pop_added_losses())
         self._fk_update_metrics(state, ys, preds, sws, loss, n)
 
     def _fk_update_metrics(self, state, ys, preds, sws, loss, n):
