@@ -37,24 +37,32 @@ def _check_positive(name, value):
         raise ValueError(f"Argument `{name}` must be > 0. Received: {name}={value}")
 
 
-class ExponentialDecay(LearningRateSchedule):
-    """initial_learning_rate * decay_rate ** (step / decay_steps) (floored if staircase)."""
+class _StepDecay(LearningRateSchedule):
+    """Shared by ExponentialDecay and InverseTimeDecay: progress p = step / decay_steps
+    (floored if staircase) fed to `_rate(p)`."""
 
     _CONFIG = ("initial_learning_rate", "decay_steps", "decay_rate", "staircase", "name")
+    _check_steps = True
 
     def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False,
-                 name="ExponentialDecay"):
-        _check_positive("decay_steps", decay_steps)
+                 name=None):
+        if self._check_steps:
+            _check_positive("decay_steps", decay_steps)
         self.initial_learning_rate = initial_learning_rate
         self.decay_steps = decay_steps
         self.decay_rate = decay_rate
         self.staircase = staircase
-        self.name = name
+        self.name = name or type(self).__name__
 
     def __call__(self, step):
         p = float(step) / self.decay_steps
-        if self.staircase:
-            p = math.floor(p)
+        return self._rate(math.floor(p) if self.staircase else p)
+
+
+class ExponentialDecay(_StepDecay):
+    """initial_learning_rate * decay_rate ** (step / decay_steps) (floored if staircase)."""
+
+    def _rate(self, p):
         return self.initial_learning_rate * self.decay_rate ** p
 
 
@@ -109,23 +117,12 @@ class PolynomialDecay(LearningRateSchedule):
                 + self.end_learning_rate)
 
 
-class InverseTimeDecay(LearningRateSchedule):
+class InverseTimeDecay(_StepDecay):
     """initial_learning_rate / (1 + decay_rate * step / decay_steps) (floored if staircase)."""
 
-    _CONFIG = ("initial_learning_rate", "decay_steps", "decay_rate", "staircase", "name")
+    _check_steps = False  # Keras does not check it here either
 
-    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False,
-                 name="InverseTimeDecay"):
-        self.initial_learning_rate = initial_learning_rate
-        self.decay_steps = decay_steps
-        self.decay_rate = decay_rate
-        self.staircase = staircase
-        self.name = name
-
-    def __call__(self, step):
-        p = float(step) / self.decay_steps
-        if self.staircase:
-            p = math.floor(p)
+    def _rate(self, p):
         return self.initial_learning_rate / (1.0 + self.decay_rate * p)
 
 
