@@ -7,12 +7,12 @@ from Keras with get_weights / set_weights unchanged.
 
 import numpy as np
 
-from fkeras import activations, constraints, initializers, random, regularizers
+from fkeras import activations, random
 from fkeras.engine.input_spec import InputSpec
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.layers.rnn import rnn_steps as rec_steps
 from fkeras.layers.layer import Layer
-from fkeras.layers.weight_args import serialize_weight_args
+from fkeras.layers.weight_args import serialize_weight_args, store_weight_args
 from fkeras.ops.rnn import recurrent_code
 
 
@@ -49,16 +49,16 @@ class RecurrentBase(Layer):
         self.activation = activations.get(activation)
         self._activation_code = recurrent_code(activations.serialize(self.activation))
         self.use_bias = bool(use_bias)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.recurrent_initializer = initializers.get(recurrent_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.recurrent_regularizer = regularizers.get(recurrent_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.activity_regularizer = regularizers.get(activity_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.recurrent_constraint = constraints.get(recurrent_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        store_weight_args(self, ("kernel", "recurrent", "bias"),
+                          kernel_initializer=kernel_initializer,
+                          recurrent_initializer=recurrent_initializer,
+                          bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+                          recurrent_regularizer=recurrent_regularizer,
+                          bias_regularizer=bias_regularizer,
+                          activity_regularizer=activity_regularizer,
+                          kernel_constraint=kernel_constraint,
+                          recurrent_constraint=recurrent_constraint,
+                          bias_constraint=bias_constraint)
         for arg, value in (("dropout", dropout), ("recurrent_dropout", recurrent_dropout)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or \
                     not 0.0 <= value < 1.0:
