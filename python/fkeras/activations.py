@@ -1,5 +1,6 @@
 """Activation functions by name (keras.activations): each works on arrays and KerasTensors."""
 
+from fkeras.engine.tensor import user_callable
 from fkeras.ops import nn as _nn
 
 relu = _nn.relu
@@ -47,7 +48,8 @@ def get(identifier):
     if isinstance(identifier, dict):
         return get(identifier.get("config", {}).get("name") or identifier.get("class_name"))
     if callable(identifier):
-        return identifier
+        # A user's activation computes on Tensors even inside fkeras's layers.
+        return user_callable(identifier)
     raise ValueError(f"Could not interpret activation function identifier: {identifier!r}")
 
 
@@ -57,6 +59,7 @@ for _name, _fn in _BY_NAME.items():
 
 
 def serialize(fn):
+    fn = getattr(fn, "__wrapped__", fn) if getattr(fn, "_fk_user_wrapped", False) else fn
     name = _NAME_OF.get(id(fn))
     if name is not None and _BY_NAME[name] is fn:
         return name

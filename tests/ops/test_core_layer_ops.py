@@ -9,7 +9,7 @@ from op_testing import fd_check
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.ops import math as fmath
 from fkeras.ops import normalization as fnorm
-from fkeras.ops import shape as fshape
+from fkeras.ops import reshape_ops as fshape
 
 
 def _away_from(x, points, gap=1e-3):

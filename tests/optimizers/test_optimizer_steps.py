@@ -201,7 +201,7 @@ def test_packing_keeps_values_shapes_and_views():
     assert a.shape == (2, 3) and b.shape == (4,)
     np.testing.assert_array_equal(a.numpy(), np.arange(6.0).reshape(2, 3))
     assert np.shares_memory(a.value, b.value) is False
-    assert a.value.base is not None and a.value.base is b.value.base  # one flat buffer
+    assert a._value.base is not None and a._value.base is b._value.base  # one flat buffer
     opt.apply([np.ones((2, 3)), np.ones(4)])  # grads only: the built variables
     np.testing.assert_allclose(b.numpy(), 0.5)
 
@@ -213,7 +213,7 @@ def test_two_optimizers_sharing_a_variable_lose_no_update():
         a.apply([np.ones(3)], [v])  # packs v into a's buffer
         b.apply([np.ones(3)], [v])  # re-packs v into b's buffer from its current value
     np.testing.assert_allclose(v.numpy(), 1 - 2 * (0.1 + 1.0))
-    v.value = np.zeros(3, np.float32)  # a replaced value array is picked up too
+    v._value = np.zeros(3, np.float32)  # a replaced value array is picked up too
     a.apply([np.ones(3)], [v])
     np.testing.assert_allclose(v.numpy(), -0.1)
 

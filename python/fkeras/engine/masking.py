@@ -1,8 +1,8 @@
 """Keras masks attached to tensors: `get_keras_mask(x)` / `set_keras_mask(x, mask)`.
 
 A mask (boolean, e.g. (batch, timesteps) from `Masking` or `Embedding(mask_zero=True)`) travels
-with the tensor it describes, as in Keras 3. A KerasTensor holds it in its `_keras_mask`
-attribute. A NumPy array cannot take attributes, so eager masks live in a side table keyed by
+with the tensor it describes, as in Keras 3. A KerasTensor or an eager Tensor holds it in its
+`_keras_mask` attribute (Keras 3's name). A NumPy array cannot take attributes, so eager masks live in a side table keyed by
 the array's id, with a weak reference that both checks identity (ids are reused after an
 array dies) and removes the entry when the array is collected.
 """
@@ -12,13 +12,14 @@ import weakref
 import numpy as np
 
 from fkeras.engine.keras_tensor import KerasTensor
+from fkeras.engine.tensor import Tensor
 
 _EAGER = {}  # id(array) -> (weakref to the array, mask)
 
 
 def get_keras_mask(x):
     """The mask attached to `x`, or None."""
-    if isinstance(x, KerasTensor):
+    if isinstance(x, (KerasTensor, Tensor)):
         return getattr(x, "_keras_mask", None)
     entry = _EAGER.get(id(x))
     if entry is None or entry[0]() is not x:
@@ -28,7 +29,7 @@ def get_keras_mask(x):
 
 def set_keras_mask(x, mask):
     """Attaches `mask` to `x` (None removes it). Objects that cannot be tracked are skipped."""
-    if isinstance(x, KerasTensor):
+    if isinstance(x, (KerasTensor, Tensor)):
         x._keras_mask = mask
         return
     key = id(x)

@@ -60,16 +60,36 @@ class GradientTape:
         _state.stack.remove(self)
 
     def watch(self, x):
-        """Marks a Variable or array (or a list of them) as a source."""
-        from fkeras.engine.variable import Variable
+        """Marks a Variable or tensor (or a nested structure of them) as a source."""
+        from fkeras.utils import nest
 
-        for item in x if isinstance(x, (list, tuple)) else [x]:
-            arr = item.value if isinstance(item, Variable) else item
+        for item in nest.flatten(x):
+            arr = _buffer(item)
+            if not hasattr(arr, "dtype") or arr.dtype.kind != "f":
+                raise ValueError(
+                    "`GradientTape.watch` takes floating-point tensors or Variables; received "
+                    f"{type(item).__name__} of dtype {getattr(arr, 'dtype', None)}.")
             self._tracked[id(arr)] = arr
 
     def maybe_watch_variable(self, var):
         if self.watch_accessed_variables and var.trainable:
-            self._tracked[id(var.value)] = var.value
+            value = var._value
+            if value.dtype.kind == "f":
+                self._tracked[id(value)] = value
+
+    def watched_variables(self):
+        """The buffers this tape watches (sources and recorded results)."""
+        return list(self._tracked.values())
+
+    def stop_recording(self):
+        """Context manager: ops inside are not recorded (tf.GradientTape.stop_recording)."""
+        return stop_recording()
+
+    def reset(self):
+        """Forgets everything recorded so far (tf.GradientTape.reset)."""
+        self._entries = []
+        self._tracked = {}
+        self._used = False
 
     def record(self, op, dev, arrays, outputs, saved, attrs):
         tracked = self._tracked
@@ -78,27 +98,50 @@ class GradientTape:
             return
         outs = outputs if isinstance(outputs, tuple) else (outputs,)
         for o in outs:
-            tracked[id(o)] = o
+            if o.dtype.kind == "f":  # integer and bool results carry no gradient
+                tracked[id(o)] = o
         self._entries.append((op, dev, arrays, needs, outs, saved, attrs))
 
     def gradient(self, target, sources, output_gradients=None,
                  unconnected_gradients="none"):
-        """d(target)/d(sources); `target` may be a list (their sum is differentiated)."""
-        from fkeras.engine.variable import Variable
+        """Gradients of `target` with respect to `sources`.
 
+        Args:
+            target: a tensor, or a nested structure of tensors (their sum is differentiated).
+            sources: a Variable or tensor, or a nested structure of them (lists, tuples,
+                dicts); the result has the same structure.
+            output_gradients: cotangents for the targets (same structure), default ones.
+            unconnected_gradients: "none" (None for an unconnected source) or "zero".
+
+        Returns:
+            Gradients as Tensors (None where a source does not reach the target).
+        """
+        from fkeras.engine import tensor as _t
+        from fkeras.utils import nest
+
+        if unconnected_gradients not in ("none", "zero"):
+            raise ValueError("`unconnected_gradients` must be 'none' or 'zero'. Received: "
+                             f"unconnected_gradients={unconnected_gradients!r}")
         if self._used and not self.persistent:
             raise RuntimeError(
                 "A non-persistent GradientTape can only be used to compute one set of "
                 "gradients (or jacobians)."
             )
         self._used = True
-        targets = target if isinstance(target, (list, tuple)) else [target]
-        seeds = output_gradients
-        if seeds is not None and not isinstance(seeds, (list, tuple)):
-            seeds = [seeds]
+        targets = [_buffer(t) for t in nest.flatten(target)]
+        seeds = None if output_gradients is None else nest.flatten(output_gradients)
+        if seeds is not None and len(seeds) != len(targets):
+            raise ValueError(f"`output_gradients` has {len(seeds)} entries for "
+                             f"{len(targets)} targets.")
         grads = {}
         for i, t in enumerate(targets):
-            g = np.ones_like(t) if seeds is None or seeds[i] is None else np.asarray(seeds[i], t.dtype)
+            if not hasattr(t, "shape"):
+                raise ValueError(f"`GradientTape.gradient` target must be a tensor; received "
+                                 f"{type(t).__name__}.")
+            if seeds is None or seeds[i] is None:
+                g = np.ones_like(t)
+            else:
+                g = np.asarray(_buffer(seeds[i]), t.dtype)
             _accumulate(grads, t, g)
 
         for op, dev, arrays, needs, outs, saved, attrs in reversed(self._entries):
@@ -119,17 +162,54 @@ class GradientTape:
                 if need and g is not None:
                     _accumulate(grads, a, g)
 
-        single = not isinstance(sources, (list, tuple))
         out = []
-        for s in [sources] if single else sources:
-            arr = s.value if isinstance(s, Variable) else s
+        for s in nest.flatten(sources):
+            arr = _buffer(s)
             g = grads.get(id(arr))
             if g is None and unconnected_gradients == "zero":
                 g = np.zeros_like(arr)
             out.append(g)
         if not self.persistent:
             self._entries = []
-        return out[0] if single else out
+        if not _t.in_array_mode():
+            out = [None if g is None else _t.Tensor(g) for g in out]
+        return nest.pack_like(sources, out)
+
+    def jacobian(self, target, sources, unconnected_gradients="none"):
+        """d(target[i]) / d(source) for every element i of `target`, stacked in front of each
+        source's shape (tf.GradientTape.jacobian; needs a persistent tape for several calls)."""
+        from fkeras.engine import tensor as _t
+        from fkeras.utils import nest
+
+        t = _buffer(target)
+        flat = nest.flatten(sources)
+        rows = [[] for _ in flat]
+        persistent, self.persistent = self.persistent, True
+        try:
+            for i in range(t.size):
+                seed = np.zeros(t.shape, t.dtype)
+                seed.reshape(-1)[i] = 1
+                self._used = False
+                gs = self.gradient(target, flat, output_gradients=[seed],
+                                   unconnected_gradients=unconnected_gradients)
+                for r, g in zip(rows, gs):
+                    r.append(None if g is None else np.asarray(_buffer(g)))
+        finally:
+            self.persistent = persistent
+        out = []
+        for s, r in zip(flat, rows):
+            if any(g is None for g in r):
+                out.append(None)
+                continue
+            j = np.stack(r).reshape(t.shape + tuple(np.shape(_buffer(s))))
+            out.append(j if _t.in_array_mode() else _t.Tensor(j))
+        return nest.pack_like(sources, out)
+
+
+def _buffer(x):
+    """The device buffer behind a Variable or Tensor (other values unchanged)."""
+    value = getattr(x, "_value", None)
+    return x if value is None else value
 
 
 def _accumulate(grads, array, g):

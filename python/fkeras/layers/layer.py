@@ -17,6 +17,9 @@ from fkeras.engine.input_spec import check_input_spec
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.engine.masking import get_keras_mask, set_keras_mask
 from fkeras.engine.node import Node
+from fkeras.engine.tensor import (_MODE, call_function, is_builtin_function, run_builtin,
+                                  run_user)
+from fkeras.engine.tensor import wrap_structure
 from fkeras.engine.variable import Variable
 from fkeras.ops.registry import in_symbolic_call, symbolic_call_scope
 from fkeras.utils import nest
@@ -141,6 +144,32 @@ class Layer:
         return self._eager_call(args, kwargs, flat)
 
     def _eager_call(self, args, kwargs, flat):
+        # fkeras's own layers compute in array mode (bare buffers, no wrapper per op); a
+        # user-written `call` runs in tensor mode, so its Python operators reach the tape.
+        if self._fk_builtin_call():
+            return run_builtin(self._eager_call_body, *args, **kwargs)
+        if _MODE.array:
+            return run_user(self._eager_call_body, *args, **kwargs)
+        return self._eager_call_body(*wrap_structure(args), **wrap_structure(kwargs))
+
+    def _fk_builtin_call(self):
+        """Whether this layer's `call` is fkeras's own code (cached per class)."""
+        cls = type(self)
+        flag = cls.__dict__.get("_fk_builtin_flag")
+        if flag is None:
+            flag = is_builtin_function(cls.call)
+            type.__setattr__(cls, "_fk_builtin_flag", flag)
+        return flag
+
+    def _fk_call_direct(self, *args, **kwargs):
+        """`self.call(...)` from fkeras code, without `__call__`'s checks; a user-written
+        `call` still runs in tensor mode."""
+        if self._fk_builtin_call():
+            return self.call(*args, **kwargs)
+        return run_user(self.call, *args, **kwargs)
+
+    def _eager_call_body(self, *args, **kwargs):
+        flat = nest.flatten(args[0])
         shapes = [tuple(np.shape(t)) for t in flat]
         self._maybe_build(shapes)
         check_input_spec(self.input_spec, shapes, self.name)
@@ -163,7 +192,7 @@ class Layer:
         from fkeras import ops
 
         for out in nest.flatten(outputs):
-            loss = self.activity_regularizer(out)
+            loss = call_function(self.activity_regularizer, out)
             if isinstance(loss, float) and loss == 0.0:
                 continue
             batch = np.shape(out)[0] if np.ndim(out) else 1
@@ -371,7 +400,7 @@ class Layer:
         out = []
         for w in self._trainable_weights + self._non_trainable_weights:
             if w.regularizer is not None:
-                out.append(w.regularizer(w))
+                out.append(call_function(w.regularizer, w))
         for layer in self._layers:
             out.extend(layer.losses)
         out.extend(self._losses)

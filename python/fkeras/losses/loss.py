@@ -15,6 +15,7 @@ from fkeras.backend import devices as _devices
 from fkeras.engine import naming
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.engine.masking import apply_mask, get_keras_mask
+from fkeras.engine.tensor import is_builtin_function, run_user, user_callable
 from fkeras.losses import loss_ops
 from fkeras.ops.registry import REGISTRY as _R
 from fkeras.ops.registry import apply
@@ -41,8 +42,8 @@ def as_tensor(x):
     """Arrays and KerasTensors pass through; lists and scalars become device arrays."""
     if isinstance(x, (np.ndarray, KerasTensor)):
         return x
-    if hasattr(x, "value") and isinstance(getattr(x, "value"), np.ndarray):
-        return x.value
+    if isinstance(getattr(x, "_value", None), np.ndarray):
+        return x._value
     a = np.asarray(x)
     if a.dtype.kind in "iub":
         return a.astype(np.int64)
@@ -53,8 +54,8 @@ def as_pred(x):
     """Predictions: arrays of the device's float type (integers converted), KerasTensors."""
     if isinstance(x, KerasTensor):
         return x
-    if hasattr(x, "value") and isinstance(getattr(x, "value"), np.ndarray):
-        return x.value
+    if isinstance(getattr(x, "_value", None), np.ndarray):
+        return x._value
     if isinstance(x, np.ndarray) and x.dtype.kind == "f":
         return x
     return _devices.get_device().asarray(np.asarray(x, dtype=np.float64))
@@ -91,7 +92,10 @@ class Loss:
 
     def __call__(self, y_true, y_pred, sample_weight=None):
         sample_weight = apply_mask(sample_weight, get_keras_mask(y_pred), self.reduction)
-        values = self.call(as_tensor(y_true), as_pred(y_pred))
+        if is_builtin_function(type(self).call):
+            values = self.call(as_tensor(y_true), as_pred(y_pred))
+        else:  # a user's Loss subclass computes on Tensors (its operators reach the tape)
+            values = run_user(self.call, as_tensor(y_true), as_pred(y_pred))
         return reduce_weighted_values(values, sample_weight, self.reduction)
 
     def call(self, y_true, y_pred):
@@ -115,6 +119,7 @@ class LossFunctionWrapper(Loss):
         super().__init__(name=name or getattr(fn, "__name__", None), reduction=reduction,
                          dtype=dtype)
         self.fn = fn
+        self._call_fn = user_callable(fn)  # a user's function computes on Tensors
         self._fn_kwargs = kwargs
 
     def __call__(self, y_true, y_pred, sample_weight=None):
@@ -130,7 +135,7 @@ class LossFunctionWrapper(Loss):
             REDUCE_IN_OP.reset(token)
 
     def call(self, y_true, y_pred):
-        return self.fn(y_true, y_pred, **self._fn_kwargs)
+        return self._call_fn(y_true, y_pred, **self._fn_kwargs)
 
     def logits_variant(self):
         """A from_logits=True copy, for a loss that accepts `from_logits`, else None.

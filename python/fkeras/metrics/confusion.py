@@ -55,10 +55,10 @@ class _ConfusionMetric(Metric):
         self.top_k, self.class_id = top_k, class_id
         self.thresholds, self._scalar = _thresholds(thresholds, default)
         n = len(self.thresholds)
-        self.true_positives = self.add_variable((n,), name="true_positives")
-        self.false_positives = self.add_variable((n,), name="false_positives")
-        self.true_negatives = self.add_variable((n,), name="true_negatives")
-        self.false_negatives = self.add_variable((n,), name="false_negatives")
+        self.true_positives = self._add_state((n,), name="true_positives")
+        self.false_positives = self._add_state((n,), name="false_positives")
+        self.true_negatives = self._add_state((n,), name="true_negatives")
+        self.false_negatives = self._add_state((n,), name="false_negatives")
 
     def update_state(self, y_true, y_pred, sample_weight=None):
         labels, preds, w = _flatten_inputs(y_true, y_pred, sample_weight, self.top_k,
@@ -165,10 +165,10 @@ class AUC(Metric):
         self.num_thresholds = len(inner) + 2
         self.thresholds = np.array([0.0 - eps] + inner + [1.0 + eps])
         n = self.num_thresholds
-        self.true_positives = self.add_variable((n,), name="true_positives")
-        self.false_positives = self.add_variable((n,), name="false_positives")
-        self.true_negatives = self.add_variable((n,), name="true_negatives")
-        self.false_negatives = self.add_variable((n,), name="false_negatives")
+        self.true_positives = self._add_state((n,), name="true_positives")
+        self.false_positives = self._add_state((n,), name="false_positives")
+        self.true_negatives = self._add_state((n,), name="true_negatives")
+        self.false_negatives = self._add_state((n,), name="false_negatives")
 
     def update_state(self, y_true, y_pred, sample_weight=None):
         y_pred = to_numpy(y_pred).astype(np.float64)

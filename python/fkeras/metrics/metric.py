@@ -12,14 +12,15 @@ import numpy as np
 
 from fkeras.engine import naming
 from fkeras.engine.masking import apply_mask, get_keras_mask
+from fkeras.engine.tensor import user_callable
 from fkeras.optimizers.state import view_variable
 
 
 def to_numpy(x):
     if x is None:
         return None
-    if hasattr(x, "value") and isinstance(getattr(x, "value"), np.ndarray):
-        x = x.value
+    if isinstance(getattr(x, "_value", None), np.ndarray):
+        x = x._value
     return np.asarray(x)
 
 
@@ -59,13 +60,36 @@ class Metric(abc.ABC):
         self.dtype = dtype or "float32"
         self._state = []
 
-    def add_variable(self, shape=(), initializer="zeros", dtype=None, aggregation="sum",
-                     name=None):
-        value = np.zeros(shape, dtype=np.float64)
+    def _add_state(self, shape=(), initializer="zeros", dtype=None, name=None):
+        """A state buffer (float64 NumPy by default, so long totals stay exact) that
+        `reset_state` restores to its initial value; fkeras's metrics update it in place."""
+        value = np.zeros(shape, dtype=np.float64 if dtype is None else np.dtype(dtype))
         if initializer not in ("zeros", None):
-            value[...] = initializer if np.isscalar(initializer) else initializer(shape)
+            if isinstance(initializer, str):
+                from fkeras import initializers
+
+                initializer = initializers.get(initializer)
+            value[...] = initializer if np.isscalar(initializer) else np.asarray(
+                initializer(tuple(shape)))
         self._state.append((name or f"variable_{len(self._state)}", value, value.copy()))
         return value
+
+    def add_variable(self, shape=(), initializer="zeros", dtype=None, aggregation="sum",
+                     name=None):
+        """Creates a state Variable of this metric (Keras 3): updated with `assign`,
+        `assign_add`, `assign_sub`; `reset_state` restores its initial value."""
+        from fkeras.ops.dtypes import standardize_dtype
+
+        dt = None if dtype is None else standardize_dtype(dtype)
+        value = self._add_state(tuple(shape), initializer, dt, name)
+        return view_variable(value, name or f"variable_{len(self._state) - 1}", "reference",
+                             path=f"{self.name}/{name or 'variable'}")
+
+    def add_weight(self, name=None, shape=(), aggregation="sum", initializer="zeros",
+                   dtype=None):
+        """Keras 2's spelling of `add_variable` (name first)."""
+        return self.add_variable(shape=shape, initializer=initializer, dtype=dtype,
+                                 aggregation=aggregation, name=name)
 
     @property
     def variables(self):
@@ -124,7 +148,7 @@ class Sum(Metric):
 
     def __init__(self, name="sum", dtype=None):
         super().__init__(name=name, dtype=dtype)
-        self.total = self.add_variable((), name="total")
+        self.total = self._add_state((), name="total")
 
     def update_state(self, values, sample_weight=None):
         values, _ = reduce_to_samplewise(to_numpy(values), to_numpy(sample_weight))
@@ -139,8 +163,8 @@ class Mean(Metric):
 
     def __init__(self, name="mean", dtype=None):
         super().__init__(name=name, dtype=dtype)
-        self.total = self.add_variable((), name="total")
-        self.count = self.add_variable((), name="count")
+        self.total = self._add_state((), name="total")
+        self.count = self._add_state((), name="count")
 
     def update_state(self, values, sample_weight=None):
         if sample_weight is None and type(values) is np.ndarray and values.ndim <= 1:
@@ -170,6 +194,7 @@ class MeanMetricWrapper(Mean):
     def __init__(self, fn, name=None, dtype=None, **kwargs):
         super().__init__(name=name or getattr(fn, "__name__", None), dtype=dtype)
         self._fn = fn
+        self._call_fn = user_callable(fn)  # a user's function computes on Tensors
         self._fn_kwargs = kwargs
         direction = getattr(fn, "_direction", None)
         if direction is not None:
@@ -178,7 +203,7 @@ class MeanMetricWrapper(Mean):
     def update_state(self, y_true, y_pred, sample_weight=None):
         # Keras 3: a mask on y_pred zeroes the weight of masked entries ("sum" rule).
         sample_weight = apply_mask(sample_weight, get_keras_mask(y_pred), "sum")
-        values = self._fn(to_numpy(y_true), to_numpy(y_pred), **self._fn_kwargs)
+        values = self._call_fn(to_numpy(y_true), to_numpy(y_pred), **self._fn_kwargs)
         Mean.update_state(self, to_numpy(values), sample_weight)
 
     def get_config(self):

@@ -10,7 +10,7 @@ A separable convolution is that depthwise convolution followed by a 1x1 convolut
 
 from fkeras.ops import shape_utils as su
 from fkeras.ops.conv import conv2d
-from fkeras.ops.shape import reshape
+from fkeras.ops.reshape_ops import reshape
 
 
 def _grouped_kernel(kernel):

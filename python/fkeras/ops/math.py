@@ -259,7 +259,8 @@ class Mean(_Reduce):
     name = "mean"
 
     def forward(self, dev, x, axis=None, keepdims=False):
-        return np.asarray(np.mean(x, axis=axis, keepdims=keepdims), dtype=x.dtype), x.shape
+        dtype = x.dtype if x.dtype.kind == "f" else dev.dtype  # mean of ints/bools is float
+        return np.asarray(np.mean(x, axis=axis, keepdims=keepdims), dtype=dtype), x.shape
 
     def backward(self, dev, shape, g, needs, axis=None, keepdims=False):
         axes = su.normalize_axes(axis, len(shape))
@@ -363,22 +364,28 @@ class PRelu(Op):
 
 # ---- public functions (keras.ops names and signatures) ----
 
+from fkeras.ops.dtypes import cast, promote  # noqa: E402
 from fkeras.ops.registry import REGISTRY as _R  # noqa: E402
 
 
 def add(x1, x2):
-    return apply(_R["add"], x1, x2)
+    return apply(_R["add"], *promote(x1, x2))
 
 
 def subtract(x1, x2):
-    return apply(_R["subtract"], x1, x2)
+    return apply(_R["subtract"], *promote(x1, x2))
 
 
 def multiply(x1, x2):
-    return apply(_R["multiply"], x1, x2)
+    return apply(_R["multiply"], *promote(x1, x2))
 
 
 def divide(x1, x2):
+    """x1 / x2 (true division: integer operands give the float dtype)."""
+    x1, x2 = promote(x1, x2)
+    dt = getattr(x1, "dtype", None)
+    if dt is not None and getattr(dt, "kind", "f") in "iub":
+        x1, x2 = cast(x1, "float32"), cast(x2, "float32")
     return apply(_R["divide"], x1, x2)
 
 
@@ -387,15 +394,15 @@ def true_divide(x1, x2):
 
 
 def maximum(x1, x2):
-    return apply(_R["maximum"], x1, x2)
+    return apply(_R["maximum"], *promote(x1, x2))
 
 
 def minimum(x1, x2):
-    return apply(_R["minimum"], x1, x2)
+    return apply(_R["minimum"], *promote(x1, x2))
 
 
 def power(x1, x2):
-    return apply(_R["power"], x1, x2)
+    return apply(_R["power"], *promote(x1, x2))
 
 
 def negative(x):
@@ -430,7 +437,7 @@ def clip(x, x_min, x_max):
 
 
 def matmul(x1, x2):
-    return apply(_R["matmul"], x1, x2)
+    return apply(_R["matmul"], *promote(x1, x2))
 
 
 def sum(x, axis=None, keepdims=False):  # noqa: A001

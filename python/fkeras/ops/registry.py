@@ -23,6 +23,7 @@ import numpy as np
 from fkeras.backend import devices as _device
 from fkeras.engine import tape as _tape
 from fkeras.engine.keras_tensor import KerasTensor
+from fkeras.engine.tensor import _MODE, Tensor
 from fkeras.engine.variable import Variable
 
 REGISTRY = {}
@@ -32,6 +33,7 @@ _scope = threading.local()
 class Op(abc.ABC):
     name = None
     n_outputs = 1
+    differentiable = True  # False: never recorded on a tape (comparisons, argmax, ...)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -74,8 +76,12 @@ def _to_array(dev, x):
         return None
     if type(x) is np.ndarray and x.dtype == dev.dtype and x.flags.c_contiguous:
         return x
+    if type(x) is Tensor:
+        x = x._value
+        if type(x) is np.ndarray and x.dtype == dev.dtype and x.flags.c_contiguous:
+            return x
     if isinstance(x, Variable):
-        return x.value
+        return x._value
     if isinstance(x, np.ndarray) and x.dtype.kind in "iub":
         return x  # integer data (indices, labels) stays integer
     return dev.asarray(x)
@@ -95,15 +101,24 @@ def apply(op, *inputs, **attrs):
     dev = _device.get_device()
     tape = _tape.current_tape()
     if tape is not None:
-        for x in inputs:
-            if isinstance(x, Variable):
-                tape.maybe_watch_variable(x)
+        if not op.differentiable:
+            tape = None
+        else:
+            for x in inputs:
+                if isinstance(x, Variable):
+                    tape.maybe_watch_variable(x)
     arrays = [_to_array(dev, x) for x in inputs]
     outputs, saved = op.forward(dev, *arrays, **attrs)
     outputs = _no_aliasing(outputs, arrays)
     if tape is not None:
         tape.record(op, dev, arrays, outputs, saved, attrs)
-    return outputs
+    if _MODE.array:
+        return outputs
+    if type(outputs) is tuple:
+        return tuple(Tensor(o) for o in outputs)
+    if type(outputs) is list:
+        return [Tensor(o) for o in outputs]
+    return Tensor(outputs)
 
 
 def _no_aliasing(outputs, arrays):

@@ -35,14 +35,14 @@ class Nadam(Optimizer):
         return self.beta_1 * (1.0 - 0.5 * 0.96 ** step)
 
     def _before_update(self, step):
-        self._u_product.assign(float(self._u_product.value) * self._u(step))
+        self._u_product.assign(float(self._u_product._value) * self._u(step))
 
     def _update(self, g, lr, step, weight_decay):
         s = g.slots
         g.dev.kernels["nadam_update"](g.param, s["momentum"], s["velocity"], g.grad, g.n, lr,
                                       float(self.beta_1), float(self.beta_2),
                                       float(self.epsilon), step, self._u(step),
-                                      self._u(step + 1), float(self._u_product.value),
+                                      self._u(step + 1), float(self._u_product._value),
                                       weight_decay)
 
     def get_config(self):

@@ -37,8 +37,8 @@ class _Group:
         self.n = int(sum(self.sizes))
         self.param = dev.empty((self.n,))
         for v, off, size in zip(variables, self.offsets, self.sizes):
-            self.param[off:off + size] = np.asarray(v.value, dtype=dev.dtype).reshape(-1)
-            v.value = self.param[off:off + size].reshape(v.shape)
+            self.param[off:off + size] = np.asarray(v._value, dtype=dev.dtype).reshape(-1)
+            v._value = self.param[off:off + size].reshape(v.shape)
         self.grad = dev.empty((self.n,))
         self.slots = {}
 
@@ -176,9 +176,9 @@ class Optimizer:
     def _current_lr(self):
         lr = self._learning_rate
         if lr is self._lr_var:
-            return float(lr.value)
+            return float(lr._value)
         if isinstance(lr, schedules.LearningRateSchedule):
-            return float(lr(int(self._iterations.value)))
+            return float(lr(int(self._iterations._value)))
         return float(lr())
 
     @property
@@ -186,14 +186,14 @@ class Optimizer:
         """The number of updates: the step counter, divided by gradient_accumulation_steps
         when accumulating (a read-only copy then, as Keras 3 returns a tensor)."""
         if self.gradient_accumulation_steps:
-            return ScalarVariable(int(self._iterations.value) //
+            return ScalarVariable(int(self._iterations._value) //
                                   self.gradient_accumulation_steps, "iteration",
                                   dtype=np.int64)
         return self._iterations
 
     def _update_count(self):
         """The 1-based index of the coming update (the kernels' bias-correction step)."""
-        raw = int(self._iterations.value)
+        raw = int(self._iterations._value)
         n = self.gradient_accumulation_steps
         return (raw // n if n else raw) + 1
 
@@ -258,7 +258,7 @@ class Optimizer:
         self._per_variable = bool(self._single and g0.n >= PER_VARIABLE_MIN_SIZE)
         self._segments = [_Segment(g0, i) for i in range(len(variables))] \
             if self._per_variable else []
-        self._values = [v.value for v in variables]  # references: an id could be reused
+        self._values = [v._value for v in variables]  # references: an id could be reused
         self.built = True
 
     def _ensure_packed(self):
@@ -268,11 +268,11 @@ class Optimizer:
         for g in self._groups:
             for v, off, size in zip(g.variables, g.offsets, g.sizes):
                 view = g.param[off:off + size]
-                if not (v.value.base is g.param and np.shares_memory(v.value, view)
-                        and v.value.size == size):
-                    view[...] = np.asarray(v.value, dtype=g.dev.dtype).reshape(-1)
-                    v.value = view.reshape(v.shape)
-        self._values = [v.value for v in self._trainable_variables]
+                if not (v._value.base is g.param and np.shares_memory(v._value, view)
+                        and v._value.size == size):
+                    view[...] = np.asarray(v._value, dtype=g.dev.dtype).reshape(-1)
+                    v._value = view.reshape(v.shape)
+        self._values = [v._value for v in self._trainable_variables]
 
     @property
     def variables(self):
@@ -320,7 +320,7 @@ class Optimizer:
             raise ValueError(f"Received {len(grads)} gradients for "
                              f"{len(trainable_variables)} variables.")
         for v, value in zip(self._trainable_variables, self._values):
-            if v.value is not value:
+            if v._value is not value:
                 self._ensure_packed()
                 break
         if same and self._per_variable and not (
@@ -354,7 +354,12 @@ class Optimizer:
                            out=g0.grad)
             return missing
         if len(missing) == len(variables):
-            raise ValueError("No gradients provided for any variable.")
+            raise ValueError(
+                f"No gradients provided for any variable: {[v.path for v in variables]}. "
+                "The loss does not depend on these variables on the GradientTape: something "
+                "between them and the loss left fkeras's ops (np.asarray, .numpy(), float(), "
+                "or NumPy/Python math on converted values), or the tape did not watch the "
+                "inputs. Compute the loss with fkeras.ops or operators on tensors.")
         if missing:
             warnings.warn(
                 f"Gradients do not exist for variables {[v.path for v in missing]} when "
@@ -421,7 +426,7 @@ class Optimizer:
         """Adds the gradients to the sums; on every Nth call turns the flat gradients into
         the mean over the N calls, resets the sums and returns True (update now)."""
         n = self.gradient_accumulation_steps
-        update = (int(self._iterations.value) + 1) % n == 0
+        update = (int(self._iterations._value) + 1) % n == 0
         for g in self._groups:
             acc = g.slots["gradient_accumulator"]
             if update:
@@ -434,10 +439,10 @@ class Optimizer:
 
     def _after_update(self, step):
         for v in self._constrained:
-            v.assign(v.constraint(v.value))
+            v.assign(v.constraint(v._value))
         if self.use_ema:
             self._update_ema(step)
-        self._iterations.value += 1
+        self._iterations._value += 1
 
     def _clip(self):
         if self.clipnorm and self.clipnorm > 0:
@@ -498,7 +503,7 @@ class Optimizer:
         if isinstance(lr, schedules.LearningRateSchedule):
             lr = schedules.serialize(lr)
         elif lr is self._lr_var:
-            lr = float(lr.value)
+            lr = float(lr._value)
         return {"name": self.name, "learning_rate": lr, "weight_decay": self.weight_decay,
                 "clipnorm": self.clipnorm, "global_clipnorm": self.global_clipnorm,
                 "clipvalue": self.clipvalue, "use_ema": self.use_ema,

@@ -11,33 +11,33 @@ class ScalarVariable(Variable):
 
     def __init__(self, value, name, dtype=np.float32):
         self._device = _devices.get_device("cpu")
-        self.value = np.array(value, dtype=dtype)
+        self._value = np.array(value, dtype=dtype)
         self.name = self.path = name
         self.trainable = False
         self.regularizer = self.constraint = None
 
     @property
     def dtype(self):
-        return str(self.value.dtype)
+        return str(self._value.dtype)
 
     def assign(self, value):
-        self.value[...] = np.asarray(value)
+        self._value[...] = np.asarray(value)
         return self
 
     def numpy(self):
-        return self.value.copy()
+        return self._value.copy()
 
     def __float__(self):
-        return float(self.value)
+        return float(self._value)
 
     def __int__(self):
-        return int(self.value)
+        return int(self._value)
 
     def __index__(self):
-        return int(self.value)
+        return int(self._value)
 
     def _v(self):
-        return self.value[()]
+        return self._value[()]
 
     def __add__(self, o):
         return self._v() + o
@@ -78,18 +78,22 @@ class ScalarVariable(Variable):
     def __ge__(self, o):
         return self._v() >= o
 
-    __hash__ = Variable.__hash__
+    __hash__ = object.__hash__
 
     def __repr__(self):
         return f"<Variable path={self.path}, shape=(), value={self._v()}>"
 
 
-def view_variable(array, name, dev=None):
-    """A non-trainable Variable whose value IS `array` (a view into an optimizer buffer)."""
+def view_variable(array, name, dev=None, path=None):
+    """A non-trainable Variable whose value IS `array` (a view into an optimizer or metric
+    buffer)."""
     v = Variable.__new__(Variable)
     v._device = _devices.get_device(dev)
-    v.value = array
-    v.name = v.path = name
+    v._value = array
+    v.name = name
+    v.path = path or name
     v.trainable = False
     v.regularizer = v.constraint = None
+    v.aggregation, v.synchronization, v.autocast = "sum", "auto", True
+    v.overwrite_with_gradient = False
     return v

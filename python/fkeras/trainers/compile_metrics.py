@@ -9,6 +9,7 @@ likewise. Names: the string given, prefixed by the output name for multi-output 
 """
 
 from fkeras import metrics as metrics_module
+from fkeras.engine.tensor import is_builtin_function, run_user
 from fkeras.metrics.metric import Metric, MeanMetricWrapper
 
 
@@ -97,7 +98,11 @@ class CompileMetrics:
 
     def update_state(self, ys, preds, sws=None):
         for i, m, weighted in self.entries:
-            m.update_state(ys[i], preds[i], sws[i] if weighted and sws is not None else None)
+            sw = sws[i] if weighted and sws is not None else None
+            if is_builtin_function(type(m).update_state):
+                m.update_state(ys[i], preds[i], sw)
+            else:  # a user's Metric subclass computes on Tensors
+                run_user(m.update_state, ys[i], preds[i], sw)
 
     def reset_state(self):
         for _, m, _ in self.entries:

@@ -43,6 +43,8 @@ def output_activation(layer):
         return "softmax" if axis in (-1, [-1], (-1,)) else None
     if getattr(layer, "activity_regularizer", None) is not None:
         return None  # the regularizer sees the output, so the output must be computed
+    if not layer._fk_builtin_call():
+        return None  # a user's `call` (e.g. a Dense subclass): its output is what it returns
     fn = getattr(layer, "activation", None)
     if fn is None or (cls != "Activation" and cls not in LOGIT_LAYERS):
         return None
@@ -106,8 +108,10 @@ class ForwardPlan:
             s.out_ids = [id(t) for t in node.output_tensors]
             s.logits = len(s.out_ids) == 1 and s.out_ids[0] in logit_ids
             s.training = _accepts_training(s.layer) and "training" not in kwargs
-            # `__call__` also adds the activity-regularizer losses.
-            direct = not masked and getattr(s.layer, "activity_regularizer", None) is None
+            # `__call__` also adds the activity-regularizer losses, and runs a user-written
+            # `call` in tensor mode (so its operators reach the tape).
+            direct = (not masked and getattr(s.layer, "activity_regularizer", None) is None
+                      and s.layer._fk_builtin_call())
             s.fn = _sub_plan_runner(s.layer) or (s.layer.call if direct else s.layer)
             self.steps.append(s)
 

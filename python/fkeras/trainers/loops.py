@@ -11,6 +11,7 @@ on_test_begin, on_test_batch_begin/end..., on_test_end, on_epoch_end, ..., on_tr
 import numpy as np
 
 from fkeras.callbacks.callback_list import CallbackList
+from fkeras.engine.tensor import wrap_structure
 from fkeras.trainers import data_adapter as da
 from fkeras.trainers.step_state import get_state
 from fkeras.utils import nest
@@ -187,7 +188,7 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
     begin, end = cbs.wants("on_train_batch_begin"), cbs.wants("on_train_batch_end")
     model.stop_training = False
     cbs.on_train_begin()
-    epoch_logs = {}
+    epoch_logs, logs = {}, None
     for epoch in range(initial_epoch, epochs):
         model.reset_metrics()
         cbs.on_epoch_begin(epoch)
@@ -196,7 +197,8 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
                 cbs.on_train_batch_begin(first)
             for xs, ys, sws in group:
                 if custom:
-                    logs = model.train_step(_structured(model, state, xs, ys, sws))
+                    logs = pythonify_logs(
+                        model.train_step(_structured(model, state, xs, ys, sws)))
                 else:
                     model._fk_train_step(state, xs, ys, sws)
                     logs = model.get_metrics_result() if end else None
@@ -204,7 +206,8 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
                 cbs.on_train_batch_end(last, logs)
             if model.stop_training:
                 break
-        epoch_logs = model.get_metrics_result()
+        # A custom train_step's last logs are the epoch's logs (Keras 3).
+        epoch_logs = dict(logs) if custom and logs else model.get_metrics_result()
         if val is not None and _should_validate(epoch, validation_freq):
             val_logs = _run_evaluate(model, val, validation_batch_size or batch_size,
                                      validation_steps, cbs)
@@ -232,7 +235,22 @@ def _structured(model, state, xs, ys, sws):
         (xs[0] if len(xs) == 1 else xs))
     y = None if ys is None else (ys[0] if len(ys) == 1 else ys)
     sw = None if sws is None else (sws[0] if len(sws) == 1 else sws)
-    return da.pack_x_y_sample_weight(x, y, sw)
+    # User code gets Tensors (Keras passes backend tensors to train_step).
+    return wrap_structure(da.pack_x_y_sample_weight(x, y, sw))
+
+
+def pythonify_logs(logs):
+    """A custom step's logs with Tensors/arrays as Python floats (lists for vectors)."""
+    if not isinstance(logs, dict):
+        return logs
+    out = {}
+    for k, v in logs.items():
+        if isinstance(v, dict):
+            out.update(pythonify_logs(v))
+            continue
+        a = np.asarray(v) if hasattr(v, "__array__") or isinstance(v, (int, float)) else None
+        out[k] = v if a is None else (float(a) if a.ndim == 0 else a.tolist())
+    return out
 
 
 def _run_evaluate(model, data, batch_size, steps, cbs):
@@ -242,18 +260,20 @@ def _run_evaluate(model, data, batch_size, steps, cbs):
     begin, end = cbs.wants("on_test_batch_begin"), cbs.wants("on_test_batch_end")
     model.reset_metrics()
     cbs.on_test_begin()
+    logs = None
     for first, last, group in executions(model, batches.epoch(state)):
         if begin:
             cbs.on_test_batch_begin(first)
         for xs, ys, sws in group:
             if custom:
-                logs = model.test_step(_structured(model, state, xs, ys, sws))
+                logs = pythonify_logs(
+                    model.test_step(_structured(model, state, xs, ys, sws)))
             else:
                 model._fk_test_step(state, xs, ys, sws)
                 logs = model.get_metrics_result() if end else None
         if end:
             cbs.on_test_batch_end(last, logs)
-    logs = model.get_metrics_result()
+    logs = dict(logs) if custom and logs else model.get_metrics_result()
     cbs.on_test_end(logs)
     return logs
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from fkeras import optimizers
 from fkeras.engine.tape import GradientTape
+from fkeras.engine.tensor import array_mode_method, builtin_method
 from fkeras.metrics.metric import Mean
 from fkeras.trainers import data_adapter as da
 from fkeras.trainers import loops
@@ -140,6 +141,7 @@ class Trainer:
         return logs
 
     # ---- steps on flat lists (the loops' fast path) ----
+    @array_mode_method
     def _fk_train_step(self, state, xs, ys, sws):
         n = len(xs[0]) if xs and np.ndim(xs[0]) else 1
         if state.needs_build:
@@ -152,6 +154,7 @@ class Trainer:
         self.optimizer.apply(grads, state.variables)
         self._fk_update_metrics(state, ys, preds, sws, loss, n)
 
+    @array_mode_method
     def _fk_test_step(self, state, xs, ys, sws):
         n = len(xs[0]) if xs and np.ndim(xs[0]) else 1
         if state.needs_build:
@@ -172,6 +175,7 @@ class Trainer:
         if cm.entries:
             cm.update_state(ys, state.probabilities(preds), sws)
 
+    @array_mode_method
     def _fk_predict_step(self, state, xs):
         return state.forward(xs, training=False, logits=False)
 
@@ -206,6 +210,7 @@ class Trainer:
             state.x_template = x
         return state, xs, ys, sws
 
+    @builtin_method
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         """The compiled loss (on probabilities, as a custom train_step gets them) plus the
         regularization losses."""
@@ -215,6 +220,7 @@ class Trainer:
         sws = da.flatten_sample_weight(self, sample_weight, len(preds))
         return state.total_loss(ys, preds, sws, logits=False)
 
+    @builtin_method
     def compute_metrics(self, x, y, y_pred, sample_weight=None):
         """Updates the loss-free metrics with a batch and returns all metric results."""
         state = get_state(self)

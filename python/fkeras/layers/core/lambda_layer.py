@@ -8,6 +8,8 @@ import types
 
 import numpy as np
 
+from fkeras.engine.tensor import run_user
+
 from fkeras import config as fconfig
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.layers.layer import Layer
@@ -55,7 +57,7 @@ class Lambda(Layer):
             kwargs["mask"] = mask
         if self._fn_expects_training:
             kwargs["training"] = training
-        return self.function(inputs, **kwargs)
+        return run_user(self.function, inputs, **kwargs)
 
     def compute_output_shape(self, input_shape):
         if self._output_shape is None:

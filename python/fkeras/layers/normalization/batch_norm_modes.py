@@ -95,9 +95,9 @@ def _renorm_correction(layer, mean, var):
     """(r, d) from this batch's mean and variance and the current renorm statistics."""
     eps = layer.epsilon
     stddev = np.sqrt(var + eps)
-    renorm_stddev = np.maximum(np.asarray(layer.renorm_stddev.value, np.float64).reshape(
+    renorm_stddev = np.maximum(np.asarray(layer.renorm_stddev._value, np.float64).reshape(
         mean.shape), np.sqrt(eps))
-    renorm_mean = np.asarray(layer.renorm_mean.value, np.float64).reshape(mean.shape)
+    renorm_mean = np.asarray(layer.renorm_mean._value, np.float64).reshape(mean.shape)
     r = stddev / renorm_stddev
     d = (mean - renorm_mean) / renorm_stddev
     clip = layer.renorm_clipping
@@ -117,7 +117,7 @@ def _update(layer, mean, var):
     layer._update_moving(layer.renorm_stddev, stddev, layer.renorm_momentum)
     layer._update_moving(layer.moving_mean, mean)
     layer._update_moving(layer.moving_stddev, stddev)
-    ms = np.asarray(layer.moving_stddev.value, np.float64)
+    ms = np.asarray(layer.moving_stddev._value, np.float64)
     layer.moving_variance.assign(np.maximum(ms * ms - layer.epsilon, 0.0))
 
 

@@ -159,7 +159,7 @@ class BatchNormalization(Layer):
     def _update_moving(self, variable, batch_value, momentum=None):
         m = self.momentum if momentum is None else momentum
         value = np.asarray(batch_value).reshape(variable.shape)
-        variable.assign(variable.value * m + value * (1.0 - m))
+        variable.assign(variable._value * m + value * (1.0 - m))
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)

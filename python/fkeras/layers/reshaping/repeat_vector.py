@@ -3,7 +3,7 @@
 from fkeras import ops
 from fkeras.engine.input_spec import InputSpec
 from fkeras.layers.layer import Layer
-from fkeras.ops import shape as fshape
+from fkeras.ops import reshape_ops as fshape
 
 
 class RepeatVector(Layer):

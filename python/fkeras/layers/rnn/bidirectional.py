@@ -101,8 +101,8 @@ class Bidirectional(Layer):
         if initial_state is not None:
             half = len(initial_state) // 2
             fwd_state, bwd_state = list(initial_state[:half]), list(initial_state[half:])
-        y = self.forward_layer.call(sequences, initial_state=fwd_state, **kwargs)
-        y_rev = self.backward_layer.call(sequences, initial_state=bwd_state, **kwargs)
+        y = self.forward_layer._fk_call_direct(sequences, initial_state=fwd_state, **kwargs)
+        y_rev = self.backward_layer._fk_call_direct(sequences, initial_state=bwd_state, **kwargs)
         states = []
         if self.return_state:
             states = list(y[1:]) + list(y_rev[1:])

@@ -79,7 +79,7 @@ class TimeDistributed(Layer):
             kwargs["training"] = training
         if mask is not None and self.layer._call_accepts("mask"):
             kwargs["mask"] = mask.reshape((N * T,) + tuple(mask.shape[2:]))
-        y = self.layer.call(ops.reshape(inputs, (N * T,) + tuple(shape[2:])), **kwargs)
+        y = self.layer._fk_call_direct(ops.reshape(inputs, (N * T,) + tuple(shape[2:])), **kwargs)
         return ops.reshape(y, (N, T) + tuple(y.shape[1:]))
 
     def compute_mask(self, inputs, previous_mask=None):

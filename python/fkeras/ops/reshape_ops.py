@@ -190,7 +190,21 @@ def concatenate(xs, axis=0):
 
 
 def getitem(x, key):
-    return apply(_R["getitem"], x, key=key)
+    """x[key] with NumPy indexing semantics (ints, slices, None, Ellipsis, integer and boolean
+    arrays or tensors); differentiable with respect to x."""
+    return apply(_R["getitem"], x, key=_index_key(key))
+
+
+def _index_key(key):
+    if type(key) is tuple:
+        return tuple(_index_key(k) for k in key)
+    buf = getattr(key, "_value", None)  # a Tensor or Variable used as an index
+    if buf is not None:
+        return np.asarray(buf)
+    if isinstance(key, list) and any(isinstance(k, (slice, tuple)) or k is None or
+                                     k is Ellipsis for k in key):
+        return tuple(key)
+    return key
 
 
 def expand_dims(x, axis):

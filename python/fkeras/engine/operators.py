@@ -1,0 +1,192 @@
+"""Python's operator protocol for eager values (Tensor and Variable), routed through fkeras.ops.
+
+Every operator is the `fkeras.ops` function of the same name, so it follows the ops' dtype
+promotion and shape checks and is recorded on an active GradientTape. NumPy meeting one of
+these values (`ndarray - t`, `np.exp(t)`) goes through `__array_ufunc__` to the same ops.
+"""
+
+import numpy as np
+
+_OPS = []
+
+
+def _ops():
+    if not _OPS:
+        from fkeras import ops
+
+        _OPS.append(ops)
+    return _OPS[0]
+
+
+def _ufunc(self, ufunc, method, *inputs, **kwargs):
+    if method == "__call__" and not kwargs:
+        from fkeras.ops.ufuncs import UFUNC_OPS
+
+        fn = UFUNC_OPS.get(ufunc)
+        if fn is not None:
+            return fn(*inputs)
+    args = [np.asarray(x) if isinstance(x, TensorOperators) else x for x in inputs]
+    return getattr(ufunc, method)(*args, **kwargs)
+
+
+class TensorOperators:
+    """Mixin: arithmetic, comparison, bitwise and indexing operators as fkeras ops."""
+
+    __slots__ = ()
+    __array_priority__ = 1000
+    __array_ufunc__ = _ufunc
+
+    def __add__(self, other):
+        return _ops().add(self, other)
+
+    def __radd__(self, other):
+        return _ops().add(other, self)
+
+    def __sub__(self, other):
+        return _ops().subtract(self, other)
+
+    def __rsub__(self, other):
+        return _ops().subtract(other, self)
+
+    def __mul__(self, other):
+        return _ops().multiply(self, other)
+
+    def __rmul__(self, other):
+        return _ops().multiply(other, self)
+
+    def __truediv__(self, other):
+        return _ops().divide(self, other)
+
+    def __rtruediv__(self, other):
+        return _ops().divide(other, self)
+
+    def __floordiv__(self, other):
+        return _ops().floor_divide(self, other)
+
+    def __rfloordiv__(self, other):
+        return _ops().floor_divide(other, self)
+
+    def __mod__(self, other):
+        return _ops().mod(self, other)
+
+    def __rmod__(self, other):
+        return _ops().mod(other, self)
+
+    def __pow__(self, other):
+        return _ops().power(self, other)
+
+    def __rpow__(self, other):
+        return _ops().power(other, self)
+
+    def __matmul__(self, other):
+        return _ops().matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return _ops().matmul(other, self)
+
+    def __neg__(self):
+        return _ops().negative(self)
+
+    def __abs__(self):
+        return _ops().absolute(self)
+
+    def __invert__(self):
+        return _ops().logical_not(self) if self.dtype == bool else _ops().bitwise_invert(self)
+
+    def __eq__(self, other):
+        return _ops().equal(self, other)
+
+    def __ne__(self, other):
+        return _ops().not_equal(self, other)
+
+    def __lt__(self, other):
+        return _ops().less(self, other)
+
+    def __le__(self, other):
+        return _ops().less_equal(self, other)
+
+    def __gt__(self, other):
+        return _ops().greater(self, other)
+
+    def __ge__(self, other):
+        return _ops().greater_equal(self, other)
+
+    def __and__(self, other):
+        return _logic("and", self, other)
+
+    def __rand__(self, other):
+        return _logic("and", other, self)
+
+    def __or__(self, other):
+        return _logic("or", self, other)
+
+    def __ror__(self, other):
+        return _logic("or", other, self)
+
+    def __xor__(self, other):
+        return _logic("xor", self, other)
+
+    def __rxor__(self, other):
+        return _logic("xor", other, self)
+
+    def __getitem__(self, key):
+        return _ops().getitem(self, key)
+
+    # ---- NumPy-style methods (differentiable; jax arrays and torch tensors have them) ----
+    @property
+    def T(self):
+        return _ops().transpose(self)
+
+    def reshape(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return _ops().reshape(self, shape)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = tuple(axes[0])
+        return _ops().transpose(self, axes or None)
+
+    def astype(self, dtype):
+        return _ops().cast(self, dtype)
+
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+        if out is not None or dtype is not None or kwargs:  # NumPy-only arguments
+            return np.sum(np.asarray(self), axis=axis, dtype=dtype, out=out,
+                            keepdims=keepdims, **kwargs)
+        return _ops().sum(self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+        if out is not None or dtype is not None or kwargs:  # NumPy-only arguments
+            return np.mean(np.asarray(self), axis=axis, dtype=dtype, out=out,
+                            keepdims=keepdims, **kwargs)
+        return _ops().mean(self, axis=axis, keepdims=keepdims)
+
+    def max(self, axis=None, out=None, keepdims=False, **kwargs):
+        if out is not None or kwargs:  # NumPy-only arguments
+            return np.max(np.asarray(self), axis=axis, out=out,
+                            keepdims=keepdims, **kwargs)
+        return _ops().max(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis=None, out=None, keepdims=False, **kwargs):
+        if out is not None or kwargs:  # NumPy-only arguments
+            return np.min(np.asarray(self), axis=axis, out=out,
+                            keepdims=keepdims, **kwargs)
+        return _ops().min(self, axis=axis, keepdims=keepdims)
+
+    def squeeze(self, axis=None):
+        return _ops().squeeze(self, axis=axis)
+
+
+def _logic(kind, a, b):
+    # bool operands: logical; integer operands: bitwise (NumPy and torch semantics).
+    if _is_bool(a) and _is_bool(b):
+        return getattr(_ops(), f"logical_{kind}")(a, b)
+    return getattr(_ops(), f"bitwise_{kind}")(a, b)
+
+
+def _is_bool(x):
+    if isinstance(x, bool):
+        return True
+    dt = getattr(x, "dtype", None)
+    return dt is not None and np.dtype(dt) == np.bool_

@@ -1,0 +1,139 @@
+"""Dtype promotion for elementwise ops and operators, and `cast` (differentiable between floats).
+
+fkeras's rule (Keras 3 on JAX with 64-bit types off, which is also what the Keras docs' result
+type table gives; see docs/keras_compatibility.md):
+- Python `bool`/`int`/`float` scalars are *weak*: they take the other operand's dtype when its
+  kind can hold them (`int8 tensor + 1000` stays int8; `float32 + 1.5` stays float32), and
+  promote only across kinds (`int32 + 1.5` -> the float dtype, `bool + 1` -> int32).
+- Two arrays/tensors promote by NumPy's table for integers and bools (`int32 + int64` ->
+  int64: integer data such as labels keeps its width), and any floating result is the device's
+  float dtype (float32 on cpu): a NumPy float64 array never upcasts a float32 model, and
+  `int32 / 2` is float32. Only float16 with float16 stays float16.
+"""
+
+import numpy as np
+
+from fkeras.backend import devices as _device
+from fkeras.ops import shape_utils as su
+from fkeras.ops.registry import Op, apply
+
+_WEAK = {bool: "b", int: "i", float: "f"}
+
+
+def _dtype_of(x):
+    """(NumPy dtype or None, weak kind or None) of an operand."""
+    kind = _WEAK.get(type(x))
+    if kind is not None:
+        return None, kind
+    dt = getattr(x, "dtype", None)
+    if dt is None:
+        return np.asarray(x).dtype, None
+    try:
+        return np.dtype(dt), None
+    except TypeError:
+        return None, None  # a non-NumPy dtype name (e.g. "string"): no promotion
+
+
+def result_type(*operands):
+    """The common dtype of `operands` under fkeras's promotion rule (a NumPy dtype)."""
+    float_dtype = np.dtype(_device.get_device().dtype)
+    strong, weak = [], set()
+    for x in operands:
+        dt, kind = _dtype_of(x)
+        if kind is not None:
+            weak.add(kind)
+        elif dt is not None:
+            strong.append(dt)
+    if strong:
+        r = strong[0]
+        for dt in strong[1:]:
+            r = np.promote_types(r, dt)
+    elif "f" in weak:
+        return float_dtype
+    elif "i" in weak:
+        return np.dtype(np.int32)
+    else:
+        return np.dtype(np.bool_)
+    if r.kind == "f":
+        return r if r == np.float16 else float_dtype
+    if r.kind == "c":
+        return r
+    if "f" in weak:
+        return float_dtype
+    if "i" in weak and r.kind == "b":
+        return np.dtype(np.int32)
+    return r
+
+
+def promote(x1, x2):
+    """`(x1, x2)` converted to their common dtype (see the module docstring)."""
+    # Fast paths: same-dtype buffers, or a float buffer with a Python number.
+    t1, t2 = type(x1), type(x2)
+    if t1 is np.ndarray and t2 is np.ndarray and x1.dtype == x2.dtype:
+        return x1, x2
+    if t2 in _WEAK and t1 is np.ndarray and x1.dtype.kind == "f":
+        return x1, x2
+    if t1 in _WEAK and t2 is np.ndarray and x2.dtype.kind == "f":
+        return x1, x2
+    target = result_type(x1, x2)
+    return _to(x1, target), _to(x2, target)
+
+
+def _to(x, dtype):
+    if type(x) in _WEAK:
+        return np.asarray(x, dtype=dtype)
+    dt, _ = _dtype_of(x)
+    if dt is None or dt == dtype:
+        return x
+    return cast(x, dtype)
+
+
+class Cast(Op):
+    name = "cast"
+
+    def output_spec(self, x, dtype=None):
+        from fkeras.engine.keras_tensor import KerasTensor
+
+        return KerasTensor(su.shape_of(x), np.dtype(dtype).name)
+
+    def forward(self, dev, x, dtype=None):
+        return np.asarray(x).astype(dtype), np.asarray(x).dtype
+
+    def backward(self, dev, in_dtype, g, needs, dtype=None):
+        if in_dtype.kind not in "fc":
+            return (None,)
+        return (np.asarray(g).astype(in_dtype, copy=False),)
+
+
+def standardize_dtype(dtype):
+    """A dtype name string ("float32", "int64", "bool", "string", ...) for any dtype-like."""
+    if dtype is None:
+        from fkeras import config
+
+        return config.floatx()
+    if hasattr(dtype, "name") and not isinstance(dtype, str):
+        name = dtype.name
+    else:
+        name = str(dtype)
+    aliases = {"float": "float32", "int": "int64", "double": "float64", "str": "string",
+               "object": "string", "bool_": "bool", "half": "float16"}
+    name = aliases.get(name, name)
+    if name.startswith("torch."):
+        name = name[len("torch."):]
+    return name
+
+
+def cast(x, dtype):
+    """`x` converted to `dtype` (keras.ops.cast); differentiable from and to floating types."""
+    name = standardize_dtype(dtype)
+    if name == "string":
+        raise ValueError("`cast` does not support the 'string' dtype.")
+    target = np.dtype(name)
+    if target.kind == "f" and target != np.float16:
+        target = np.dtype(_device.get_device().dtype) if name == "float32" else target
+    return apply(_CAST, x, dtype=target)
+
+
+from fkeras.ops.registry import REGISTRY as _R  # noqa: E402
+
+_CAST = _R["cast"]
