@@ -6,12 +6,15 @@ an error, unlike Keras 2/3 which silently train a subset), or a dict keyed by ou
 Total loss = sum_i loss_weight_i * loss_i (the regularization losses are added by the model).
 """
 
+import numpy as np
+
 from fkeras import losses as losses_module
 from fkeras.losses.losses import (
     BinaryCrossentropy,
     CategoricalCrossentropy,
     SparseCategoricalCrossentropy,
 )
+from fkeras.engine.tensor import run_builtin
 from fkeras.metrics.metric import Mean
 from fkeras.ops import math as _math
 
@@ -74,6 +77,7 @@ class CompileLoss:
         self._weights_spec = loss_weights
         self.output_names = output_names
         self.built = False
+        self.total_tracker = None  # the model's "loss" Mean, for Keras 2's compiled_loss call
         if output_names is not None:
             self._build(output_names)
 
@@ -120,7 +124,39 @@ class CompileLoss:
     def metrics(self):
         return [t for t in self.trackers or [] if t is not None]
 
-    def __call__(self, ys, preds, sws=None, logits=False, batch_size=None):
+    def __call__(self, y_true, y_pred, sample_weight=None, regularization_losses=None):
+        """Keras 2's `model.compiled_loss(y, y_pred, sample_weight, regularization_losses)`
+        in a custom `train_step`: the weighted total over the outputs plus the given
+        regularization losses; updates the model's "loss" tracker like Keras 2."""
+        return run_builtin(self._user_call, y_true, y_pred, sample_weight,
+                           regularization_losses)
+
+    def _user_call(self, y_true, y_pred, sample_weight, regularization_losses):
+        from fkeras.trainers import data_adapter as da
+        from fkeras.utils import nest
+
+        preds = nest.flatten(y_pred)
+        ys = [None if t is None else da.to_array(t) for t in nest.flatten(y_true)]
+        if len(ys) != len(preds):
+            raise ValueError(f"`compiled_loss` received {len(ys)} targets for {len(preds)} "
+                             "model outputs.")
+        sws = None if sample_weight is None else nest.flatten(sample_weight)
+        if sws is not None and len(sws) == 1 and len(preds) > 1:
+            sws = sws * len(preds)
+        if not self.built:
+            self.build_for(len(preds))
+        n = len(preds[0]) if preds and np.ndim(preds[0]) else 1
+        total = self.compute(ys, preds, sws, batch_size=n)
+        for term in regularization_losses or []:
+            total = term if total is None else _math.add(total, term)
+        if total is None:
+            raise ValueError("`compiled_loss` has no loss to compute: `compile()` was given "
+                             "no `loss` for any output.")
+        if self.total_tracker is not None:
+            self.total_tracker.update_scalar(float(np.asarray(total)), n)
+        return total
+
+    def compute(self, ys, preds, sws=None, logits=False, batch_size=None):
         """Total loss (a 0-d array on the tape) over the flat lists ys / preds."""
         table = self.logit_losses if logits else self.losses
         total = None

@@ -86,6 +86,8 @@ class Trainer:
         self.compiled_loss = None if loss is None else CompileLoss(loss, loss_weights, names)
         self.compiled_metrics = CompileMetrics(metrics, weighted_metrics)
         self._loss_tracker = Mean(name="loss")
+        if self.compiled_loss is not None:
+            self.compiled_loss.total_tracker = self._loss_tracker
         self._compile_config = {"optimizer": optimizer, "loss": loss,
                                 "loss_weights": loss_weights, "metrics": metrics,
                                 "weighted_metrics": weighted_metrics,
