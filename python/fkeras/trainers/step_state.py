@@ -9,6 +9,7 @@ the model graph, the compiled loss or the set of trainable variables changes.
 import warnings
 
 from fkeras.engine import tape as _tape
+from fkeras.engine.tensor import call_function
 from fkeras.engine.masking import get_keras_mask, set_keras_mask
 from fkeras.ops import math as _math
 from fkeras.trainers import forward_plan
