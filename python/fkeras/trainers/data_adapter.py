@@ -259,7 +259,8 @@ def class_weights_to_sample_weight(y, class_weight):
                     dtype=np.float32)
     for k, v in class_weight.items():
         table[int(k)] = v
-    return table[labels]
+    # A negative label is in no class index: it weighs 1.0 (never wraps to the last class).
+    return np.where(labels >= 0, table[np.maximum(labels, 0)], np.float32(1.0))
 
 
 class ArrayDataset:

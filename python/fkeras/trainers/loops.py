@@ -11,6 +11,7 @@ on_test_begin, on_test_batch_begin/end..., on_test_end, on_epoch_end, ..., on_tr
 import numpy as np
 
 from fkeras.callbacks.callback_list import CallbackList
+from fkeras.trainers import arg_checks
 from fkeras.trainers import data_adapter as da
 from fkeras.trainers.step_state import get_state
 from fkeras.utils import nest
@@ -52,8 +53,10 @@ def _array_dataset(model, x, y, sample_weight, class_weight, require_y):
     return da.ArrayDataset(xs, ys, sws)
 
 
-def make_dataset(model, x, y=None, sample_weight=None, class_weight=None, require_y=True):
-    """An ArrayDataset (arrays, lists, dicts) or an IterableDataset (batches)."""
+def make_dataset(model, x, y=None, sample_weight=None, class_weight=None, require_y=True,
+                 method="fit"):
+    """An ArrayDataset (arrays, lists, dicts) or an IterableDataset (batches); arrays with no
+    samples are refused (`method` names the caller in the message)."""
     if not da.is_array_like(x):
         if y is not None:
             raise ValueError("`y` argument is not supported when using a generator or an "
@@ -62,7 +65,9 @@ def make_dataset(model, x, y=None, sample_weight=None, class_weight=None, requir
             raise ValueError("`sample_weight`/`class_weight` are not supported with an "
                              "iterable `x`; yield (x, y, sample_weight) batches instead.")
         return da.IterableDataset(x)
-    return _array_dataset(model, x, y, sample_weight, class_weight, require_y)
+    data = _array_dataset(model, x, y, sample_weight, class_weight, require_y)
+    arg_checks.check_not_empty(method, data.n)
+    return data
 
 
 def _validation_dataset(model, validation_data):
@@ -75,8 +80,8 @@ def _validation_dataset(model, validation_data):
                 "y_val, val_sample_weights) items, however it contains "
                 f"{len(validation_data)} items"
             )
-        return make_dataset(model, *validation_data)
-    return make_dataset(model, validation_data)
+        return make_dataset(model, *validation_data, method="fit (validation_data)")
+    return make_dataset(model, validation_data, method="fit (validation_data)")
 
 
 class _Batches:
@@ -174,8 +179,9 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
         val = _validation_dataset(model, validation_data)
     elif validation_split:
         if not isinstance(train, da.ArrayDataset):
-            raise ValueError("Argument `validation_split` is only supported for NumPy arrays "
-                             f"(or lists/dicts of them). Found incompatible type: {type(x)}")
+            raise ValueError("Argument `validation_split` is only supported for tensors or "
+                             "NumPy arrays (or lists/dicts of them). Found incompatible type "
+                             f"in the input: {type(x)}")
         train, val = train.split(validation_split)
     batches = _Batches(model, train, batch_size, shuffle, steps_per_epoch)
     if not model.optimizer.built and not state.needs_build:
@@ -259,7 +265,8 @@ def _run_evaluate(model, data, batch_size, steps, cbs):
 
 
 def evaluate(model, x, y, batch_size, verbose, sample_weight, steps, callbacks):
-    data = make_dataset(model, x, y, sample_weight, require_y=model.compiled_loss is not None)
+    data = make_dataset(model, x, y, sample_weight, require_y=model.compiled_loss is not None,
+                        method="evaluate")
     batch_size = batch_size or 32
     target = steps if steps is not None else data.num_batches(batch_size)
     cbs = callbacks if isinstance(callbacks, CallbackList) else CallbackList(
@@ -269,11 +276,9 @@ def evaluate(model, x, y, batch_size, verbose, sample_weight, steps, callbacks):
 
 
 def predict(model, x, batch_size, verbose, steps, callbacks):
-    batch_size = 32 if batch_size is None else int(batch_size)
-    if batch_size <= 0:
-        raise ValueError(f"`batch_size` must be a positive integer, received {batch_size}.")
+    batch_size = 32 if batch_size is None else batch_size
     state = get_state(model)
-    data = make_dataset(model, x, require_y=False)
+    data = make_dataset(model, x, require_y=False, method="predict")
     if isinstance(data, da.ArrayDataset):
         data = da.ArrayDataset(data.xs)
         if not state.plan_ok:
