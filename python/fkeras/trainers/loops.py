@@ -8,6 +8,8 @@ Callbacks fire in Keras's order (on_train_begin, on_epoch_begin, on_train_batch_
 on_test_begin, on_test_batch_begin/end..., on_test_end, on_epoch_end, ..., on_train_end).
 """
 
+import math
+
 import numpy as np
 
 from fkeras.callbacks.callback_list import CallbackList
@@ -89,6 +91,9 @@ class _Batches:
 
     def __init__(self, model, data, batch_size, shuffle=False, steps=None, class_weight=None):
         self.model, self.data = model, data
+        if batch_size is None:  # Keras 3: enough samples per batch for `steps` batches
+            n = getattr(data, "n", 0)
+            batch_size = max(1, math.ceil(n / steps)) if steps and n else 32
         self.batch_size, self.shuffle, self.steps = batch_size, shuffle, steps
         self.class_weight = class_weight
         self._persistent = None
@@ -168,9 +173,6 @@ def executions(model, steps):
 def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
         validation_data, shuffle, class_weight, sample_weight, initial_epoch, steps_per_epoch,
         validation_steps, validation_batch_size, validation_freq):
-    if steps_per_epoch is None and batch_size is None:
-        batch_size = 32
-    batch_size = batch_size or 32
     state = get_state(model)
     train = make_dataset(model, x, y, sample_weight, class_weight,
                          require_y=model.compiled_loss is not None)
@@ -267,8 +269,7 @@ def _run_evaluate(model, data, batch_size, steps, cbs):
 def evaluate(model, x, y, batch_size, verbose, sample_weight, steps, callbacks):
     data = make_dataset(model, x, y, sample_weight, require_y=model.compiled_loss is not None,
                         method="evaluate")
-    batch_size = batch_size or 32
-    target = steps if steps is not None else data.num_batches(batch_size)
+    target = steps if steps is not None else data.num_batches(batch_size or 32)
     cbs = callbacks if isinstance(callbacks, CallbackList) else CallbackList(
         callbacks, add_progbar=verbose != 0, model=model, verbose=verbose, epochs=1,
         steps=target)
@@ -276,7 +277,6 @@ def evaluate(model, x, y, batch_size, verbose, sample_weight, steps, callbacks):
 
 
 def predict(model, x, batch_size, verbose, steps, callbacks):
-    batch_size = 32 if batch_size is None else batch_size
     state = get_state(model)
     data = make_dataset(model, x, require_y=False, method="predict")
     if isinstance(data, da.ArrayDataset):
