@@ -199,7 +199,10 @@ def cast_to_input_dtype(a, dtype, name):
     model's inputs to their Input's dtype): int/bool -> float32 for a float input (MNIST-style
     uint8 images), ints -> int64 for an integer input (indices for an Embedding); float data
     for an integer input must hold whole numbers (Keras would truncate 1.5 to 1 silently)."""
-    kind = np.dtype(dtype).kind if dtype not in (None, "mixed_float16") else "f"
+    try:
+        kind = np.dtype(dtype).kind
+    except TypeError:  # not a NumPy dtype name (a policy such as "mixed_float16")
+        kind = "f"
     if kind == "f":
         if a.dtype.kind in "iub":
             return a.astype(np.float32)
