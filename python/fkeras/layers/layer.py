@@ -55,7 +55,14 @@ class Layer:
 
     Subclasses create weights in `build(input_shape)` with `add_weight`, compute in
     `call(inputs, ...)` with `fkeras.ops`, and describe themselves in `get_config`.
+
+    A layer that computes in floating point sets the class attribute `_fk_float_inputs =
+    True`: integer and bool arrays reaching it (uint8 images, int64 data) are cast to its
+    compute dtype before `call`, as Keras's type promotion makes them float there. Other
+    layers (Embedding, reshaping, merging, Lambda) receive integers as they are.
     """
+
+    _fk_float_inputs = False
 
     def __init__(self, trainable=True, name=None, dtype=None, **kwargs):
         unknown = set(kwargs) - set(_BASE_KWARGS)
@@ -174,6 +181,8 @@ class Layer:
         self._maybe_build(shapes)
         check_input_spec(self.input_spec, shapes, self.name)
         call_kwargs, previous_mask = self._populate_mask(args, kwargs)
+        if self._fk_float_inputs:
+            args = cast_int_inputs(args, flat, self.name)
         depth = getattr(_CALLS, "depth", 0)
         if depth == 0:  # an entry call: drop the losses of the previous one
             self._clear_losses()
@@ -502,6 +511,35 @@ class Layer:
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _cast_int_array(x):
+    if isinstance(x, np.ndarray) and x.dtype.kind in "iub":
+        out = x.astype(np.float32)
+        mask = get_keras_mask(x)
+        if mask is not None:
+            set_keras_mask(out, mask)
+        return out
+    return x
+
+
+def cast_int_inputs(args, flat, layer_name=None):
+    """`args` with the integer/bool arrays of `args[0]` (flattened as `flat`) cast to float32;
+    the same tuple when there are none (the common case costs one pass over `flat`). Arrays
+    that are not numbers (strings, objects, complex) raise a ValueError naming the layer."""
+    cast = False
+    for i, t in enumerate(flat):
+        if isinstance(t, np.ndarray) and t.dtype.kind != "f":
+            if t.dtype.kind not in "iub":
+                raise ValueError(
+                    f'Input {i} of layer "{layer_name}" has dtype {t.dtype}, which this layer '
+                    "cannot compute with: expected floating-point, integer or bool data. Full "
+                    f"shape received: {t.shape}"
+                )
+            cast = True
+    if not cast:
+        return args
+    return (nest.map_structure(_cast_int_array, args[0]),) + tuple(args[1:])
 
 
 def _fresh_output(layer_name):

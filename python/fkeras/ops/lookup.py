@@ -17,6 +17,8 @@ class Embedding(Op):
 
     def forward(self, dev, indices, table):
         V, D = table.shape
+        if np.asarray(indices).dtype.kind == "f":
+            _check_whole(indices)
         idx = np.ascontiguousarray(indices, dtype=np.int64).reshape(-1)
         if idx.size and (idx.min() < 0 or idx.max() >= V):
             bad = idx[(idx < 0) | (idx >= V)][0]
@@ -34,6 +36,15 @@ class Embedding(Op):
             dev.kernels["embedding_backward"](dtable, np.ascontiguousarray(g).reshape(-1, D),
                                               idx, idx.size, V, D)
         return None, dtable
+
+
+def _check_whole(indices):
+    """Float indices (a float Input feeding an Embedding, as Keras allows) must be whole
+    numbers: Keras truncates 1.5 to 1 and turns NaN into an arbitrary row."""
+    bad = ~np.isfinite(indices) | (indices != np.trunc(indices))
+    if bad.any():
+        raise ValueError("`embedding`: indices must be whole numbers (integers), received the "
+                         f"{np.asarray(indices).dtype} value {indices[bad].flat[0].item()!r}.")
 
 
 def embedding(indices, table):

@@ -43,8 +43,10 @@ def pack_x_y_sample_weight(x, y=None, sample_weight=None):
     return (x, y, sample_weight)
 
 
-def to_array(a):
-    """float -> float32 (C-contiguous), int/uint -> int64, bool -> float32."""
+def to_array(a, widen_ints=True):
+    """float -> float32 (C-contiguous), int/uint -> int64 (kept as given when not
+    `widen_ints`: `check_inputs` casts model inputs once, to their input's dtype),
+    bool -> float32."""
     if isinstance(a, KerasTensor):
         raise ValueError("Expected data (NumPy arrays), received a symbolic KerasTensor: "
                          f"{a}. Pass arrays to fit/evaluate/predict.")
@@ -54,9 +56,9 @@ def to_array(a):
     if a.dtype.kind == "f":
         return np.ascontiguousarray(a, dtype=np.float32)
     if a.dtype.kind in "iu":
-        return a.astype(np.int64, copy=False)
+        return a.astype(np.int64, copy=False) if widen_ints else a
     if a.dtype.kind == "b":
-        return a.astype(np.float32)
+        return a.astype(np.float32) if widen_ints else a
     raise ValueError(f"Unsupported data type {a.dtype} (expected numbers).")
 
 
@@ -71,6 +73,9 @@ def is_array_like(x):
     return hasattr(x, "__array__") or hasattr(x, "numpy")
 
 
+_to_array = to_array
+
+
 # ---- flattening by the model's structure ----
 
 def _names(model, attr):
@@ -80,8 +85,12 @@ def _names(model, attr):
         return None
 
 
-def flatten_by_name(data, names, what):
+def flatten_by_name(data, names, what, widen_ints=True):
     """A dict keyed by `names`, a list, or a single array -> flat list of arrays."""
+
+    def to_array(a):
+        return _to_array(a, widen_ints)
+
     if isinstance(data, dict):
         if names is None:
             return [to_array(v) for v in nest.flatten(data)]
@@ -107,7 +116,7 @@ def flatten_by_name(data, names, what):
 
 
 def flatten_inputs(model, x):
-    flat = flatten_by_name(x, _names(model, "input_names"), "input")
+    flat = flatten_by_name(x, _names(model, "input_names"), "input", widen_ints=False)
     inputs = getattr(model, "_flat_inputs", None)
     if inputs is not None and len(flat) != len(inputs):
         raise ValueError(
@@ -157,14 +166,16 @@ def _fit_trailing_one(a, want):
 
 
 def check_inputs(model, xs):
-    """Fits trailing 1s and checks every input array against its model input."""
+    """Fits trailing 1s, casts to the input's dtype and checks every input array against its
+    model input (a model without known inputs gets int/bool arrays as int64/float32)."""
     inputs = getattr(model, "_flat_inputs", None)
     if inputs is None:
-        return xs
+        return [a if a is None else to_array(a) for a in xs]
     out = []
     for t, a in zip(inputs, xs):
         name = t._keras_history.layer.name
         want = t.shape
+        a = cast_to_input_dtype(a, t.dtype, name)
         a = _fit_trailing_one(a, want)
         if a.ndim != len(want):
             raise ValueError(
@@ -181,6 +192,32 @@ def check_inputs(model, xs):
                 )
         out.append(a)
     return out
+
+
+def cast_to_input_dtype(a, dtype, name):
+    """Data for a model input of `dtype`, converted once (Keras 3 converts a Functional
+    model's inputs to their Input's dtype): int/bool -> float32 for a float input (MNIST-style
+    uint8 images), ints -> int64 for an integer input (indices for an Embedding); float data
+    for an integer input must hold whole numbers (Keras would truncate 1.5 to 1 silently)."""
+    try:
+        kind = np.dtype(dtype).kind
+    except TypeError:  # not a NumPy dtype name (a policy such as "mixed_float16")
+        kind = "f"
+    if kind == "f":
+        if a.dtype.kind in "iub":
+            return a.astype(np.float32)
+        return a
+    if kind in "iu":
+        if a.dtype.kind == "f":
+            whole = np.isfinite(a).all() and np.array_equal(a, np.trunc(a))
+            if not whole:
+                raise ValueError(
+                    f"Error when checking input: {name} has dtype {dtype} (integer), but "
+                    f"received float data of dtype {a.dtype} with values that are not whole "
+                    "numbers. Pass integers (e.g. class or token indices)."
+                )
+        return a.astype(np.int64, copy=False)
+    return a
 
 
 def check_targets(model, ys, kinds):
@@ -259,7 +296,8 @@ def class_weights_to_sample_weight(y, class_weight):
                     dtype=np.float32)
     for k, v in class_weight.items():
         table[int(k)] = v
-    return table[labels]
+    # A negative label is in no class index: it weighs 1.0 (never wraps to the last class).
+    return np.where(labels >= 0, table[np.maximum(labels, 0)], np.float32(1.0))
 
 
 class ArrayDataset:

@@ -25,7 +25,7 @@ logits outside the gradient tape). Only the built-in train/test steps take this 
 from fkeras import activations
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.engine.masking import get_keras_mask, set_keras_mask
-from fkeras.layers.layer import in_layer_call, layer_call_scope
+from fkeras.layers.layer import cast_int_inputs, in_layer_call, layer_call_scope
 from fkeras.utils import nest
 
 LOGIT_LAYERS = frozenset((
@@ -74,7 +74,8 @@ def _accepts_training(layer):
 
 
 class _Step:
-    __slots__ = ("layer", "fn", "single", "args", "kwargs", "out_ids", "logits", "training")
+    __slots__ = ("layer", "fn", "single", "args", "kwargs", "out_ids", "logits", "training",
+                 "cast")
 
 
 class ForwardPlan:
@@ -113,6 +114,7 @@ class ForwardPlan:
             direct = (not masked and getattr(s.layer, "activity_regularizer", None) is None
                       and s.layer._fk_builtin_call())
             s.fn = _sub_plan_runner(s.layer) or (s.layer.call if direct else s.layer)
+            s.cast = s.fn is not s.layer and _casts_int_inputs(s.layer, node)
             self.steps.append(s)
 
     def run(self, xs, training=False):
@@ -130,6 +132,8 @@ class ForwardPlan:
             else:
                 args, kwargs = nest.map_structure(
                     lambda t: values[id(t)] if isinstance(t, KerasTensor) else t, s.args)
+            if s.cast:
+                args = cast_int_inputs(args, nest.flatten(args[0]))
             if s.training:
                 kwargs = dict(kwargs, training=training)
             if s.logits:
@@ -142,6 +146,23 @@ class ForwardPlan:
                 for i, v in zip(s.out_ids, nest.flatten(out)):
                     values[i] = v
         return [values[i] for i in self.output_ids]
+
+
+def _casts_int_inputs(layer, node):
+    """Whether a step bypassing `Layer.__call__` must cast integer inputs itself: a float layer
+    (or a nested model with float inputs) fed an integer/bool tensor. Decided once from the
+    graph's dtypes, so float models pay nothing per step."""
+    inputs = nest.flatten(node.call_args[0]) if node.call_args else []
+    if not any(isinstance(t, KerasTensor) and _is_int_dtype(t.dtype) for t in inputs):
+        return False
+    nested = getattr(layer, "_flat_inputs", None)
+    if nested is not None and getattr(layer, "_nodes", None) is not None:
+        return not any(_is_int_dtype(t.dtype) for t in nested)
+    return layer._fk_float_inputs
+
+
+def _is_int_dtype(dtype):
+    return str(dtype).startswith(("int", "uint", "bool"))
 
 
 def _sub_plan_runner(layer):

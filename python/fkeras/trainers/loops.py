@@ -8,10 +8,13 @@ Callbacks fire in Keras's order (on_train_begin, on_epoch_begin, on_train_batch_
 on_test_begin, on_test_batch_begin/end..., on_test_end, on_epoch_end, ..., on_train_end).
 """
 
+import math
+
 import numpy as np
 
 from fkeras.callbacks.callback_list import CallbackList
 from fkeras.engine.tensor import wrap_structure
+from fkeras.trainers import arg_checks
 from fkeras.trainers import data_adapter as da
 from fkeras.trainers.step_state import get_state
 from fkeras.utils import nest
@@ -53,8 +56,10 @@ def _array_dataset(model, x, y, sample_weight, class_weight, require_y):
     return da.ArrayDataset(xs, ys, sws)
 
 
-def make_dataset(model, x, y=None, sample_weight=None, class_weight=None, require_y=True):
-    """An ArrayDataset (arrays, lists, dicts) or an IterableDataset (batches)."""
+def make_dataset(model, x, y=None, sample_weight=None, class_weight=None, require_y=True,
+                 method="fit"):
+    """An ArrayDataset (arrays, lists, dicts) or an IterableDataset (batches); arrays with no
+    samples are refused (`method` names the caller in the message)."""
     if not da.is_array_like(x):
         if y is not None:
             raise ValueError("`y` argument is not supported when using a generator or an "
@@ -63,7 +68,9 @@ def make_dataset(model, x, y=None, sample_weight=None, class_weight=None, requir
             raise ValueError("`sample_weight`/`class_weight` are not supported with an "
                              "iterable `x`; yield (x, y, sample_weight) batches instead.")
         return da.IterableDataset(x)
-    return _array_dataset(model, x, y, sample_weight, class_weight, require_y)
+    data = _array_dataset(model, x, y, sample_weight, class_weight, require_y)
+    arg_checks.check_not_empty(method, data.n)
+    return data
 
 
 def _validation_dataset(model, validation_data):
@@ -76,8 +83,8 @@ def _validation_dataset(model, validation_data):
                 "y_val, val_sample_weights) items, however it contains "
                 f"{len(validation_data)} items"
             )
-        return make_dataset(model, *validation_data)
-    return make_dataset(model, validation_data)
+        return make_dataset(model, *validation_data, method="fit (validation_data)")
+    return make_dataset(model, validation_data, method="fit (validation_data)")
 
 
 class _Batches:
@@ -85,6 +92,9 @@ class _Batches:
 
     def __init__(self, model, data, batch_size, shuffle=False, steps=None, class_weight=None):
         self.model, self.data = model, data
+        if batch_size is None:  # Keras 3: enough samples per batch for `steps` batches
+            n = getattr(data, "n", 0)
+            batch_size = max(1, math.ceil(n / steps)) if steps and n else 32
         self.batch_size, self.shuffle, self.steps = batch_size, shuffle, steps
         self.class_weight = class_weight
         self._persistent = None
@@ -164,9 +174,6 @@ def executions(model, steps):
 def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
         validation_data, shuffle, class_weight, sample_weight, initial_epoch, steps_per_epoch,
         validation_steps, validation_batch_size, validation_freq):
-    if steps_per_epoch is None and batch_size is None:
-        batch_size = 32
-    batch_size = batch_size or 32
     state = get_state(model)
     train = make_dataset(model, x, y, sample_weight, class_weight,
                          require_y=model.compiled_loss is not None)
@@ -175,8 +182,9 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
         val = _validation_dataset(model, validation_data)
     elif validation_split:
         if not isinstance(train, da.ArrayDataset):
-            raise ValueError("Argument `validation_split` is only supported for NumPy arrays "
-                             f"(or lists/dicts of them). Found incompatible type: {type(x)}")
+            raise ValueError("Argument `validation_split` is only supported for tensors or "
+                             "NumPy arrays (or lists/dicts of them). Found incompatible type "
+                             f"in the input: {type(x)}")
         train, val = train.split(validation_split)
     batches = _Batches(model, train, batch_size, shuffle, steps_per_epoch)
     if not model.optimizer.built and not state.needs_build:
@@ -279,9 +287,9 @@ def _run_evaluate(model, data, batch_size, steps, cbs):
 
 
 def evaluate(model, x, y, batch_size, verbose, sample_weight, steps, callbacks):
-    data = make_dataset(model, x, y, sample_weight, require_y=model.compiled_loss is not None)
-    batch_size = batch_size or 32
-    target = steps if steps is not None else data.num_batches(batch_size)
+    data = make_dataset(model, x, y, sample_weight, require_y=model.compiled_loss is not None,
+                        method="evaluate")
+    target = steps if steps is not None else data.num_batches(batch_size or 32)
     cbs = callbacks if isinstance(callbacks, CallbackList) else CallbackList(
         callbacks, add_progbar=verbose != 0, model=model, verbose=verbose, epochs=1,
         steps=target)
@@ -289,11 +297,8 @@ def evaluate(model, x, y, batch_size, verbose, sample_weight, steps, callbacks):
 
 
 def predict(model, x, batch_size, verbose, steps, callbacks):
-    batch_size = 32 if batch_size is None else int(batch_size)
-    if batch_size <= 0:
-        raise ValueError(f"`batch_size` must be a positive integer, received {batch_size}.")
     state = get_state(model)
-    data = make_dataset(model, x, require_y=False)
+    data = make_dataset(model, x, require_y=False, method="predict")
     if isinstance(data, da.ArrayDataset):
         data = da.ArrayDataset(data.xs)
         if not state.plan_ok:

@@ -15,6 +15,7 @@ from fkeras import optimizers
 from fkeras.engine.tape import GradientTape
 from fkeras.engine.tensor import array_mode_method, builtin_method
 from fkeras.metrics.metric import Mean
+from fkeras.trainers import arg_checks
 from fkeras.trainers import data_adapter as da
 from fkeras.trainers import loops
 from fkeras.trainers.compile_loss import CompileLoss
@@ -197,7 +198,7 @@ class Trainer:
         x, _, _ = da.unpack_x_y_sample_weight(data)
         return self(x, training=False)
 
-    def _fk_flat_batch(self, data, class_weight=None):
+    def _fk_flat_batch(self, data, class_weight=None, method=None):
         x, y, sample_weight = da.unpack_x_y_sample_weight(data)
         state = get_state(self)
         xs = da.check_inputs(self, da.flatten_inputs(self, x))
@@ -207,7 +208,9 @@ class Trainer:
         sws = da.flatten_sample_weight(self, sample_weight, len(ys) if ys else 1)
         if class_weight is not None:
             sws = loops.apply_class_weight(ys, sws, class_weight)
-        da.num_samples(xs, ys, sws)
+        n = da.num_samples(xs, ys, sws)
+        if method is not None:  # train/test_on_batch: an empty batch has no loss to report
+            arg_checks.check_not_empty(method, n)
         if not state.plan_ok:
             state.x_template = x
         return state, xs, ys, sws
@@ -242,11 +245,14 @@ class Trainer:
                        return_dict=False):
         """One step on one batch; returns the loss (and metrics) of that batch."""
         self._fk_assert_loss()
+        arg_checks.check_data_given("train_on_batch", x)
+        arg_checks.check_class_weight(class_weight)
         self.reset_metrics()
         if self._fk_custom("train_step"):
             logs = self.train_step(da.pack_x_y_sample_weight(x, y, sample_weight))
         else:
-            state, xs, ys, sws = self._fk_flat_batch((x, y, sample_weight), class_weight)
+            state, xs, ys, sws = self._fk_flat_batch((x, y, sample_weight), class_weight,
+                                                     method="train_on_batch")
             self._fk_train_step(state, xs, ys, sws)
             logs = self.get_metrics_result()
         return self._fk_format_logs(logs, return_dict)
@@ -254,11 +260,13 @@ class Trainer:
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
         """Loss (and metrics) of one batch, without updating the weights."""
         self._fk_assert_loss()
+        arg_checks.check_data_given("test_on_batch", x)
         self.reset_metrics()
         if self._fk_custom("test_step"):
             logs = self.test_step(da.pack_x_y_sample_weight(x, y, sample_weight))
         else:
-            state, xs, ys, sws = self._fk_flat_batch((x, y, sample_weight))
+            state, xs, ys, sws = self._fk_flat_batch((x, y, sample_weight),
+                                                     method="test_on_batch")
             self._fk_test_step(state, xs, ys, sws)
             logs = self.get_metrics_result()
         return self._fk_format_logs(logs, return_dict)
@@ -287,6 +295,9 @@ class Trainer:
             validation_batch_size=None, validation_freq=1):
         """Trains the model for a fixed number of epochs; returns a History."""
         self._fk_assert_loss()
+        arg_checks.check_fit_args(x, batch_size, epochs, verbose, validation_split,
+                                  class_weight, initial_epoch, steps_per_epoch,
+                                  validation_steps, validation_batch_size, validation_freq)
         return loops.fit(self, x, y, batch_size, epochs, verbose, callbacks, validation_split,
                          validation_data, shuffle, class_weight, sample_weight, initial_epoch,
                          steps_per_epoch, validation_steps, validation_batch_size,
@@ -297,11 +308,13 @@ class Trainer:
         """Loss and metrics over the data: a scalar (no metrics), a list in `metrics_names`
         order, or a dict with return_dict=True."""
         self._fk_assert_loss()
+        arg_checks.check_evaluate_args(x, batch_size, verbose, steps)
         logs = loops.evaluate(self, x, y, batch_size, verbose, sample_weight, steps, callbacks)
         return self._fk_format_logs(logs, return_dict)
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """Output predictions for the input samples, in batches (inference mode)."""
+        arg_checks.check_predict_args(x, batch_size, verbose, steps)
         return loops.predict(self, x, batch_size, verbose, steps, callbacks)
 
     # ---- on disk ----

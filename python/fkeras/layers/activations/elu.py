@@ -16,6 +16,8 @@ class ELU(Layer):
     ```
     """
 
+    _fk_float_inputs = True
+
     def __init__(self, alpha=1.0, **kwargs):
         super().__init__(**kwargs)
         self.alpha = alpha

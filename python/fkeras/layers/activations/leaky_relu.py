@@ -19,6 +19,8 @@ class LeakyReLU(Layer):
     ```
     """
 
+    _fk_float_inputs = True
+
     def __init__(self, negative_slope=0.3, **kwargs):
         if "alpha" in kwargs:
             negative_slope = kwargs.pop("alpha")

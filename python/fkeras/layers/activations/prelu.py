@@ -23,6 +23,8 @@ class PReLU(Layer):
     ```
     """
 
+    _fk_float_inputs = True
+
     def __init__(self, alpha_initializer="Zeros", alpha_regularizer=None, alpha_constraint=None,
                  shared_axes=None, **kwargs):
         super().__init__(**kwargs)

@@ -22,6 +22,8 @@ class ReLU(Layer):
     ```
     """
 
+    _fk_float_inputs = True
+
     def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
         super().__init__(**kwargs)
         if max_value is not None and max_value < 0.0:

@@ -29,6 +29,8 @@ class Softmax(Layer):
     ```
     """
 
+    _fk_float_inputs = True
+
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)
         axes = list(axis) if isinstance(axis, (list, tuple)) else [axis]

@@ -102,6 +102,8 @@ def fused_conv(layer, conv_fn, inputs, *weights):
 class BaseConv(Layer):
     """N-D convolution layer (N = `rank`); see Conv1D, Conv2D, Conv3D."""
 
+    _fk_float_inputs = True
+
     rank = None
     allow_causal = False
 

@@ -24,6 +24,8 @@ class BaseConvTranspose(Layer):
     """N-D transposed convolution (N = `rank`): the gradient of a convolution with respect to
     its input, used as a learned upsampling. Kernel (*kernel_size, filters, in_channels)."""
 
+    _fk_float_inputs = True
+
     rank = None
 
     def __init__(self, filters, kernel_size, strides=1, padding="valid", output_padding=None,

@@ -23,6 +23,8 @@ from fkeras.ops.depthwise import depthwise_conv, depthwise_conv2d
 
 
 class _DepthwiseBase(Layer):
+    _fk_float_inputs = True
+
     rank = None
     weight_names = ()
 

@@ -7,6 +7,8 @@ from fkeras.layers.layer import Layer
 class Activation(Layer):
     """Applies `activation` (a name or callable) elementwise. Has no weights."""
 
+    _fk_float_inputs = True
+
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
         self.activation = activations.get(activation)

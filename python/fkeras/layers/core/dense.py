@@ -38,6 +38,8 @@ class Dense(LoRAMixin, Layer):
     ```
     """
 
+    _fk_float_inputs = True
+
     def __init__(self, units, activation=None, use_bias=True,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",
                  kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,

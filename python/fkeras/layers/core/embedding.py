@@ -71,7 +71,10 @@ class Embedding(LoRAMixin, Layer):
         self._build_lora()
 
     def call(self, inputs):
-        return ops.embedding(inputs, self._lora_weight())
+        try:
+            return ops.embedding(inputs, self._lora_weight())
+        except ValueError as e:  # bad indices: name the layer, not the op
+            raise ValueError(f'Layer "{self.name}" (Embedding): {e}') from None
 
     def compute_mask(self, inputs, mask=None):
         if not self.mask_zero:

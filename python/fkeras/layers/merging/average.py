@@ -13,6 +13,7 @@ class Average(ElementwiseMerge):
     ```
     """
 
+    _fk_float_inputs = True
     _op = staticmethod(ops.add)
 
     def _merge(self, inputs):

@@ -61,6 +61,8 @@ class BatchNormalization(Layer):
     ```
     """
 
+    _fk_float_inputs = True
+
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones",
                  moving_mean_initializer="zeros", moving_variance_initializer="ones",

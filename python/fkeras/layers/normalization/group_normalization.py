@@ -51,6 +51,8 @@ class GroupNormalization(Layer):
     ```
     """
 
+    _fk_float_inputs = True
+
     def __init__(self, groups=32, axis=-1, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones", beta_regularizer=None,
                  gamma_regularizer=None, beta_constraint=None, gamma_constraint=None,

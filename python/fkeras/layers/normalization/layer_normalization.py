@@ -3,6 +3,7 @@
 import warnings
 
 from fkeras import ops
+from fkeras.engine.input_spec import InputSpec
 from fkeras.layers.layer import Layer
 from fkeras.layers.normalization.group_normalization import check_axes, parse_axis
 from fkeras.layers.weight_args import add_arg_weight, serialize_weight_args, store_weight_args
@@ -27,6 +28,8 @@ class LayerNormalization(Layer):
     y = LayerNormalization()(Input(shape=(10, 16)))   # gamma, beta: (16,)
     ```
     """
+
+    _fk_float_inputs = True
 
     def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones", beta_regularizer=None,
@@ -58,6 +61,9 @@ class LayerNormalization(Layer):
             self.gamma = add_arg_weight(self, "gamma", param_shape)
         if self.center and not self.rms_scaling:
             self.beta = add_arg_weight(self, "beta", param_shape)
+        # Later inputs must have this rank (the axes are stored as positive indices) and match
+        # the weights along the normalized axes.
+        self.input_spec = InputSpec(ndim=len(shape), axes={a: shape[a] for a in self._axes})
         self.built = True
 
     def call(self, inputs):

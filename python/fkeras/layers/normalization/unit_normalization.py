@@ -18,6 +18,8 @@ class UnitNormalization(Layer):
     ```
     """
 
+    _fk_float_inputs = True
+
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)
         if isinstance(axis, (list, tuple)) and all(

@@ -12,6 +12,8 @@ from fkeras.ops.conv_utils import conv_output_size_and_padding
 class BasePooling(Layer):
     """Pooling over `rank`-D windows; `pool_fn` is the fkeras.ops function for the rank."""
 
+    _fk_float_inputs = True
+
     rank = 2
     pool_fn = None
 

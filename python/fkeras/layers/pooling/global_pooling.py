@@ -12,6 +12,8 @@ class BaseGlobalPooling(Layer):
     """Reduces (N, *spatial, C) to (N, C), or (N, 1, ..., 1, C) with keepdims (channels at
     axis 1 for channels_first)."""
 
+    _fk_float_inputs = True
+
     rank = None
     reduce_fn = None
 

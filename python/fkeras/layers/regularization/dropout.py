@@ -23,6 +23,8 @@ class Dropout(Layer):
     ```
     """
 
+    _fk_float_inputs = True
+
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)
         self.rate = check_rate(rate)

@@ -28,6 +28,8 @@ class _NoiseLayer(Layer):
     """The seed handling, shape and config of the noise layers; `config_keys` names the
     attributes get_config adds, in Keras's key order."""
 
+    _fk_float_inputs = True
+
     config_keys = ("seed",)
 
     def __init__(self, seed=None, **kwargs):

@@ -30,6 +30,8 @@ class RecurrentBase(Layer):
     (hs, final_states) with the op, and `_bias_shape()` / `_bias_initializer()`.
     """
 
+    _fk_float_inputs = True
+
     gates = 1
     n_states = 1
 

@@ -35,6 +35,8 @@ class Bidirectional(Layer):
     ```
     """
 
+    _fk_float_inputs = True
+
     def __init__(self, layer, merge_mode="concat", weights=None, backward_layer=None,
                  **kwargs):
         from fkeras.layers import deserialize_layer, serialize_layer
@@ -91,6 +93,7 @@ class Bidirectional(Layer):
             self.forward_layer.set_weights(self._pending_weights[:n // 2])
             self.backward_layer.set_weights(self._pending_weights[n // 2:])
             self._pending_weights = None
+        self.input_spec = self.forward_layer.input_spec  # built: it knows the feature size
         self.built = True
 
     def call(self, sequences, initial_state=None, mask=None, training=None):

@@ -1,6 +1,7 @@
 """TimeDistributed: applies one layer to every temporal slice of a (batch, time, ...) input."""
 
 from fkeras import ops
+from fkeras.engine.input_spec import check_input_spec
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.layers.layer import Layer
 
@@ -36,6 +37,11 @@ class TimeDistributed(Layer):
         super().__init__(**kwargs)
         self.layer = layer
         self.supports_masking = True
+
+    @property
+    def _fk_float_inputs(self):
+        """Integer inputs are cast when the wrapped layer computes in floating point."""
+        return self.layer._fk_float_inputs
 
     def _child_input_shape(self, input_shape):
         input_shape = tuple(input_shape)
@@ -73,7 +79,10 @@ class TimeDistributed(Layer):
         if isinstance(inputs, KerasTensor):
             out = self.compute_output_shape(shape)
             return KerasTensor(out, inputs.dtype)
+        self._child_input_shape(shape)  # rank >= 3
         N, T = shape[0], shape[1]
+        # The wrapped layer's `call` runs directly: check its input spec on a time step here.
+        check_input_spec(self.layer.input_spec, [(N * T,) + tuple(shape[2:])], self.layer.name)
         kwargs = {}
         if training is not None and self.layer._call_accepts("training"):
             kwargs["training"] = training
