@@ -12,6 +12,7 @@ from fkeras import callbacks, losses, metrics, optimizers
 from fkeras.backend import device
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.engine.tape import GradientTape
+from fkeras.engine.tensor import Tensor
 from fkeras.engine.variable import Variable
 from fkeras.layers import Input, InputSpec, Layer
 from fkeras.models import Model, Sequential
@@ -25,7 +26,7 @@ def version():
 
 
 __all__ = [
-    "GradientTape", "Input", "InputSpec", "KerasTensor", "Layer", "Model", "Sequential",
+    "GradientTape", "Input", "InputSpec", "KerasTensor", "Layer", "Model", "Sequential", "Tensor",
     "Variable", "__version__", "activations", "backend", "callbacks", "clear_session",
     "config", "constraints", "datasets", "device", "initializers", "layers", "losses",
     "metrics", "models", "ops", "optimizers", "random", "regularizers", "saving", "utils",
