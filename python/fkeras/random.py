@@ -4,6 +4,8 @@ Seeds: an int gives the same draw every call; a SeedGenerator gives a new, repro
 per call; None draws a seed from the global generator (`fkeras.utils.set_random_seed`).
 """
 
+import numpy as np
+
 from fkeras.ops import random as _ops_random
 from fkeras.utils import random as _random
 
@@ -61,4 +63,133 @@ def dropout(inputs, rate, noise_shape=None, seed=None):
     return _ops_random.dropout(inputs, rate, noise_shape=noise_shape, seed=draw_seed(seed))
 
 
-__all__ = ["SeedGenerator", "dropout"]
+# ---- distributions (draws are constants to autodiff; mean/stddev tensors stay differentiable) ----
+
+def _shape_or_symbolic(shape, dtype):
+    """A KerasTensor when a dimension is unknown (the call is symbolic), else None."""
+    shape = tuple(shape)
+    if any(d is None for d in shape):
+        from fkeras.engine.keras_tensor import KerasTensor
+
+        return KerasTensor(shape, dtype)
+    return None
+
+
+def _float_dtype(dtype):
+    from fkeras import config
+    from fkeras.ops.dtypes import standardize_dtype
+
+    return standardize_dtype(dtype or config.floatx())
+
+
+def _finish(draw, dtype, scale=None, shift=None):
+    from fkeras import ops
+
+    out = ops.convert_to_tensor(np.asarray(draw).astype(dtype, copy=False))
+    if scale is not None and not (isinstance(scale, (int, float)) and scale == 1):
+        out = ops.multiply(out, scale)
+    if shift is not None and not (isinstance(shift, (int, float)) and shift == 0):
+        out = ops.add(out, shift)
+    return out
+
+
+def normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
+    """Samples from a normal distribution (keras.random.normal)."""
+    dtype = _float_dtype(dtype)
+    sym = _shape_or_symbolic(shape, dtype)
+    if sym is not None:
+        return sym
+    rng = np.random.default_rng(draw_seed(seed))
+    return _finish(rng.standard_normal(tuple(shape)), dtype, stddev, mean)
+
+
+def uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None):
+    """Samples from a uniform distribution on [minval, maxval) (keras.random.uniform)."""
+    dtype = _float_dtype(dtype)
+    sym = _shape_or_symbolic(shape, dtype)
+    if sym is not None:
+        return sym
+    rng = np.random.default_rng(draw_seed(seed))
+    if isinstance(minval, (int, float)) and isinstance(maxval, (int, float)):
+        return _finish(rng.uniform(minval, maxval, tuple(shape)), dtype)
+    from fkeras import ops
+
+    return _finish(rng.random(tuple(shape)), dtype, ops.subtract(maxval, minval), minval)
+
+
+def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
+    """Normal samples redrawn until within two standard deviations of the mean."""
+    dtype = _float_dtype(dtype)
+    sym = _shape_or_symbolic(shape, dtype)
+    if sym is not None:
+        return sym
+    rng = np.random.default_rng(draw_seed(seed))
+    z = rng.standard_normal(tuple(shape))
+    bad = np.abs(z) > 2.0
+    while bad.any():
+        z[bad] = rng.standard_normal(int(bad.sum()))
+        bad = np.abs(z) > 2.0
+    return _finish(z, dtype, stddev, mean)
+
+
+def randint(shape, minval, maxval, dtype="int32", seed=None):
+    """Random integers in [minval, maxval) (keras.random.randint)."""
+    sym = _shape_or_symbolic(shape, dtype)
+    if sym is not None:
+        return sym
+    rng = np.random.default_rng(draw_seed(seed))
+    return _finish(rng.integers(int(minval), int(maxval), tuple(shape)), dtype)
+
+
+def shuffle(x, axis=0, seed=None):
+    """`x` shuffled along `axis` (keras.random.shuffle)."""
+    from fkeras import ops
+
+    rng = np.random.default_rng(draw_seed(seed))
+    n = ops.shape(x)[axis]
+    index = [slice(None)] * ops.ndim(x)
+    index[axis] = rng.permutation(n)
+    return ops.getitem(x, tuple(index))
+
+
+def categorical(logits, num_samples, dtype="int32", seed=None):
+    """Draws `num_samples` class indices per row of `logits` (keras.random.categorical)."""
+    from fkeras import ops
+
+    lg = np.asarray(ops.convert_to_numpy(logits), np.float64)
+    if lg.ndim != 2:
+        raise ValueError(f"`logits` should be a 2-D tensor; received shape {lg.shape}.")
+    p = np.exp(lg - lg.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    rng = np.random.default_rng(draw_seed(seed))
+    cum = np.cumsum(p, axis=1)
+    u = rng.random((lg.shape[0], int(num_samples)))
+    out = np.minimum((u[:, :, None] > cum[:, None, :]).sum(axis=2), lg.shape[1] - 1)
+    return _finish(out, dtype)
+
+
+def gamma(shape, alpha, dtype=None, seed=None):
+    """Samples from a Gamma(alpha, 1) distribution (keras.random.gamma)."""
+    dtype = _float_dtype(dtype)
+    rng = np.random.default_rng(draw_seed(seed))
+    return _finish(rng.gamma(np.asarray(alpha, np.float64), 1.0, tuple(shape)), dtype)
+
+
+def binomial(shape, counts, probabilities, dtype=None, seed=None):
+    """Samples from a binomial distribution (keras.random.binomial)."""
+    dtype = _float_dtype(dtype)
+    rng = np.random.default_rng(draw_seed(seed))
+    return _finish(rng.binomial(np.asarray(counts), np.asarray(probabilities),
+                                tuple(shape)), dtype)
+
+
+def beta(shape, alpha, beta, dtype=None, seed=None):  # noqa: A002 (Keras's argument name)
+    """Samples from a Beta(alpha, beta) distribution (keras.random.beta)."""
+    dtype = _float_dtype(dtype)
+    rng = np.random.default_rng(draw_seed(seed))
+    return _finish(rng.beta(np.asarray(alpha, np.float64), np.asarray(beta, np.float64),
+                            tuple(shape)), dtype)
+
+
+__all__ = ["SeedGenerator", "beta", "binomial", "categorical", "dropout", "gamma", "normal",
+           "randint", "shuffle", "truncated_normal", "uniform"]

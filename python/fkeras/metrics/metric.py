@@ -80,7 +80,7 @@ class Metric(abc.ABC):
         `assign_add`, `assign_sub`; `reset_state` restores its initial value."""
         from fkeras.ops.dtypes import standardize_dtype
 
-        dt = None if dtype is None else standardize_dtype(dtype)
+        dt = standardize_dtype(dtype or self.dtype)  # Keras: the metric's dtype, float32
         value = self._add_state(tuple(shape), initializer, dt, name)
         return view_variable(value, name or f"variable_{len(self._state) - 1}", "reference",
                              path=f"{self.name}/{name or 'variable'}")

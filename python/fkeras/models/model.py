@@ -10,8 +10,21 @@ from fkeras.trainers.trainer import Trainer
 
 
 def _is_functional_init(args, kwargs):
-    return len(args) == 2 or (len(args) == 1 and "outputs" in kwargs) or (
-        "inputs" in kwargs and "outputs" in kwargs)
+    """Whether a Model is being built as `Model(inputs, outputs)`: both given (positionally
+    or by keyword) and made of KerasTensors. A subclass's own arguments (`VAE(encoder,
+    decoder)`) are not."""
+    if len(args) >= 2:
+        inputs, outputs = args[0], args[1]
+    elif len(args) == 1 and "outputs" in kwargs:
+        inputs, outputs = args[0], kwargs["outputs"]
+    elif "inputs" in kwargs and "outputs" in kwargs:
+        inputs, outputs = kwargs["inputs"], kwargs["outputs"]
+    else:
+        return False
+    from fkeras.engine.keras_tensor import KerasTensor
+    from fkeras.utils import nest
+
+    return any(isinstance(t, KerasTensor) for t in nest.flatten([inputs, outputs]))
 
 
 _FUNCTIONAL_SUBCLASSES = {}
@@ -32,7 +45,7 @@ class Model(Trainer, Layer):
     compile, fit, evaluate, predict, ...)."""
 
     def __new__(cls, *args, **kwargs):
-        if _is_functional_init(args, kwargs):
+        if _is_functional_init(args, kwargs) or cls is Model and len(args) == 2:
             from fkeras.models.functional import Functional
 
             if cls is Model:
@@ -44,7 +57,7 @@ class Model(Trainer, Layer):
         return super().__new__(cls)
 
     def __init__(self, *args, **kwargs):
-        if type(self) is Model or not _is_functional_init(args, kwargs):
+        if not _is_functional_init(args, kwargs):
             name = kwargs.pop("name", None)
             Layer.__init__(self, name=name or naming.unique_name(
                 naming.to_snake_case(type(self).__name__)), **kwargs)

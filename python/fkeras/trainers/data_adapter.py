@@ -36,8 +36,9 @@ def unpack_x_y_sample_weight(data):
 
 
 def pack_x_y_sample_weight(x, y=None, sample_weight=None):
+    """Keras 3's packing: x alone stays x (a tuple or list x is wrapped as `(x,)`)."""
     if y is None:
-        return (x,)
+        return (x,) if isinstance(x, (tuple, list)) else x
     if sample_weight is None:
         return (x, y)
     return (x, y, sample_weight)

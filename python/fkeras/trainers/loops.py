@@ -316,7 +316,8 @@ def predict(model, x, batch_size, verbose, steps, callbacks):
             cbs.on_predict_batch_begin(first)
         for xs, _, _ in group:
             if custom:
-                x_batch = _structured(model, state, xs, None, None)[0]
+                packed = _structured(model, state, xs, None, None)
+                x_batch = da.unpack_x_y_sample_weight(packed)[0]
                 flat = [np.asarray(o) for o in nest.flatten(model.predict_step((x_batch,)))]
             else:
                 flat = model._fk_predict_step(state, xs)
