@@ -116,6 +116,19 @@ def builtin_table(namespace):
     return {**getattr(module, "ALIASES", {}), **module.CLASSES}
 
 
+def public_name(namespace, obj):
+    """The name `obj` goes by in a built-in namespace (found by identity: an op's
+    `__name__` may differ from its public name), else None."""
+    table = builtin_table(namespace)
+    name = getattr(obj, "__name__", None)
+    if isinstance(name, str) and table.get(name) is obj:
+        return name
+    for key, value in table.items():
+        if value is obj:
+            return key
+    return None
+
+
 def check_registered_name(config, name, resolved):
     """A built-in must not carry a foreign `registered_name` (Keras 3 refuses it too)."""
     explicit = config.get("registered_name")

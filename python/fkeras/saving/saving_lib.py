@@ -252,9 +252,29 @@ def _deserialize_entry(obj, kind, custom_objects):
             custom_objects, registered if registered != "function" else None, name)
         if found is None and ">" not in name:
             found = object_registration.find_custom_suffix(custom_objects, name)
-        return found if found is not None else name
+        return found if found is not None else _builtin_name(name, kind, obj)
     module = losses if kind == "loss" else metrics
     return module.deserialize(obj, custom_objects)
+
+
+# Metric names compile() resolves from the loss and the output (not in the metric tables).
+_COMPILE_METRIC_NAMES = ("accuracy", "acc", "crossentropy", "ce")
+
+
+def _builtin_name(name, kind, entry):
+    """`name` when it names a built-in loss/metric function, else Keras's TypeError."""
+    from fkeras import losses, metrics
+
+    if kind == "metric" and name in _COMPILE_METRIC_NAMES:
+        return name
+    try:
+        (losses if kind == "loss" else metrics).get(name)
+    except ValueError:
+        raise TypeError(f"Could not locate function '{name}'. Make sure custom classes and "
+                        "functions are decorated with "
+                        "`@fkeras.saving.register_keras_serializable()`. Full object config: "
+                        f"{entry}") from None
+    return name
 
 
 def compile_from_config(config, custom_objects=None):

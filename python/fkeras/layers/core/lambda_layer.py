@@ -162,13 +162,13 @@ def _serialize_function(fn):
     if registered is not None and ">" in registered:
         return {"module": "builtins", "class_name": "function", "config": registered,
                 "registered_name": "function"}
-    name = getattr(fn, "__name__", str(fn))
     for module, namespace in (("keras.activations", "activations"), ("keras.ops", "ops")):
-        if safe_resolve.builtin_table(namespace).get(name) is fn:
-            return {"module": module, "class_name": "function", "config": name,
+        public = safe_resolve.public_name(namespace, fn)
+        if public is not None:
+            return {"module": module, "class_name": "function", "config": public,
                     "registered_name": None}
     return {"module": getattr(fn, "__module__", None), "class_name": "function",
-            "config": name, "registered_name": None}
+            "config": getattr(fn, "__name__", str(fn)), "registered_name": None}
 
 
 _WRAPPED = ("{cls} could not be deserialized properly. Please ensure that components that are "
