@@ -262,6 +262,7 @@ PAYLOADS = {
     "dense activation bad dict": _keras(lambda m: dense_with(
         activation={"class_name": "Activation", "config": "os.system"})),
     "dense activation dotted string": _keras(lambda m: dense_with(activation="os.system")),
+    "dense activation bytecode": _keras(lambda m: dense_with(activation=bytecode(m))),
     "dense kernel_initializer os.system": _keras(lambda m: dense_with(kernel_initializer={
         "module": "os", "class_name": "system", "config": {}, "registered_name": None})),
     "dense kernel_initializer function": _keras(lambda m: dense_with(
@@ -272,6 +273,7 @@ PAYLOADS = {
         "module": "os", "class_name": "system", "config": {}})),
     # compile config
     "compile loss os.system": _keras(lambda m: compiled(loss=fe("os", "system"))),
+    "compile loss dotted string": _keras(lambda m: compiled(loss="os.system")),
     "compile loss class os.system": _keras(lambda m: compiled(loss={
         "module": "os", "class_name": "system", "config": {}})),
     "compile metric os.system": _keras(lambda m: compiled(metrics=[fe("os", "system")])),
@@ -354,6 +356,7 @@ REASONS = [
     ("dense kernel_regularizer", r"Could not interpret regularizer identifier"),
     ("dense kernel_constraint", r"Could not interpret constraint identifier"),
     ("compile loss class", r"Unknown loss: 'system'"),
+    ("compile loss dotted", r"Could not interpret loss identifier: os\.system"),
     ("compile lr", r"Unknown learning rate schedule: 'system'"),
     ("compile optimizer", r"Unknown optimizer: 'system'"),
     ("compile", r"Could not locate function 'system'"),

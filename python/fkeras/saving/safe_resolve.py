@@ -113,7 +113,8 @@ def builtin_table(namespace):
               "optimizers": fkeras.optimizers}.get(namespace)
     if module is None:
         return {}
-    return {**getattr(module, "ALIASES", {}), **module.CLASSES}
+    table = {**getattr(module, "ALIASES", {}), **module.CLASSES}
+    return {name: obj for name, obj in table.items() if callable(obj)}
 
 
 def public_name(namespace, obj):
