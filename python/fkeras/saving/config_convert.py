@@ -96,7 +96,7 @@ def model_from_config(config, custom_objects=None):
     """A model from config.json's content (fkeras or Keras 3). The model class is a custom or
     registered one, or Functional/Model/Sequential; any other `class_name` is refused."""
     from fkeras import models
-    from fkeras.saving import safe_resolve
+    from fkeras.saving import object_registration, safe_resolve
 
     if not isinstance(config, dict) or not isinstance(config.get("config") or {}, dict):
         raise ValueError("Invalid model config: expected a dict with 'class_name' and a "
@@ -111,13 +111,14 @@ def model_from_config(config, custom_objects=None):
     if not (isinstance(cls, type) and issubclass(cls, models.Model)):
         raise ValueError(f"Unknown model class: '{class_name}': it names {cls!r}, which is "
                          "not a Model subclass.")
-    inner = normalize_model_config(config.get("config") or {})
-    if cls is models.Sequential:
-        return models.Sequential.from_config(inner, custom_objects)
-    if cls in (models.Functional, models.Model):
-        return models.Model.from_config(inner, custom_objects)
-    return cls.from_config(inner, custom_objects) if _takes_custom(cls) else \
-        cls.from_config(inner)
+    with object_registration.CustomObjectScope(custom_objects):
+        inner = normalize_model_config(config.get("config") or {})
+        if cls is models.Sequential:
+            return models.Sequential.from_config(inner, custom_objects)
+        if cls in (models.Functional, models.Model):
+            return models.Model.from_config(inner, custom_objects)
+        return cls.from_config(inner, custom_objects) if _takes_custom(cls) else \
+            cls.from_config(inner)
 
 
 def _short(value, limit=200):
