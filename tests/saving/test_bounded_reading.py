@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import zipfile
 
 import numpy as np
 import pytest
@@ -81,10 +82,15 @@ def test_weights_member_limit_is_proportional_to_the_model(tmp_path):
 
 
 def test_config_member_cap(tmp_path):
-    path = hf.write_zip_bomb(tmp_path / "m.keras", None, "config.json", 1,
-                             archive_io.CONFIG_LIMIT + 1)
-    with pytest.raises(ValueError, match="'config.json' declares 8.00 MB"):
-        fkeras.models.load_model(path)
+    stored = tmp_path / "stored.keras"
+    with zipfile.ZipFile(stored, "w") as zf:  # stored: no compression ratio to object to
+        zf.writestr("config.json", b" " * (archive_io.CONFIG_LIMIT + 1))
+    with pytest.raises(ValueError, match="'config.json' declares 8.00 MB .* more than the "
+                                         "8.00 MB"):
+        fkeras.models.load_model(stored)
+    deflated = hf.write_zip_bomb(tmp_path / "m.keras", None, "config.json", 1, 2 * 2**20)
+    with pytest.raises(ValueError, match="declares 2.00 MB but only .* are stored on disk"):
+        fkeras.models.load_model(deflated)
 
 
 def test_sizes_print_as_keras_does():

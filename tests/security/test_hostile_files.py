@@ -151,6 +151,15 @@ def _zip(members):
     return build
 
 
+def _zip_json_bomb(tmp, marker):
+    """A valid-looking JSON config (2**20 empty lists: 3 MiB of text, 67 MB of Python
+    objects once parsed) deflated to 3 KB: refused by its inflation ratio."""
+    path = tmp / "p.keras"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("config.json", '{"x": [' + ",".join(["[]"] * 2**20) + "]}")
+    return path, {}
+
+
 def _symlink_member(marker):
     info = zipfile.ZipInfo("assets/link")
     info.external_attr = (0o120777 << 16)
@@ -288,11 +297,13 @@ PAYLOADS = {
     "zip bomb: weights declare 6 GiB": _zip_bomb("model.weights.h5", 64, 6 * 2**30),
     "zip bomb: config.json inflates 256 MiB": _zip_bomb("config.json", 16, 16 * 2**24),
     "zip bomb: metadata.json inflates 256 MiB": _zip_bomb("metadata.json", 16, 16 * 2**24),
+    "zip bomb: config.json of 3 MiB nested lists in 3 KB": _zip_json_bomb,
     "zip member ../marker": _zip(lambda m: [(f"../{m.name}", b"x")]),
     "zip member absolute path": _zip(lambda m: [(str(m), b"x")]),
     "zip member backslash traversal": _zip(lambda m: [(f"..\\{m.name}", b"x")]),
     "zip member drive letter": _zip(lambda m: [("C:/x", b"x")]),
     "zip member symlink": _zip(_symlink_member),
+    "zip with 5000 members": _zip(lambda m: [(f"assets/{i}", b"") for i in range(5000)]),
     "zip duplicated config.json": _zip(lambda m: [("config.json", json.dumps(
         hf.lambda_config(fe("os", "system"))))]),
     # h5 weights
@@ -363,6 +374,7 @@ REASONS = [
     ("config.json nested", r"config\.json is not valid JSON"),
     ("zip bomb", r"declares .* refusing to load a potential decompression bomb"),
     ("zip duplicated", r"appears twice"),
+    ("zip with", r"declares 5001 members"),
     ("zip member symlink", r"is a symbolic link"),
     ("zip member", r"absolute or path-traversal name"),
     ("h5 bomb", r"saved weight has shape \(65536, 65536\)"),

@@ -1,6 +1,7 @@
 """Bounded reading of a `.keras` zip archive.
 
-Every member is checked before anything is decompressed:
+The member count is checked before zipfile parses the central directory, then every member
+before anything is decompressed:
 - names: no absolute paths, drive letters, `..` components, backslashes, NUL bytes, symlink
   entries or duplicated names (the loader never extracts, but such an archive is not one a
   writer of the format makes, so it is refused rather than half-trusted);
@@ -16,6 +17,11 @@ import zipfile
 
 CONFIG_LIMIT = 8 * 2**20     # config.json: a config is never more than a few MB
 METADATA_LIMIT = 2**20       # metadata.json: a version and a date
+MAX_MEMBERS = 1024           # a .keras holds 3 members plus assets; each costs ~0.5 KB parsed
+# A JSON member may inflate at most JSON_RATIO times its stored bytes above JSON_FLOOR: Python
+# objects take 10-20x their JSON text, so a small compressed config must not expand far.
+JSON_RATIO = 50
+JSON_FLOOR = 2**20
 _CHUNK = 2**20
 
 
@@ -53,13 +59,20 @@ def check_member_names(zf):
         seen.add(name)
 
 
-def read_member(zf, name, limit):
-    """The bytes of member `name`, refused up front when it declares more than `limit`.
+def read_member(zf, name, limit, max_ratio=None):
+    """The bytes of member `name`, refused up front when it declares more than `limit`, or
+    (with `max_ratio`) more than max(JSON_FLOOR, max_ratio x its stored bytes).
 
     Raises:
-        ValueError: when the declared (or the actually inflated) size exceeds `limit`.
+        ValueError: when the declared (or the actually inflated) size exceeds the bound.
     """
     info = zf.getinfo(name)
+    if max_ratio is not None and info.file_size > max(JSON_FLOOR,
+                                                      max_ratio * info.compress_size):
+        raise ValueError(
+            f"Not allowed: ZIP member '{name}' declares {format_size(info.file_size)} but only "
+            f"{format_size(info.compress_size)} are stored on disk; refusing to load a "
+            "potential decompression bomb.")
     if info.file_size > limit:
         raise ValueError(
             f"Not allowed: ZIP member '{name}' declares {format_size(info.file_size)} (stored "
@@ -102,8 +115,24 @@ def weights_limit(model):
         + 2**20
 
 
+def _declared_members(filepath):
+    """The member count the end-of-central-directory record declares (None if unknown),
+    read before zipfile parses the whole directory into objects."""
+    end_record = getattr(zipfile, "_EndRecData", None)
+    index = getattr(zipfile, "_ECD_ENTRIES_TOTAL", None)
+    if end_record is None or index is None:
+        return None
+    with open(filepath, "rb") as fp:
+        record = end_record(fp)
+    return None if record is None else record[index]
+
+
 def open_archive(filepath):
-    """A ZipFile whose member names were checked."""
+    """A ZipFile whose member count and member names were checked."""
+    count = _declared_members(filepath)
+    if count is not None and count > MAX_MEMBERS:
+        raise ValueError(f"Not allowed: the archive declares {count} members (a `.keras` file "
+                         f"holds a few; the limit is {MAX_MEMBERS}); refusing to load the file.")
     try:
         zf = zipfile.ZipFile(filepath, "r")
     except (zipfile.BadZipFile, OSError, ValueError) as e:

@@ -133,8 +133,10 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=None):
         if CONFIG not in zf.namelist():
             raise ValueError(f"Invalid `.keras` file: filepath={filepath} has no {CONFIG}.")
         if METADATA in zf.namelist():
-            archive_io.read_member(zf, METADATA, archive_io.METADATA_LIMIT)
-        config = _parse_json(archive_io.read_member(zf, CONFIG, archive_io.CONFIG_LIMIT))
+            archive_io.read_member(zf, METADATA, archive_io.METADATA_LIMIT,
+                                   archive_io.JSON_RATIO)
+        config = _parse_json(archive_io.read_member(zf, CONFIG, archive_io.CONFIG_LIMIT,
+                                                    archive_io.JSON_RATIO))
         with object_registration.CustomObjectScope(custom_objects), \
                 safe_resolve.SafeModeScope(safe_mode):
             model = _model_from_file_config(config, custom_objects, compile)
