@@ -58,6 +58,11 @@ def get(identifier):
 
 
 def _from_dict(identifier):
+    if identifier.get("class_name") == "__lambda__":
+        raise ValueError(
+            "Requested the deserialization of a Python lambda. This carries a potential risk "
+            "of arbitrary code execution and thus it is disallowed; only a `Lambda` layer may "
+            "hold one (and only with `safe_mode=False`).")
     if identifier.get("class_name") == "function":
         from fkeras.saving import safe_resolve
 

@@ -361,6 +361,7 @@ REASONS = [
     ("layer registered_name", r"registered_name='os\.system'` was provided"),
     ("layer", r"Unknown layer: '(system|load_model)'"),
     ("dense activation os.system", r"Could not locate function 'system'"),
+    ("dense activation bytecode", r"Requested the deserialization of a Python lambda"),
     ("dense kernel_initializer function", r"Could not locate function 'system'"),
     ("dense activation", r"Could not interpret activation function identifier"),
     ("dense kernel_initializer", r"Could not interpret initializer identifier"),
