@@ -37,20 +37,48 @@ _BY_NAME = {
 
 
 def get(identifier):
-    """Resolves None (linear), a name or a callable to an activation function."""
+    """Resolves None (linear), a name, a config dict or a callable to an activation
+    function. Names and configs resolve to the built-ins above or to custom/registered
+    objects only (`fkeras.saving.register_keras_serializable`, `custom_object_scope`)."""
     if identifier is None:
         return linear
     if isinstance(identifier, str):
         fn = _BY_NAME.get(identifier)
         if fn is None:
+            from fkeras.saving.object_registration import get_registered_object
+
+            fn = get_registered_object(identifier)
+        if fn is None or not callable(fn):
             raise ValueError(f"Could not interpret activation function identifier: {identifier}")
         return fn
     if isinstance(identifier, dict):
-        return get(identifier.get("config", {}).get("name") or identifier.get("class_name"))
+        return _from_dict(identifier)
     if callable(identifier):
         # A user's activation computes on Tensors even inside fkeras's layers.
         return user_callable(identifier)
     raise ValueError(f"Could not interpret activation function identifier: {identifier!r}")
+
+
+def _from_dict(identifier):
+    if identifier.get("class_name") == "__lambda__":
+        raise ValueError(
+            "Requested the deserialization of a Python lambda. This carries a potential risk "
+            "of arbitrary code execution and thus it is disallowed; only a `Lambda` layer may "
+            "hold one (and only with `safe_mode=False`).")
+    if identifier.get("class_name") == "function":
+        from fkeras.saving import safe_resolve
+
+        try:
+            return safe_resolve.resolve_function(identifier, None, ("activations",))
+        except TypeError as e:
+            raise ValueError(f"Could not interpret activation function identifier: {e}") \
+                from None
+    inner = identifier.get("config")
+    name = inner.get("name") if isinstance(inner, dict) else None
+    name = name or identifier.get("class_name")
+    if not isinstance(name, str):
+        raise ValueError(f"Could not interpret activation function identifier: {identifier!r}")
+    return get(name)
 
 
 _NAME_OF = {}

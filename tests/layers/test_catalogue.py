@@ -14,6 +14,7 @@ import fkeras
 from fkeras import layers
 
 
+@fkeras.saving.register_keras_serializable(package="test_catalogue")
 def identity(x):
     return x
 

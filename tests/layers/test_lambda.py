@@ -8,6 +8,7 @@ import fkeras
 from fkeras import layers, ops
 
 
+@fkeras.saving.register_keras_serializable(package="test_lambda")
 def double_plus(x, offset=0.0):
     return ops.add(ops.multiply(x, 2.0), offset)
 
@@ -53,7 +54,7 @@ def test_gradient_through_lambda():
 def test_config_round_trips():
     layer = layers.Lambda(double_plus, output_shape=(4,), arguments={"offset": 3.0}, name="l")
     config = layer.get_config()
-    assert config["function"]["config"] == "double_plus"
+    assert config["function"]["config"] == "test_lambda>double_plus"
     clone = layers.Lambda.from_config(config)
     assert clone.function is double_plus and clone.arguments == {"offset": 3.0}
 

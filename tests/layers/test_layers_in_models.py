@@ -7,6 +7,7 @@ import fkeras
 from fkeras import layers, ops
 
 
+@fkeras.saving.register_keras_serializable(package="test_layers_in_models")
 def halve(t):
     return ops.multiply(t, 0.5)
 

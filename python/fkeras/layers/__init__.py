@@ -107,19 +107,41 @@ def serialize_layer(layer):
 
 
 def deserialize_layer(entry, custom_objects=None):
-    name = entry["class_name"]
-    cls = (custom_objects or {}).get(name) or LAYER_CLASSES.get(name)
-    if cls is None:
-        from fkeras import models
+    """A layer from its `{"class_name", "config", ...}` entry. The class comes from the
+    custom/registered objects or the built-in layer and model classes only (never from a
+    module named in the entry)."""
+    from fkeras.saving import safe_resolve
 
-        cls = getattr(models, name, None)
-    if cls is None:
-        raise ValueError(f"Unknown layer: '{name}'. Please ensure you are using a "
-                         "`fkeras.utils.custom_object_scope` or pass `custom_objects`.")
-    config = dict(entry.get("config") or {})
+    if not isinstance(entry, dict):
+        raise TypeError(f"Expected a layer config dict, received {entry!r}")
+    try:
+        cls = safe_resolve.resolve_class(entry, custom_objects, ("layers", "models"))
+    except TypeError as e:
+        raise ValueError(f"Unknown layer: '{entry.get('class_name')}'. Please ensure you are "
+                         "using a `fkeras.saving.custom_object_scope` or pass "
+                         f"`custom_objects`. ({e})") from None
+    if not (isinstance(cls, type) and hasattr(cls, "from_config")):
+        raise TypeError(f"Cannot deserialize layer '{entry.get('class_name')}': it resolved "
+                        f"to {cls!r}, which is not a class with `from_config`.")
+    config = entry.get("config") or {}
+    if not isinstance(config, dict):
+        raise TypeError(f"Expected a dict for the config of layer '{entry.get('class_name')}'"
+                        f", received {config!r}")
+    config = dict(config)
     if hasattr(cls, "_from_config_with_custom"):
         return cls._from_config_with_custom(config, custom_objects)
+    if _takes_custom_objects(cls):
+        return cls.from_config(config, custom_objects)
     return cls.from_config(config)
+
+
+def _takes_custom_objects(cls):
+    import inspect
+
+    try:
+        return "custom_objects" in inspect.signature(cls.from_config).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 register_layer_classes(dict(globals()))

@@ -85,7 +85,7 @@ def deserialize(config, custom_objects=None):
         obj = (custom_objects or {}).get(config)
         return obj if obj is not None else get(config)
     name = config.get("class_name")
-    cls = (custom_objects or {}).get(name) or CLASSES.get(name)
+    cls = _custom(config, custom_objects) or CLASSES.get(name)
     if cls is None:
         raise ValueError(f"Unknown loss: '{name}'. Pass it in `custom_objects`.")
     return cls.from_config(dict(config.get("config") or {}))
@@ -103,3 +103,10 @@ __all__ = [
     "mean_squared_logarithmic_error", "mse", "msle", "poisson", "reduce_weighted_values",
     "serialize", "sparse_categorical_crossentropy", "squared_hinge",
 ]
+
+
+def _custom(config, custom_objects):
+    """A custom or registered class for a config entry (None when it names a built-in)."""
+    from fkeras.saving.object_registration import find_custom
+
+    return find_custom(custom_objects, config.get("registered_name"), config.get("class_name"))

@@ -5,7 +5,7 @@ from fkeras.models.model import Model
 from fkeras.models.sequential import Sequential
 
 
-def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
+def load_model(filepath, custom_objects=None, compile=True, safe_mode=None):
     """Loads a `.keras` model file (see `fkeras.saving.load_model`)."""
     from fkeras.saving import saving_lib
 

@@ -36,10 +36,17 @@ def serialize(optimizer):
 
 def deserialize(config, custom_objects=None):
     name = config["class_name"]
-    cls = (custom_objects or {}).get(name) or CLASSES.get(name) or ALIASES.get(name.lower())
+    cls = _custom(config, custom_objects) or CLASSES.get(name) or ALIASES.get(name.lower())
     if cls is None:
         raise ValueError(f"Unknown optimizer: '{name}'.")
     return cls.from_config(dict(config.get("config") or {}), custom_objects)
 
 
 __all__ = ["Optimizer", "get", "serialize", "deserialize", "schedules", *sorted(CLASSES)]
+
+
+def _custom(config, custom_objects):
+    """A custom or registered class for a config entry (None when it names a built-in)."""
+    from fkeras.saving.object_registration import find_custom
+
+    return find_custom(custom_objects, config.get("registered_name"), config.get("class_name"))

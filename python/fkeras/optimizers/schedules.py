@@ -201,7 +201,14 @@ def serialize(schedule):
 
 def deserialize(config, custom_objects=None):
     name = config["class_name"]
-    cls = (custom_objects or {}).get(name) or CLASSES.get(name)
+    cls = _custom(config, custom_objects) or CLASSES.get(name)
     if cls is None:
         raise ValueError(f"Unknown learning rate schedule: '{name}'.")
     return cls.from_config(dict(config["config"]))
+
+
+def _custom(config, custom_objects):
+    """A custom or registered class for a config entry (None when it names a built-in)."""
+    from fkeras.saving.object_registration import find_custom
+
+    return find_custom(custom_objects, config.get("registered_name"), config.get("class_name"))

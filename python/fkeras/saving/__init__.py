@@ -1,6 +1,15 @@
 """fkeras.saving: whole models in Keras 3's `.keras` format and weights in its `.weights.h5`
-layout, every file written atomically (temporary file, fsync, rename)."""
+layout, every file written atomically (temporary file, fsync, rename); the custom-object
+registry and safe deserialization (docs/saving_security.md)."""
 
+from fkeras.saving.object_registration import (
+    CustomObjectScope,
+    custom_object_scope,
+    get_custom_objects,
+    get_registered_name,
+    get_registered_object,
+    register_keras_serializable,
+)
 from fkeras.saving.saving_lib import load_model, save_model
 
 
@@ -14,4 +23,6 @@ def load_weights(model, filepath, skip_mismatch=False, **kwargs):
     model.load_weights(filepath, skip_mismatch=skip_mismatch, **kwargs)
 
 
-__all__ = ["load_model", "save_model", "save_weights", "load_weights"]
+__all__ = ["CustomObjectScope", "custom_object_scope", "get_custom_objects",
+           "get_registered_name", "get_registered_object", "load_model", "load_weights",
+           "register_keras_serializable", "save_model", "save_weights"]

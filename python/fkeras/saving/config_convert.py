@@ -25,15 +25,16 @@ NOT_IN_KERAS3 = {
     "SimpleRNN": {"use_cudnn": "auto", "implementation": 2},
 }
 
-# fkeras modules for Keras 3's serialized sub-objects (initializers, regularizers, ...).
-SUB_OBJECT_MODULES = {"keras.initializers": "fkeras.initializers",
-                      "keras.regularizers": "fkeras.regularizers",
-                      "keras.constraints": "fkeras.constraints"}
+# fkeras namespaces for Keras 3's serialized sub-objects (initializers, regularizers, ...).
+SUB_OBJECT_NAMESPACES = {"keras.initializers": "initializers",
+                         "keras.regularizers": "regularizers",
+                         "keras.constraints": "constraints"}
 
 
 def keras3_model_config(model):
     from fkeras.models.functional import Functional
     from fkeras.models.sequential import Sequential
+    from fkeras.saving.object_registration import get_registered_name
 
     if not isinstance(model, Functional):
         raise NotImplementedError(
@@ -42,6 +43,7 @@ def keras3_model_config(model):
         )
     config = copy.deepcopy(model.get_config())
     config["layers"] = [_keras3_layer_entry(e) for e in config["layers"]]
+    _mark_registered(config["layers"], model.layers)
     if isinstance(model, Sequential):
         class_name = "Sequential"
     else:
@@ -50,10 +52,26 @@ def keras3_model_config(model):
                                ("output_layers", model._outputs_structure)):
             if not isinstance(structure, (list, tuple, dict)) and len(config[key]) == 1:
                 config[key] = config[key][0]
+    registered = get_registered_name(type(model))
     return {"module": KERAS_MODULES.get(class_name, type(model).__module__),
             "class_name": class_name, "config": config,
-            "registered_name": class_name if class_name != "Sequential" else None,
+            "registered_name": (registered if ">" in registered else
+                                class_name if class_name != "Sequential" else None),
             "build_config": {"input_shape": None}}
+
+
+def _mark_registered(entries, layers):
+    """Custom layer classes registered with `register_keras_serializable` are written under
+    their registered name ("Package>Name"), as Keras 3 writes them."""
+    from fkeras.saving.object_registration import get_registered_name
+
+    by_name = {layer.name: layer for layer in layers}
+    for entry in entries:
+        layer = by_name.get(entry.get("config", {}).get("name"))
+        if layer is not None and entry.get("class_name") == type(layer).__name__:
+            registered = get_registered_name(type(layer))
+            if ">" in registered:
+                entry["registered_name"] = registered
 
 
 def _keras3_layer_entry(entry):
@@ -75,22 +93,37 @@ def _keras3_layer_entry(entry):
 
 # ---- reading ----
 def model_from_config(config, custom_objects=None):
-    """A model from config.json's content (fkeras or Keras 3)."""
+    """A model from config.json's content (fkeras or Keras 3). The model class is a custom or
+    registered one, or Functional/Model/Sequential; any other `class_name` is refused."""
     from fkeras import models
+    from fkeras.saving import object_registration, safe_resolve
 
+    if not isinstance(config, dict) or not isinstance(config.get("config") or {}, dict):
+        raise ValueError("Invalid model config: expected a dict with 'class_name' and a "
+                         f"'config' dict. Received: {_short(config)}")
     class_name = config.get("class_name")
-    inner = normalize_model_config(config.get("config") or {})
-    custom = (custom_objects or {}).get(class_name) or (custom_objects or {}).get(
-        config.get("registered_name"))
-    if custom is not None:
-        return custom.from_config(inner, custom_objects) if _takes_custom(custom) else \
-            custom.from_config(inner)
-    if class_name == "Sequential":
-        return models.Sequential.from_config(inner, custom_objects)
-    if class_name in ("Functional", "Model") or "input_layers" in inner:
-        return models.Model.from_config(inner, custom_objects)
-    raise ValueError(f"Unknown model class: '{class_name}'. Pass it in `custom_objects` "
-                     "(fkeras loads Functional and Sequential models).")
+    try:
+        cls = safe_resolve.resolve_class(config, custom_objects, ("models",))
+    except TypeError as e:
+        raise ValueError(f"Unknown model class: '{class_name}'. fkeras loads Functional and "
+                         "Sequential models, and model classes passed in `custom_objects` or "
+                         f"registered with `register_keras_serializable`. ({e})") from None
+    if not (isinstance(cls, type) and issubclass(cls, models.Model)):
+        raise ValueError(f"Unknown model class: '{class_name}': it names {cls!r}, which is "
+                         "not a Model subclass.")
+    with object_registration.CustomObjectScope(custom_objects):
+        inner = normalize_model_config(config.get("config") or {})
+        if cls is models.Sequential:
+            return models.Sequential.from_config(inner, custom_objects)
+        if cls in (models.Functional, models.Model):
+            return models.Model.from_config(inner, custom_objects)
+        return cls.from_config(inner, custom_objects) if _takes_custom(cls) else \
+            cls.from_config(inner)
+
+
+def _short(value, limit=200):
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _takes_custom(cls):
@@ -152,7 +185,7 @@ def _normalize_layer_config(class_name, config):
         config["dtype"] = _dtype_name(config["dtype"])
     for key, value in config.items():
         if isinstance(value, dict) and "class_name" in value:
-            config[key] = _normalize_sub_object(value)
+            config[key] = _normalize_sub_object(class_name, value)
     cls = LAYER_CLASSES.get(class_name)
     if cls is None:
         return config
@@ -165,16 +198,19 @@ def _normalize_layer_config(class_name, config):
     return config
 
 
-def _normalize_sub_object(obj):
-    """An initializer/regularizer/constraint entry with Keras 3-only neutral keys dropped
-    (GlorotUniform's `input_axes`/`output_axes` in Keras 3.15, ...)."""
-    import importlib
+def _normalize_sub_object(layer_class, obj):
+    """A function entry (an activation) resolved through the allow-list (a Lambda resolves
+    its own); an initializer/regularizer/constraint entry with Keras 3-only neutral keys
+    dropped (GlorotUniform's `input_axes`/`output_axes` in Keras 3.15, ...)."""
+    from fkeras.saving import safe_resolve
 
-    module = SUB_OBJECT_MODULES.get(obj.get("module"))
+    if obj.get("class_name") == "function" and layer_class != "Lambda":
+        return safe_resolve.resolve_function(obj, None, ("activations", "ops"))
+    namespace = SUB_OBJECT_NAMESPACES.get(obj.get("module"))
     config = obj.get("config")
-    if module is None or not isinstance(config, dict):
+    if namespace is None or not isinstance(config, dict):
         return obj
-    cls = getattr(importlib.import_module(module), str(obj.get("class_name")), None)
+    cls = safe_resolve.builtin_table(namespace).get(str(obj.get("class_name")))
     if not isinstance(cls, type):
         return obj
     try:

@@ -4,17 +4,69 @@ The data is written to a temporary file in the target's directory, fsynced, rena
 target (os.replace is atomic on POSIX and Windows), then the directory is fsynced: a crash or
 a kill -9 at any moment leaves either the previous file or the new one, never a truncated
 file (Keras writes in place; keras-team/keras#6221, #17012, #20463).
+
+A save killed before the rename (kill -9, power loss) leaves its temporary file behind; the
+next save to the same path removes such leftovers: only names of our exact pattern for that
+target (`.<name>.tmp<pid><suffix>`), and only when process <pid> no longer exists (a save in
+progress in another live process keeps its file).
 """
 
 import os
+import re
+
+
+def _suffix(base):
+    # Keep the full suffix (".weights.h5", ".keras"): writers check the extension.
+    return ".weights.h5" if base.endswith(".weights.h5") else os.path.splitext(base)[1]
 
 
 def _temp_path(filepath):
     directory = os.path.dirname(os.path.abspath(filepath))
     base = os.path.basename(filepath)
-    # Keep the full suffix (".weights.h5", ".keras"): writers check the extension.
-    suffix = ".weights.h5" if base.endswith(".weights.h5") else os.path.splitext(base)[1]
-    return directory, os.path.join(directory, f".{base}.tmp{os.getpid()}{suffix}")
+    return directory, os.path.join(directory, f".{base}.tmp{os.getpid()}{_suffix(base)}")
+
+
+def _pid_alive(pid):
+    if pid == os.getpid():
+        return False  # our own leftover: this process is not writing it now
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # exists (another user's), or cannot tell: keep the file
+    return True
+
+
+def remove_stale_temp_files(filepath):
+    """Removes temporary files that killed saves to `filepath` left behind.
+
+    Args:
+        filepath: the save target.
+
+    Returns:
+        The list of removed paths.
+    """
+    directory = os.path.dirname(os.path.abspath(filepath))
+    base = os.path.basename(filepath)
+    pattern = re.compile(re.escape(f".{base}.tmp") + r"(\d{1,10})" + re.escape(_suffix(base)))
+    removed = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return removed
+    for name in names:
+        match = pattern.fullmatch(name)
+        if match is None or _pid_alive(int(match.group(1))):
+            continue
+        path = os.path.join(directory, name)
+        try:
+            if os.path.isfile(path) and not os.path.islink(path):
+                os.remove(path)
+                removed.append(path)
+        except OSError:
+            pass  # gone already, or not ours to remove
+    return removed
 
 
 def _fsync_path(path, flags=os.O_RDONLY):
@@ -31,6 +83,7 @@ def atomic_write(filepath, write):
     filepath = os.fspath(filepath)
     directory, tmp = _temp_path(filepath)
     os.makedirs(directory, exist_ok=True)
+    remove_stale_temp_files(filepath)
     try:
         write(tmp)
         _fsync_path(tmp)

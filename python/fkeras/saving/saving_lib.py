@@ -92,7 +92,7 @@ def _weights_bytes(model, include_optimizer):
     return buffer.getvalue()
 
 
-def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
+def load_model(filepath, custom_objects=None, compile=True, safe_mode=None):
     """Loads a model saved with `model.save()` (fkeras or Keras 3, `.keras`).
 
     Args:
@@ -100,11 +100,19 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
         custom_objects: dict of custom classes/functions by name.
         compile: compile the model with the saved compile config (and restore the
             optimizer's state) when there is one.
-        safe_mode: accepted for Keras compatibility (fkeras never deserializes lambdas'
-            bytecode).
+        safe_mode: True refuses Python bytecode (a `Lambda` holding a `lambda`); False
+            allows it, for files you trust. None (the default) means True unless
+            `fkeras.config.enable_unsafe_deserialization()` was called; an explicit True
+            refuses bytecode even then. Names in the file resolve only to fkeras built-ins
+            and custom/registered objects whatever the mode (docs/saving_security.md).
 
     Returns:
         The model, with its weights (and, when compiled, its optimizer state).
+
+    Raises:
+        ValueError: for a missing, malformed or hostile file (unknown classes, functions
+            outside the allow-list, members larger than the model can need, weights whose
+            shapes or dtypes do not match); no variable is changed then.
     """
     filepath = os.fspath(filepath)
     if not filepath.endswith(".keras"):
@@ -119,12 +127,43 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     if not zipfile.is_zipfile(filepath):
         raise ValueError(f"File format not supported: filepath={filepath}. The file is not a "
                          "`.keras` zip archive.")
-    with zipfile.ZipFile(filepath, "r") as zf:
-        config = json.loads(zf.read(CONFIG))
-        weights = zf.read(WEIGHTS) if WEIGHTS in zf.namelist() else None
+    from fkeras.saving import archive_io, object_registration, safe_resolve
+
+    with archive_io.open_archive(filepath) as zf:
+        if CONFIG not in zf.namelist():
+            raise ValueError(f"Invalid `.keras` file: filepath={filepath} has no {CONFIG}.")
+        if METADATA in zf.namelist():
+            archive_io.read_member(zf, METADATA, archive_io.METADATA_LIMIT,
+                                   archive_io.JSON_RATIO)
+        config = _parse_json(archive_io.read_member(zf, CONFIG, archive_io.CONFIG_LIMIT,
+                                                    archive_io.JSON_RATIO))
+        with object_registration.CustomObjectScope(custom_objects), \
+                safe_resolve.SafeModeScope(safe_mode):
+            model = _model_from_file_config(config, custom_objects, compile)
+        if WEIGHTS in zf.namelist():
+            weights = archive_io.read_member(zf, WEIGHTS, archive_io.weights_limit(model))
+            _read_weights_bytes(model, weights)
+    return model
+
+
+def _parse_json(data):
+    try:
+        config = json.loads(data)
+    except (ValueError, RecursionError) as e:
+        raise ValueError(f"Invalid `.keras` file: {CONFIG} is not valid JSON ({e}).") from None
+    if not isinstance(config, dict):
+        raise ValueError(f"Invalid `.keras` file: {CONFIG} must hold a JSON object.")
+    return config
+
+
+def _model_from_file_config(config, custom_objects, compile):
     from fkeras.saving.config_convert import model_from_config
 
-    model = model_from_config(config, custom_objects)
+    try:
+        model = model_from_config(config, custom_objects)
+    except RecursionError:
+        raise ValueError("Invalid `.keras` file: the model config is nested too deeply.") \
+            from None
     compile_config = config.get("compile_config")
     if compile and compile_config:
         model.compile(**compile_from_config(compile_config, custom_objects))
@@ -132,10 +171,18 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
             from fkeras.trainers.step_state import get_state
 
             model.optimizer.build(get_state(model).variables)
-    if weights is not None:
-        with weights_h5._h5py().File(io.BytesIO(weights), "r") as f:
-            weights_h5.read_weights(model, f)
     return model
+
+
+def _read_weights_bytes(model, weights):
+    h5py = weights_h5._h5py()
+    try:
+        f = h5py.File(io.BytesIO(weights), "r")
+    except OSError as e:
+        raise ValueError(f"Invalid `.keras` file: {WEIGHTS} is not a readable HDF5 file "
+                         f"({e}).") from None
+    with f:
+        weights_h5.read_weights(model, f)
 
 
 def model_config(model, include_optimizer=True):
@@ -183,24 +230,53 @@ def compile_config(model):
 
 
 def _deserialize_entry(obj, kind, custom_objects):
+    """A loss/metric entry: names stay names (resolved by compile through the built-in
+    tables) unless a custom or registered object goes by them."""
     from fkeras import losses, metrics
+    from fkeras.saving import object_registration
 
     if obj is None or isinstance(obj, (int, float, bool)):
         return obj
     if isinstance(obj, str):
-        found = (custom_objects or {}).get(obj)
+        found = object_registration.find_custom(custom_objects, obj)
         return found if found is not None else obj
     if isinstance(obj, list):
         return [_deserialize_entry(v, kind, custom_objects) for v in obj]
-    if isinstance(obj, dict) and "class_name" not in obj:
+    if not isinstance(obj, dict):
+        raise ValueError(f"Invalid {kind} entry in the compile config: {obj!r}")
+    if "class_name" not in obj:
         return {k: _deserialize_entry(v, kind, custom_objects) for k, v in obj.items()}
     if obj.get("class_name") == "function":
-        name = obj.get("config")
-        found = (custom_objects or {}).get(name) or (custom_objects or {}).get(
-            obj.get("registered_name"))
-        return found if found is not None else name
+        name, registered = obj.get("config"), obj.get("registered_name")
+        if not isinstance(name, str):
+            raise ValueError(f"Invalid {kind} entry in the compile config: {obj!r}")
+        found = object_registration.find_custom(
+            custom_objects, registered if registered != "function" else None, name)
+        if found is None and ">" not in name:
+            found = object_registration.find_custom_suffix(custom_objects, name)
+        return found if found is not None else _builtin_name(name, kind, obj)
     module = losses if kind == "loss" else metrics
     return module.deserialize(obj, custom_objects)
+
+
+# Metric names compile() resolves from the loss and the output (not in the metric tables).
+_COMPILE_METRIC_NAMES = ("accuracy", "acc", "crossentropy", "ce")
+
+
+def _builtin_name(name, kind, entry):
+    """`name` when it names a built-in loss/metric function, else Keras's TypeError."""
+    from fkeras import losses, metrics
+
+    if kind == "metric" and name in _COMPILE_METRIC_NAMES:
+        return name
+    try:
+        (losses if kind == "loss" else metrics).get(name)
+    except ValueError:
+        raise TypeError(f"Could not locate function '{name}'. Make sure custom classes and "
+                        "functions are decorated with "
+                        "`@fkeras.saving.register_keras_serializable()`. Full object config: "
+                        f"{entry}") from None
+    return name
 
 
 def compile_from_config(config, custom_objects=None):

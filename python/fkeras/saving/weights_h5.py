@@ -151,31 +151,143 @@ def load_weights(model, filepath, skip_mismatch=False):
         read_weights(model, f, skip_mismatch)
 
 
+def nbytes(variable):
+    """The bytes a variable's value takes."""
+    return int(np.prod(variable.shape, dtype=np.int64)) * np.dtype(variable.dtype).itemsize
+
+
 def read_weights(model, f, skip_mismatch=False):
-    """Loads the variables from an open h5py File; every layer is checked before any
-    variable changes (unless skip_mismatch, which skips the mismatched layers)."""
+    """Loads the variables from an open h5py File, all or nothing.
+
+    Every dataset is checked against its variable first (links, external/virtual storage,
+    count, shape, numeric dtype) without reading any data, so a dataset that declares more
+    than the model holds is never read; then every value is read and converted; only then is
+    any variable assigned. With skip_mismatch, mismatched layers are skipped with a warning.
+    """
     plan = []
     for path, layer in walk(model):
         variables = _own_variables(layer)
-        key = _vars_key(path, layer)
-        if key not in f:
-            key = f"{path}/vars" if path else "vars"
-        group = f[key] if key in f else None
-        stored = [] if group is None else [group[str(i)][()] for i in range(len(group))]
-        problem = _mismatch(layer, variables, stored)
+        group = _vars_group(f, path, layer)
+        datasets = _datasets(group, len(variables))
+        problem = _mismatch(layer, variables, datasets)
         if problem:
             if not skip_mismatch:
                 raise ValueError(problem)
             warnings.warn(f"Skipping loading weights for layer '{layer.name}': {problem}")
             continue
-        plan.append((variables, stored))
-    for variables, stored in plan:
-        for v, value in zip(variables, stored):
-            v.assign(value)
+        plan.extend(zip(variables, datasets))
+    optimizer_plan = _optimizer_plan(model, f)
+    values = [(v, _read(ds, v)) for v, ds in plan + optimizer_plan]
+    for v, value in values[:len(plan)]:
+        v.assign(value)
+    if optimizer_plan:
+        model.optimizer.load_own_variables(
+            {str(i): value for i, (_, value) in enumerate(values[len(plan):])})
+
+
+def _vars_group(f, path, layer):
+    group = _group(f, _vars_key(path, layer))
+    if group is None:
+        group = _group(f, f"{path}/vars" if path else "vars")
+    return group
+
+
+def _link_check(parent, name):
+    """The object `parent[name]` after checking its link is a hard one (None if absent)."""
+    h5py = _h5py()
+    link = parent.get(name, getlink=True)
+    if link is None:
+        return None
+    if isinstance(link, h5py.SoftLink):
+        raise ValueError(f"Not allowed: H5 file with SoftLink at '{parent.name}/{name}'")
+    if isinstance(link, h5py.ExternalLink):
+        raise ValueError(f"Not allowed: H5 file with ExternalLink at '{parent.name}/{name}'")
+    if not isinstance(link, h5py.HardLink):
+        raise ValueError(f"Not allowed: H5 file with {type(link).__name__} at "
+                         f"'{parent.name}/{name}'")
+    return parent[name]
+
+
+def _group(f, key):
+    """The group at `key`, each link on the way checked; None when absent."""
+    h5py = _h5py()
+    node = f
+    for part in key.split("/"):
+        node = _link_check(node, part)
+        if node is None:
+            return None
+        if not isinstance(node, h5py.Group):
+            raise ValueError(f"Invalid H5 file, expected Group but received {type(node)} at "
+                             f"'{node.name}'")
+    return node
+
+
+def _datasets(group, expected):
+    """The datasets "0", "1", ... of a vars group, checked but not read. Returns [] for a
+    missing group, or a list of the wrong length when the count differs (no dataset opened
+    then)."""
+    h5py = _h5py()
+    if group is None:
+        return []
+    count = len(group)
+    if count != expected:
+        return [None] * count
+    out = []
+    for i in range(count):
+        ds = _link_check(group, str(i))
+        if not isinstance(ds, h5py.Dataset):
+            raise ValueError(f"Invalid H5 file, expected Dataset, received {type(ds)} at "
+                             f"'{group.name}/{i}'")
+        if ds.is_virtual:
+            raise ValueError(f"Not allowed: H5 file with virtual Dataset: '{ds.name}'")
+        if ds.external:
+            raise ValueError(f"Not allowed: H5 file with external Dataset: '{ds.name}'")
+        out.append(ds)
+    return out
+
+
+def _optimizer_plan(model, f):
+    """(variable, dataset) pairs for the optimizer's state; [] (with Keras's warning) when
+    the counts differ, an error when a shape or dtype does not match."""
     optimizer = getattr(model, "optimizer", None)
-    if optimizer is not None and optimizer.built and "optimizer/vars" in f:
-        group = f["optimizer/vars"]
-        optimizer.load_own_variables({k: group[k][()] for k in group})
+    if optimizer is None or not optimizer.built:
+        return []
+    group = _group(f, "optimizer/vars")
+    if group is None:
+        return []
+    variables = optimizer.variables
+    datasets = _datasets(group, len(variables))
+    if len(datasets) != len(variables):
+        warnings.warn(f"Skipping variable loading for optimizer '{optimizer.name}', because it "
+                      f"has {len(variables)} variables whereas the saved optimizer has "
+                      f"{len(datasets)} variables.")
+        return []
+    for v, ds in zip(variables, datasets):
+        problem = _value_mismatch(v, ds)
+        if problem:
+            raise ValueError(f"Optimizer '{optimizer.name}': {problem}")
+    return list(zip(variables, datasets))
+
+
+def _read(ds, variable):
+    """The dataset's value as an array of the variable's dtype (checked before reading)."""
+    try:
+        return np.asarray(ds[()], dtype=variable.dtype)
+    except (TypeError, ValueError, OSError) as e:
+        raise ValueError(f"Could not read the saved weight '{ds.name}' for variable "
+                         f"'{variable.path}': {e}") from None
+
+
+def _value_mismatch(v, ds):
+    shape = tuple(ds.shape) if ds.shape is not None else None
+    if tuple(v.shape) != shape:
+        return (f"The shape of the target variable '{v.path}' is {tuple(v.shape)}, but the "
+                f"saved weight has shape {shape}.")
+    dtype = ds.dtype
+    if dtype.kind not in "fiub" or dtype.fields is not None or dtype.itemsize > 8:
+        return (f"The saved weight for variable '{v.path}' has dtype {dtype}; expected a "
+                f"numeric dtype (loading into {v.dtype}).")
+    return None
 
 
 def _mismatch(layer, variables, stored):
@@ -183,8 +295,8 @@ def _mismatch(layer, variables, stored):
         return (f"Layer '{layer.name}' expected {len(variables)} variables, but received "
                 f"{len(stored)} variables during loading. Expected: "
                 f"{[v.name for v in variables]}")
-    for v, value in zip(variables, stored):
-        if tuple(v.shape) != tuple(np.shape(value)):
-            return (f"The shape of the target variable '{v.path}' is {tuple(v.shape)}, but the "
-                    f"saved weight has shape {tuple(np.shape(value))}.")
+    for v, ds in zip(variables, stored):
+        problem = _value_mismatch(v, ds)
+        if problem:
+            return problem
     return None

@@ -13,5 +13,18 @@ def clear_session():
     naming.reset()
 
 
+_SAVING_NAMES = ("CustomObjectScope", "custom_object_scope", "get_custom_objects",
+                 "get_registered_name", "get_registered_object", "register_keras_serializable")
+
+
+def __getattr__(name):
+    # keras.utils re-exports the custom-object registry; fkeras.saving loads on first use.
+    if name in _SAVING_NAMES:
+        from fkeras.saving import object_registration
+
+        return getattr(object_registration, name)
+    raise AttributeError(f"module 'fkeras.utils' has no attribute '{name}'")
+
+
 __all__ = ["Progbar", "clear_session", "get_file", "normalize", "set_random_seed",
-           "to_categorical"]
+           "to_categorical", *_SAVING_NAMES]

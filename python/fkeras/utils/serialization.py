@@ -21,18 +21,28 @@ def make_get(kind, base, aliases, classes, allow_callable=False):
             return identifier
         if isinstance(identifier, str):
             key = identifier if identifier in classes else identifier.lower()
-            cls = aliases.get(key) or classes.get(identifier)
-            if cls is None:
+            cls = aliases.get(key) or classes.get(identifier) or _custom(identifier)
+            if not callable(cls):
                 raise ValueError(f"Could not interpret {kind} identifier: {identifier!r}")
-            return cls()
+            return cls() if isinstance(cls, type) else cls
         if isinstance(identifier, dict):
             name = identifier.get("class_name")
-            cls = classes.get(name) or aliases.get(str(name).lower())
-            if cls is None:
+            cls = (classes.get(name) or aliases.get(str(name).lower())
+                   or _custom(identifier.get("registered_name"), name))
+            config = identifier.get("config") or {}
+            if not (isinstance(cls, type) and hasattr(cls, "from_config")) or \
+                    not isinstance(config, dict):
                 raise ValueError(f"Could not interpret {kind} identifier: {identifier!r}")
-            return cls.from_config(dict(identifier.get("config") or {}))
+            return cls.from_config(dict(config))
         if allow_callable and callable(identifier):
             return identifier
         raise ValueError(f"Could not interpret {kind} identifier: {identifier!r}")
 
     return get
+
+
+def _custom(*names):
+    """A custom or registered object (registry, then the active custom_object_scope)."""
+    from fkeras.saving.object_registration import find_custom
+
+    return find_custom(None, *names)

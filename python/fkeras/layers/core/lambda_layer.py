@@ -1,17 +1,14 @@
 """Lambda: wraps an arbitrary function of fkeras.ops calls as a layer."""
 
 import base64
-import importlib
 import inspect
 import marshal
 import types
 
 import numpy as np
 
-from fkeras.engine.tensor import run_user
-
-from fkeras import config as fconfig
 from fkeras.engine.keras_tensor import KerasTensor
+from fkeras.engine.tensor import run_user
 from fkeras.layers.layer import Layer
 from fkeras.utils import nest
 
@@ -94,11 +91,22 @@ class Lambda(Layer):
 
     @classmethod
     def from_config(cls, config, custom_objects=None, safe_mode=None):
+        """A Lambda from its config. Functions named in the config resolve only to custom or
+        registered objects and fkeras activations/ops; bytecode (`lambda`) is refused unless
+        `safe_mode=False`, or safe mode is off (`fkeras.config.enable_unsafe_deserialization()`
+        or `load_model(..., safe_mode=False)`)."""
         config = dict(config)
         for key in ("function", "output_shape", "mask"):
             value = config.get(key)
             if isinstance(value, dict) and value.get("class_name") in ("__lambda__", "function"):
-                config[key] = _deserialize_function(value, key, custom_objects, safe_mode)
+                try:
+                    config[key] = _deserialize_function(value, key, custom_objects, safe_mode)
+                except TypeError as e:
+                    raise TypeError(_WRAPPED.format(cls=cls, config=config, error=e)) from None
+            elif isinstance(value, dict):
+                raise ValueError(f"Invalid `{key}` for a Lambda layer: expected a function "
+                                 f"entry (class_name 'function' or '__lambda__'). Received: "
+                                 f"{value!r}")
         return cls(**config)
 
     @classmethod
@@ -141,34 +149,51 @@ def _tensors(shapes):
 
 
 def _serialize_function(fn):
+    """Keras 3's function entry: bytecode for a `lambda`, else a name that resolves on load
+    (a public fkeras/Keras name for built-ins, the registered name for registered ones)."""
     if isinstance(fn, types.LambdaType) and fn.__name__ == "<lambda>":
         code = base64.b64encode(marshal.dumps(fn.__code__)).decode("ascii")
         closure = tuple(c.cell_contents for c in fn.__closure__) if fn.__closure__ else None
         return {"class_name": "__lambda__",
                 "config": {"code": code, "defaults": fn.__defaults__, "closure": closure}}
+    from fkeras.saving import object_registration, safe_resolve
+
+    registered = object_registration.get_registered_name(fn) \
+        if hasattr(fn, "__name__") else None
+    if registered is not None and ">" in registered:
+        return {"module": "builtins", "class_name": "function", "config": registered,
+                "registered_name": "function"}
+    for module, namespace in (("keras.activations", "activations"), ("keras.ops", "ops")):
+        public = safe_resolve.public_name(namespace, fn)
+        if public is not None:
+            return {"module": module, "class_name": "function", "config": public,
+                    "registered_name": None}
     return {"module": getattr(fn, "__module__", None), "class_name": "function",
             "config": getattr(fn, "__name__", str(fn)), "registered_name": None}
 
 
+_WRAPPED = ("{cls} could not be deserialized properly. Please ensure that components that are "
+            "Python object instances (layers, models, etc.) returned by `get_config()` are "
+            "explicitly deserialized in the model's `from_config()` method.\n\nconfig={config}."
+            "\n\nException encountered: {error}")
+
+
 def _deserialize_function(entry, arg_name, custom_objects, safe_mode):
+    from fkeras.saving import safe_resolve
+
     if entry["class_name"] == "function":
-        name, module = entry["config"], entry.get("module")
-        if custom_objects and name in custom_objects:
-            return custom_objects[name]
-        try:
-            return getattr(importlib.import_module(module), name)
-        except (ImportError, AttributeError, TypeError, ValueError):
-            raise ValueError(
-                f"Could not find the function '{name}' (module {module}) for the `{arg_name}` "
-                "of a Lambda layer: pass it in `custom_objects`.") from None
-    if fconfig.in_safe_mode() if safe_mode is None else safe_mode:
+        return safe_resolve.resolve_function(entry, custom_objects, ("activations", "ops"))
+    if safe_resolve.in_safe_mode(safe_mode):
         raise ValueError(
             "Requested the deserialization of a `Lambda` layer whose `" + arg_name + "` is a "
-            "Python `lambda`. This carries a potential risk of arbitrary code execution and "
+            "Python lambda. This carries a potential risk of arbitrary code execution and "
             "thus it is disallowed by default. If you trust the source of the artifact, you can "
             "override this error by passing `safe_mode=False` to the loading function, or "
             "calling `fkeras.config.enable_unsafe_deserialization()`.")
-    cfg = entry["config"]
+    cfg = entry.get("config")
+    if not isinstance(cfg, dict) or not isinstance(cfg.get("code"), str):
+        raise ValueError(f"Invalid serialized lambda for the `{arg_name}` of a Lambda layer: "
+                         f"expected a dict with a base64 'code' string. Received: {cfg!r}")
     code = marshal.loads(base64.b64decode(cfg["code"]))
     import fkeras
 
