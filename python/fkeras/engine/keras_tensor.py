@@ -6,6 +6,8 @@ the tensor; ops on KerasTensors infer shapes through their `output_spec`.
 
 import collections
 
+from fkeras.engine.operators import TensorOperators
+
 
 class KerasHistory(collections.namedtuple("KerasHistory", ["layer", "node_index", "tensor_index"])):
     """Where a symbolic tensor came from: layer._inbound_nodes[node_index].outputs[tensor_index]."""
@@ -30,10 +32,8 @@ def _shape_tuple(shape):
     return tuple(out)
 
 
-class KerasTensor:
+class KerasTensor(TensorOperators):
     """A symbolic tensor: what flows between layers while a model is being described."""
-
-    __array_priority__ = 100  # numpy defers to our operators
 
     def __init__(self, shape, dtype="float32", name=None, history=None):
         self.shape = _shape_tuple(shape)
@@ -63,52 +63,10 @@ class KerasTensor:
             "from it and call the model on data to get values."
         )
 
-    # Arithmetic routes through fkeras.ops, so `x + y` works in a functional graph.
-    def _op(self, name, *args):
-        from fkeras import ops
-
-        return getattr(ops, name)(*args)
-
-    def __add__(self, other):
-        return self._op("add", self, other)
-
-    def __radd__(self, other):
-        return self._op("add", other, self)
-
-    def __sub__(self, other):
-        return self._op("subtract", self, other)
-
-    def __rsub__(self, other):
-        return self._op("subtract", other, self)
-
-    def __mul__(self, other):
-        return self._op("multiply", self, other)
-
-    def __rmul__(self, other):
-        return self._op("multiply", other, self)
-
-    def __truediv__(self, other):
-        return self._op("divide", self, other)
-
-    def __rtruediv__(self, other):
-        return self._op("divide", other, self)
-
-    def __matmul__(self, other):
-        return self._op("matmul", self, other)
-
-    def __rmatmul__(self, other):
-        return self._op("matmul", other, self)
-
-    def __neg__(self):
-        return self._op("negative", self)
-
-    def __pow__(self, other):
-        return self._op("power", self, other)
-
-    def __getitem__(self, key):
-        from fkeras import ops
-
-        return ops.getitem(self, key)
+    # Operators route through fkeras.ops (the mixin shared with eager tensors), so `x + y`,
+    # `x > 0`, `x[:, 1]` work symbolically; `==` stays identity, as Keras 3's KerasTensor.
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
 
 
 def is_keras_tensor(x):

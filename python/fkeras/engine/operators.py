@@ -91,7 +91,7 @@ class TensorOperators:
         return _ops().absolute(self)
 
     def __invert__(self):
-        return _ops().logical_not(self) if self.dtype == bool else _ops().bitwise_invert(self)
+        return _ops().logical_not(self) if _is_bool(self) else _ops().bitwise_invert(self)
 
     def __eq__(self, other):
         return _ops().equal(self, other)
