@@ -11,6 +11,9 @@ import threading
 
 import numpy as np
 
+from fkeras.engine import tensor as _tensor
+from fkeras.utils import nest
+
 _state = threading.local()
 
 
@@ -61,8 +64,6 @@ class GradientTape:
 
     def watch(self, x):
         """Marks a Variable or tensor (or a nested structure of them) as a source."""
-        from fkeras.utils import nest
-
         for item in nest.flatten(x):
             arr = _buffer(item)
             if not hasattr(arr, "dtype") or arr.dtype.kind != "f":
@@ -116,9 +117,6 @@ class GradientTape:
         Returns:
             Gradients as Tensors (None where a source does not reach the target).
         """
-        from fkeras.engine import tensor as _t
-        from fkeras.utils import nest
-
         if unconnected_gradients not in ("none", "zero"):
             raise ValueError("`unconnected_gradients` must be 'none' or 'zero'. Received: "
                              f"unconnected_gradients={unconnected_gradients!r}")
@@ -128,7 +126,7 @@ class GradientTape:
                 "gradients (or jacobians)."
             )
         self._used = True
-        targets = [_buffer(t) for t in nest.flatten(target)]
+        targets = [_buffer(t) for t in _flat(target)[0]]
         seeds = None if output_gradients is None else nest.flatten(output_gradients)
         if seeds is not None and len(seeds) != len(targets):
             raise ValueError(f"`output_gradients` has {len(seeds)} entries for "
@@ -163,24 +161,24 @@ class GradientTape:
                     _accumulate(grads, a, g)
 
         out = []
-        for s in nest.flatten(sources):
-            arr = _buffer(s)
+        flat, nested = _flat(sources)
+        for s in flat:
+            arr = getattr(s, "_value", s)  # a Variable's or Tensor's buffer
             g = grads.get(id(arr))
             if g is None and unconnected_gradients == "zero":
                 g = np.zeros_like(arr)
             out.append(g)
         if not self.persistent:
             self._entries = []
-        if not _t.in_array_mode():
-            out = [None if g is None else _t.Tensor(g) for g in out]
-        return nest.pack_like(sources, out)
+        if not _tensor._MODE.array:
+            out = [None if g is None else _tensor.Tensor(g) for g in out]
+        if nested:
+            return nest.pack_like(sources, out)
+        return out if type(sources) is list else tuple(out) if type(sources) is tuple else out[0]
 
     def jacobian(self, target, sources, unconnected_gradients="none"):
         """d(target[i]) / d(source) for every element i of `target`, stacked in front of each
         source's shape (tf.GradientTape.jacobian; needs a persistent tape for several calls)."""
-        from fkeras.engine import tensor as _t
-        from fkeras.utils import nest
-
         t = _buffer(target)
         flat = nest.flatten(sources)
         rows = [[] for _ in flat]
@@ -202,8 +200,20 @@ class GradientTape:
                 out.append(None)
                 continue
             j = np.stack(r).reshape(t.shape + tuple(np.shape(_buffer(s))))
-            out.append(j if _t.in_array_mode() else _t.Tensor(j))
+            out.append(j if _tensor.in_array_mode() else _tensor.Tensor(j))
         return nest.pack_like(sources, out)
+
+
+def _flat(structure):
+    """(leaves, nested): a flat list/tuple (the common case) is used as is, without nest."""
+    if type(structure) in (list, tuple):
+        for item in structure:
+            if type(item) in (list, tuple, dict):
+                return nest.flatten(structure), True
+        return structure, False
+    if type(structure) is dict:
+        return nest.flatten(structure), True
+    return (structure,), False
 
 
 def _buffer(x):
