@@ -69,8 +69,9 @@ def _per_output(value, names, what, default=None):
 class CompileLoss:
     """Losses per output, with their weights, logits variants and trackers."""
 
-    def __init__(self, loss, loss_weights=None, output_names=None):
+    def __init__(self, loss, loss_weights=None, output_names=None, dict_outputs=False):
         self._loss_spec = loss
+        self.dict_outputs = dict_outputs
         self._weights_spec = loss_weights
         self.output_names = output_names
         self.built = False
@@ -88,9 +89,12 @@ class CompileLoss:
         if all(loss is None for loss in self.losses):
             raise ValueError("No loss to compute: `loss` gives no output a loss.")
         self.trackers = None
-        if len(self.losses) > 1:
+        self._tracker_order = []
+        self._called = False
+        if sum(loss is not None for loss in self.losses) > 1:
             self.trackers = [None if loss is None else Mean(name=f"{name}_loss")
                              for name, loss in zip(self.output_names, self.losses)]
+            self._tracker_order = self._order_trackers()
         self.logit_losses = list(self.losses)
         self.built = True
 
@@ -116,13 +120,24 @@ class CompileLoss:
     def kinds(self):
         return [target_kind(loss) for loss in self.losses]
 
+    def _order_trackers(self):
+        """Keras 3's order of the per-output trackers: the output order, except for a
+        dict-output model compiled with a dict of losses (the dict's key order)."""
+        trackers = [t for t in self.trackers if t is not None]
+        if isinstance(self._loss_spec, dict) and self.dict_outputs:
+            by_name = dict(zip(self.output_names, self.trackers))
+            trackers = [by_name[k] for k in self._loss_spec if by_name.get(k) is not None]
+        return trackers
+
     @property
     def metrics(self):
-        return [t for t in self.trackers or [] if t is not None]
+        """The per-output loss trackers, once a step has run (as Keras 3 builds them)."""
+        return self._tracker_order if self._called else []
 
     def __call__(self, ys, preds, sws=None, logits=False, batch_size=None):
         """Total loss (a 0-d array on the tape) over the flat lists ys / preds."""
         table = self.logit_losses if logits else self.losses
+        self._called = True
         total = None
         for i, (loss, weight) in enumerate(zip(table, self.weights)):
             if loss is None:

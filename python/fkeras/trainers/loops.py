@@ -12,6 +12,7 @@ import numpy as np
 
 from fkeras.callbacks.callback_list import CallbackList
 from fkeras.trainers import data_adapter as da
+from fkeras.trainers.logs import metrics_result_or_logs, pythonify_logs
 from fkeras.trainers.step_state import get_state
 from fkeras.utils import nest
 from fkeras.utils import random as _random
@@ -191,6 +192,7 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
     for epoch in range(initial_epoch, epochs):
         model.reset_metrics()
         cbs.on_epoch_begin(epoch)
+        logs = None
         for first, last, group in executions(model, batches.epoch(state)):
             if begin:
                 cbs.on_train_batch_begin(first)
@@ -204,10 +206,11 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
                 cbs.on_train_batch_end(last, logs)
             if model.stop_training:
                 break
-        epoch_logs = model.get_metrics_result()
+        epoch_logs = (dict(metrics_result_or_logs(model, logs)) if custom
+                      else model.get_metrics_result())
         if val is not None and _should_validate(epoch, validation_freq):
-            val_logs = _run_evaluate(model, val, validation_batch_size or batch_size,
-                                     validation_steps, cbs)
+            val_logs = pythonify_logs(_run_evaluate(
+                model, val, validation_batch_size or batch_size, validation_steps, cbs))
             epoch_logs.update({f"val_{k}": v for k, v in val_logs.items()})
         cbs.on_epoch_end(epoch, epoch_logs)
         if model.stop_training:
@@ -242,6 +245,7 @@ def _run_evaluate(model, data, batch_size, steps, cbs):
     begin, end = cbs.wants("on_test_batch_begin"), cbs.wants("on_test_batch_end")
     model.reset_metrics()
     cbs.on_test_begin()
+    logs = None
     for first, last, group in executions(model, batches.epoch(state)):
         if begin:
             cbs.on_test_batch_begin(first)
@@ -253,7 +257,7 @@ def _run_evaluate(model, data, batch_size, steps, cbs):
                 logs = model.get_metrics_result() if end else None
         if end:
             cbs.on_test_batch_end(last, logs)
-    logs = model.get_metrics_result()
+    logs = metrics_result_or_logs(model, logs) if custom else model.get_metrics_result()
     cbs.on_test_end(logs)
     return logs
 
@@ -297,7 +301,7 @@ def predict(model, x, batch_size, verbose, steps, callbacks):
                 flat = model._fk_predict_step(state, xs)
             outs.append(flat)
         if end:
-            cbs.on_predict_batch_end(last, {"outputs": flat})
+            cbs.on_predict_batch_end(last, {"outputs": pack_outputs(model, flat)})
     cbs.on_predict_end()
     if not outs:
         raise ValueError("Expected input data to be non-empty.")
