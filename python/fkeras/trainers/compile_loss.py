@@ -72,6 +72,7 @@ class CompileLoss:
     def __init__(self, loss, loss_weights=None, output_names=None, dict_outputs=False):
         self._loss_spec = loss
         self.dict_outputs = dict_outputs
+        self._called = False
         self._weights_spec = loss_weights
         self.output_names = output_names
         self.built = False

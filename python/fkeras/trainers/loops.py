@@ -8,10 +8,13 @@ Callbacks fire in Keras's order (on_train_begin, on_epoch_begin, on_train_batch_
 on_test_begin, on_test_batch_begin/end..., on_test_end, on_epoch_end, ..., on_train_end).
 """
 
+import warnings
+
 import numpy as np
 
 from fkeras.callbacks.callback_list import CallbackList
 from fkeras.trainers import data_adapter as da
+from fkeras.trainers import py_dataset_adapter as pda
 from fkeras.trainers.logs import metrics_result_or_logs, pythonify_logs
 from fkeras.trainers.step_state import get_state
 from fkeras.utils import nest
@@ -54,7 +57,16 @@ def _array_dataset(model, x, y, sample_weight, class_weight, require_y):
 
 
 def make_dataset(model, x, y=None, sample_weight=None, class_weight=None, require_y=True):
-    """An ArrayDataset (arrays, lists, dicts) or an IterableDataset (batches)."""
+    """An ArrayDataset (arrays, lists, dicts), a PyDatasetAdapter (a PyDataset or a sequence
+    of batches), a GeneratorAdapter (a generator) or an IterableDataset (batches)."""
+    if pda.is_py_dataset(x):
+        for value, name in ((y, "y"), (sample_weight, "sample_weights")):
+            if value is not None:
+                what = "targets" if name == "y" else "sample weights"
+                raise ValueError(
+                    f"When providing `x` as a PyDataset, `{name}` should not be passed. "
+                    f"Instead, the {what} should be included as part of the PyDataset.")
+        return pda.PyDatasetAdapter(x, class_weight)
     if not da.is_array_like(x):
         if y is not None:
             raise ValueError("`y` argument is not supported when using a generator or an "
@@ -62,6 +74,8 @@ def make_dataset(model, x, y=None, sample_weight=None, class_weight=None, requir
         if sample_weight is not None or class_weight is not None:
             raise ValueError("`sample_weight`/`class_weight` are not supported with an "
                              "iterable `x`; yield (x, y, sample_weight) batches instead.")
+        if pda.is_generator(x):
+            return pda.GeneratorAdapter(x)
         return da.IterableDataset(x)
     return _array_dataset(model, x, y, sample_weight, class_weight, require_y)
 
@@ -83,13 +97,17 @@ def _validation_dataset(model, validation_data):
 class _Batches:
     """Batches of one epoch as flat (xs, ys, sws), from arrays or an iterable."""
 
-    def __init__(self, model, data, batch_size, shuffle=False, steps=None, class_weight=None):
+    def __init__(self, model, data, batch_size, shuffle=False, steps=None, class_weight=None,
+                 require_y=False):
         self.model, self.data = model, data
         self.batch_size, self.shuffle, self.steps = batch_size, shuffle, steps
         self.class_weight = class_weight
+        self.require_y = require_y
         self._persistent = None
         if isinstance(data, da.ArrayDataset):
             self.num_batches = data.num_batches(batch_size)
+        elif isinstance(data, _ADAPTERS):
+            self.num_batches = data.num_batches
         else:
             self.num_batches = data.num_batches()
         self.target = steps if steps is not None else self.num_batches
@@ -109,6 +127,11 @@ class _Batches:
         x, y, sw = da.unpack_x_y_sample_weight(item)
         xs = da.check_inputs(self.model, da.flatten_inputs(self.model, x))
         ys = da.flatten_targets(self.model, y)
+        if ys is None and self.require_y:
+            raise ValueError(
+                "Target data is missing. Your model was compiled with a loss, and therefore "
+                "expects target data `y` to be passed to fit/evaluate: the batches must be "
+                "(x, y) or (x, y, sample_weight) tuples.")
         loss = self.model.compiled_loss
         if ys is not None and loss is not None and loss.built:
             ys = da.check_targets(self.model, ys, loss.kinds)
@@ -119,6 +142,14 @@ class _Batches:
 
     def epoch(self, state):
         """Yields (step, (xs, ys, sws)) for one epoch; warns when data runs out early."""
+        if isinstance(self.data, _ADAPTERS):
+            items = self.data.epoch(self.steps, self.shuffle)
+            try:
+                for step, item in items:
+                    yield step, self._flatten_item(item, state)
+            finally:
+                items.close()
+            return
         if isinstance(self.data, da.ArrayDataset):
             if self.steps is None:
                 yield from enumerate(self._array_iter())
@@ -138,6 +169,44 @@ class _Batches:
             if isinstance(self.data, da.ArrayDataset):
                 self._persistent = source
             yield step, batch
+
+
+_ADAPTERS = (pda.PyDatasetAdapter, pda.GeneratorAdapter)
+
+
+def _compiled_state_unbuilt(model):
+    """Whether Keras would build the compiled state from a first batch (it reads one)."""
+    cm, cl = model.compiled_metrics, model.compiled_loss
+    return (not model.built or (cm is not None and bool(cm._metrics_spec or cm._weighted_spec)
+                                and not cm.built)
+            or (cl is not None and not cl._called))
+
+
+def start_epochs(model, data, shuffle, steps, training):
+    """Before fit/evaluate reads a PyDataset or generator: Keras's warnings, its priming
+    read and `on_epoch_end()`. Returns the shuffle to use."""
+    if isinstance(data, pda.GeneratorAdapter):
+        if training and shuffle:
+            warnings.warn(
+                "`shuffle=True` was passed, but will be ignored since the data `x` was "
+                "provided as a generator. The generator is expected to yield already-shuffled "
+                "data.", stacklevel=4)
+        return False
+    if data.num_batches is None:
+        if steps is None:
+            raise ValueError(
+                "The PyDataset has no length (`num_batches` is None): pass `steps_per_epoch` "
+                "to fit (`steps` to evaluate/predict), or it would never end.")
+        if training and shuffle:
+            warnings.warn(
+                "`shuffle=True` was passed, but will be ignored since the data `x` was "
+                "provided as an infinite PyDataset. The PyDataset is expected to already be "
+                "shuffled.", stacklevel=4)
+        shuffle = False
+    if _compiled_state_unbuilt(model):
+        data.prime(bool(shuffle) and training)
+    data.reset()
+    return shuffle if training else False
 
 
 def executions(model, steps):
@@ -175,10 +244,14 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
         val = _validation_dataset(model, validation_data)
     elif validation_split:
         if not isinstance(train, da.ArrayDataset):
-            raise ValueError("Argument `validation_split` is only supported for NumPy arrays "
-                             f"(or lists/dicts of them). Found incompatible type: {type(x)}")
+            raise ValueError("Argument `validation_split` is only supported for tensors or "
+                             "NumPy arrays.Found incompatible type in the input: "
+                             f"{[type(x)]}")
         train, val = train.split(validation_split)
-    batches = _Batches(model, train, batch_size, shuffle, steps_per_epoch)
+    if isinstance(train, _ADAPTERS):
+        shuffle = start_epochs(model, train, shuffle, steps_per_epoch, training=True)
+    batches = _Batches(model, train, batch_size, shuffle, steps_per_epoch,
+                       require_y=model.compiled_loss is not None)
     if not model.optimizer.built and not state.needs_build:
         model.optimizer.build(state.variables)
     cbs = callbacks if isinstance(callbacks, CallbackList) else CallbackList(
@@ -188,11 +261,10 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
     begin, end = cbs.wants("on_train_batch_begin"), cbs.wants("on_train_batch_end")
     model.stop_training = False
     cbs.on_train_begin()
-    epoch_logs = {}
+    epoch_logs, logs = {}, {}  # a fit that runs no step reports no logs (Keras 3)
     for epoch in range(initial_epoch, epochs):
         model.reset_metrics()
         cbs.on_epoch_begin(epoch)
-        logs = None
         for first, last, group in executions(model, batches.epoch(state)):
             if begin:
                 cbs.on_train_batch_begin(first)
@@ -206,8 +278,7 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
                 cbs.on_train_batch_end(last, logs)
             if model.stop_training:
                 break
-        epoch_logs = (dict(metrics_result_or_logs(model, logs)) if custom
-                      else model.get_metrics_result())
+        epoch_logs = dict(metrics_result_or_logs(model, logs)) if logs != {} else {}
         if val is not None and _should_validate(epoch, validation_freq):
             val_logs = pythonify_logs(_run_evaluate(
                 model, val, validation_batch_size or batch_size, validation_steps, cbs))
@@ -240,12 +311,15 @@ def _structured(model, state, xs, ys, sws):
 
 def _run_evaluate(model, data, batch_size, steps, cbs):
     state = get_state(model)
-    batches = _Batches(model, data, batch_size, False, steps)
+    if isinstance(data, _ADAPTERS):
+        start_epochs(model, data, False, steps, training=False)
+    batches = _Batches(model, data, batch_size, False, steps,
+                       require_y=model.compiled_loss is not None)
     custom = model._fk_custom("test_step")
     begin, end = cbs.wants("on_test_batch_begin"), cbs.wants("on_test_batch_end")
     model.reset_metrics()
     cbs.on_test_begin()
-    logs = None
+    logs = {}
     for first, last, group in executions(model, batches.epoch(state)):
         if begin:
             cbs.on_test_batch_begin(first)
@@ -257,7 +331,7 @@ def _run_evaluate(model, data, batch_size, steps, cbs):
                 logs = model.get_metrics_result() if end else None
         if end:
             cbs.on_test_batch_end(last, logs)
-    logs = metrics_result_or_logs(model, logs) if custom else model.get_metrics_result()
+    logs = metrics_result_or_logs(model, logs) if logs != {} else {}
     cbs.on_test_end(logs)
     return logs
 
@@ -265,7 +339,8 @@ def _run_evaluate(model, data, batch_size, steps, cbs):
 def evaluate(model, x, y, batch_size, verbose, sample_weight, steps, callbacks):
     data = make_dataset(model, x, y, sample_weight, require_y=model.compiled_loss is not None)
     batch_size = batch_size or 32
-    target = steps if steps is not None else data.num_batches(batch_size)
+    target = steps if steps is not None else (
+        data.num_batches if isinstance(data, _ADAPTERS) else data.num_batches(batch_size))
     cbs = callbacks if isinstance(callbacks, CallbackList) else CallbackList(
         callbacks, add_progbar=verbose != 0, model=model, verbose=verbose, epochs=1,
         steps=target)

@@ -3,6 +3,7 @@
 from fkeras.utils.file_utils import get_file
 from fkeras.utils.numerical_utils import normalize, to_categorical
 from fkeras.utils.progbar import Progbar
+from fkeras.utils.py_dataset import PyDataset
 from fkeras.utils.random import set_random_seed
 
 
@@ -13,5 +14,7 @@ def clear_session():
     naming.reset()
 
 
-__all__ = ["Progbar", "clear_session", "get_file", "normalize", "set_random_seed",
+Sequence = PyDataset  # Keras 2's name
+
+__all__ = ["Progbar", "PyDataset", "Sequence", "clear_session", "get_file", "normalize", "set_random_seed",
            "to_categorical"]
