@@ -206,6 +206,8 @@ class PyDatasetAdapter:
                 raise
             if n is not None and self._seen >= n:
                 self._close_pass()
+        else:  # an empty dataset: Keras finds it out of data every epoch
+            ran_out_of_data_warning()
         self._hook("on_epoch_end")
 
 
