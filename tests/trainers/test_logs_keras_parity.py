@@ -177,3 +177,24 @@ def test_model_without_training_argument_matches_keras():
     ours, theirs = _no_training_arg(fkeras), _no_training_arg(keras)
     np.testing.assert_allclose(ours[:2], theirs[:2], rtol=1e-6)
     np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-6)
+
+
+def _attribute_metrics(lib):
+    class WithTrackers(lib.Model):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.tracker = lib.metrics.Mean(name="my_tracker")
+            self.mae2 = lib.metrics.MeanAbsoluteError(name="mae2")
+
+    inp = lib.Input((3,))
+    model = WithTrackers(inp, lib.layers.Dense(1)(inp))
+    names = [list(model.metrics_names)]
+    model.compile("sgd", "mse", metrics=["mae"])
+    names.append(list(model.metrics_names))
+    x, y = np.ones((4, 3), "float32"), np.ones((4, 1), "float32")
+    hist = model.fit(x, y, verbose=0)
+    return names, list(hist.history), list(model.evaluate(x, y, verbose=0, return_dict=True))
+
+
+def test_metrics_set_as_model_attributes_match_keras():
+    assert _attribute_metrics(fkeras) == _attribute_metrics(keras)

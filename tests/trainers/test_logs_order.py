@@ -249,3 +249,20 @@ def test_model_without_training_argument():
     assert hist.history["loss"] == [pytest.approx(9.0)]
     assert model.evaluate(x, y, verbose=0) == pytest.approx(9.0)
     np.testing.assert_allclose(model.predict(x, verbose=0), np.full((8, 1), 3.0))
+
+
+def test_metrics_set_as_model_attributes():
+    class WithTrackers(fkeras.Model):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.tracker = fkeras.metrics.Mean(name="my_tracker")
+
+    inp = fkeras.Input((3,))
+    model = WithTrackers(inp, fkeras.layers.Dense(1)(inp))
+    assert model.metrics_names == ["my_tracker"]
+    model.compile("sgd", "mse", metrics=["mae"])
+    assert model.metrics_names == ["loss", "compile_metrics", "my_tracker"]
+    model.tracker.update_state(5.0)
+    hist = model.fit(np.ones((4, 3), "float32"), np.ones((4, 1), "float32"), verbose=0)
+    assert list(hist.history) == ["loss", "mae", "my_tracker"]
+    assert hist.history["my_tracker"] == [0.0]  # reset with the model's metrics each epoch

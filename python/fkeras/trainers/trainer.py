@@ -129,7 +129,7 @@ class Trainer:
                 out.append(cm)
             if self.compiled_loss is not None and self.compiled_loss.built:
                 out.extend(self.compiled_loss.metrics)
-        own = (self._loss_tracker, self.compiled_metrics)
+        own = (getattr(self, "_loss_tracker", None), self.compiled_metrics)
         out.extend(v for v in vars(self).values()
                    if isinstance(v, Metric) and all(v is not o for o in own))
         return out
