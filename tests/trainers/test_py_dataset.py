@@ -348,3 +348,33 @@ def test_adapter_detection():
     assert pda.is_py_dataset(Logged()) and not pda.is_py_dataset(np.ones(3))
     assert not pda.is_py_dataset([(1, 2)]) and not pda.is_py_dataset({"a": 1})
     assert pda.is_generator(_gen(1, [])) and not pda.is_generator([1])
+
+
+def test_class_weight_with_pydataset_equals_sample_weights():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((12, 3)).astype("float32")
+    y = rng.integers(0, 2, (12, 1)).astype("float32")
+
+    class Batches(fkeras.utils.PyDataset):
+        def __init__(self, with_weights):
+            super().__init__()
+            self.with_weights = with_weights
+
+        def __len__(self):
+            return 3
+
+        def __getitem__(self, i):
+            s = slice(4 * i, 4 * i + 4)
+            if self.with_weights:
+                return x[s], y[s], np.where(y[s][:, 0] == 1, 3.0, 1.0).astype("float32")
+            return x[s], y[s]
+
+    weights = []
+    for kwargs, with_weights in (({"class_weight": {0: 1.0, 1: 3.0}}, False), ({}, True)):
+        fkeras.utils.set_random_seed(2)
+        model = linear()
+        run_with_timeout(lambda: model.fit(Batches(with_weights), shuffle=False, verbose=0,
+                                           **kwargs))
+        weights.append(model.get_weights())
+    for a, b in zip(*weights):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
