@@ -266,3 +266,35 @@ def test_metrics_set_as_model_attributes():
     hist = model.fit(np.ones((4, 3), "float32"), np.ones((4, 1), "float32"), verbose=0)
     assert list(hist.history) == ["loss", "mae", "my_tracker"]
     assert hist.history["my_tracker"] == [0.0]  # reset with the model's metrics each epoch
+
+
+def test_keras2_custom_step_matches_the_builtin_step():
+    """compiled_loss + compiled_metrics.update_state + {m.name: m.result()} (the Keras 2
+    guide) trains and reports exactly as the built-in step."""
+
+    class Keras2Step(fkeras.Model):
+        def train_step(self, data):
+            x, y = data
+            with fkeras.GradientTape() as tape:
+                y_pred = self(x, training=True)
+                loss = self.compiled_loss(y, y_pred, regularization_losses=self.losses)
+            grads = tape.gradient(loss, self.trainable_variables)
+            self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+            self.compiled_metrics.update_state(y, y_pred)
+            return {m.name: m.result() for m in self.metrics}
+
+    x, y = two_output_data(32)
+    results = []
+    for cls in (Keras2Step, fkeras.Model):
+        fkeras.utils.set_random_seed(4)
+        inp = fkeras.Input((3,))
+        model = cls(inp, fkeras.layers.Dense(1)(inp))
+        model.compile(fkeras.optimizers.SGD(0.05), "mse", metrics=["mae"])
+        hist = model.fit(x, y["priority"], batch_size=8, epochs=2, shuffle=False, verbose=0)
+        results.append((hist.history, model.get_weights()))
+    (h2, w2), (h, w) = results
+    assert sorted(h2) == sorted(h) == ["loss", "mae"]
+    for key in h:
+        np.testing.assert_allclose(h2[key], h[key], rtol=1e-5)
+    for a, b in zip(w2, w):
+        np.testing.assert_allclose(a, b, rtol=1e-5)

@@ -135,7 +135,37 @@ class CompileLoss:
         """The per-output loss trackers, once a step has run (as Keras 3 builds them)."""
         return self._tracker_order if self._called else []
 
-    def __call__(self, ys, preds, sws=None, logits=False, batch_size=None):
+    def __call__(self, y_true, y_pred, sample_weight=None, regularization_losses=None):
+        """The Keras 2 `self.compiled_loss(y, y_pred, sample_weight, regularization_losses)`
+        of a custom `train_step`: targets and predictions in the model's structure (an
+        array, a list per output or a dict by output name); the weighted total plus the
+        regularization losses, also recorded in the model's "loss" tracker."""
+        from fkeras.trainers.data_adapter import to_array
+
+        ys = [None if t is None else to_array(t) for t in self._flatten(y_true)]
+        preds = self._flatten(y_pred)
+        sws = None if sample_weight is None else self._flatten(sample_weight)
+        if sws is not None and len(sws) < len(preds):
+            sws = [sws[0]] * len(preds)
+        if not self.built:
+            self.build_for(len(preds))
+        batch = len(preds[0]) if preds and getattr(preds[0], "ndim", 0) else 1
+        total = self.compute(ys, preds, sws, batch_size=batch)
+        for term in regularization_losses or ():
+            total = term if total is None else _math.add(total, term)
+        tracker = getattr(self, "model_tracker", None)
+        if tracker is not None and total is not None:
+            tracker.update_scalar(float(total), batch)
+        return total
+
+    def _flatten(self, data):
+        if isinstance(data, dict):
+            return [data.get(name) for name in self.output_names]
+        if isinstance(data, (list, tuple)):
+            return list(data)
+        return [data]
+
+    def compute(self, ys, preds, sws=None, logits=False, batch_size=None):
         """Total loss (a 0-d array on the tape) over the flat lists ys / preds."""
         table = self.logit_losses if logits else self.losses
         self._called = True

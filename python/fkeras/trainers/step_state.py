@@ -83,8 +83,8 @@ class StepState:
         if compile_loss is not None:
             if not compile_loss.built:
                 compile_loss.build_for(len(preds))
-            loss = compile_loss(ys, preds, sws, logits=logits and bool(self.logits),
-                                batch_size=batch_size)
+            loss = compile_loss.compute(ys, preds, sws, logits=logits and bool(self.logits),
+                                        batch_size=batch_size)
         for v in self.regularized:
             term = v.regularizer(v)
             loss = term if loss is None else _math.add(loss, term)

@@ -88,6 +88,8 @@ class Trainer:
                                                                    dict_outputs)
         self.compiled_metrics = CompileMetrics(metrics, weighted_metrics, names)
         self._loss_tracker = Mean(name="loss")
+        if self.compiled_loss is not None:
+            self.compiled_loss.model_tracker = self._loss_tracker
         self._compile_config = {"optimizer": optimizer, "loss": loss,
                                 "loss_weights": loss_weights, "metrics": metrics,
                                 "weighted_metrics": weighted_metrics,
