@@ -8,8 +8,6 @@ Callbacks fire in Keras's order (on_train_begin, on_epoch_begin, on_train_batch_
 on_test_begin, on_test_batch_begin/end..., on_test_end, on_epoch_end, ..., on_train_end).
 """
 
-import warnings
-
 import numpy as np
 
 from fkeras.callbacks.callback_list import CallbackList
@@ -106,7 +104,7 @@ class _Batches:
         self._persistent = None
         if isinstance(data, da.ArrayDataset):
             self.num_batches = data.num_batches(batch_size)
-        elif isinstance(data, _ADAPTERS):
+        elif isinstance(data, pda.ADAPTERS):
             self.num_batches = data.num_batches
         else:
             self.num_batches = data.num_batches()
@@ -142,7 +140,7 @@ class _Batches:
 
     def epoch(self, state):
         """Yields (step, (xs, ys, sws)) for one epoch; warns when data runs out early."""
-        if isinstance(self.data, _ADAPTERS):
+        if isinstance(self.data, pda.ADAPTERS):
             items = self.data.epoch(self.steps, self.shuffle)
             try:
                 for step, item in items:
@@ -169,44 +167,6 @@ class _Batches:
             if isinstance(self.data, da.ArrayDataset):
                 self._persistent = source
             yield step, batch
-
-
-_ADAPTERS = (pda.PyDatasetAdapter, pda.GeneratorAdapter)
-
-
-def _compiled_state_unbuilt(model):
-    """Whether Keras would build the compiled state from a first batch (it reads one)."""
-    cm, cl = model.compiled_metrics, model.compiled_loss
-    return (not model.built or (cm is not None and bool(cm._metrics_spec or cm._weighted_spec)
-                                and not cm.built)
-            or (cl is not None and not cl._called))
-
-
-def start_epochs(model, data, shuffle, steps, training):
-    """Before fit/evaluate reads a PyDataset or generator: Keras's warnings, its priming
-    read and `on_epoch_end()`. Returns the shuffle to use."""
-    if isinstance(data, pda.GeneratorAdapter):
-        if training and shuffle:
-            warnings.warn(
-                "`shuffle=True` was passed, but will be ignored since the data `x` was "
-                "provided as a generator. The generator is expected to yield already-shuffled "
-                "data.", stacklevel=4)
-        return False
-    if data.num_batches is None:
-        if steps is None:
-            raise ValueError(
-                "The PyDataset has no length (`num_batches` is None): pass `steps_per_epoch` "
-                "to fit (`steps` to evaluate/predict), or it would never end.")
-        if training and shuffle:
-            warnings.warn(
-                "`shuffle=True` was passed, but will be ignored since the data `x` was "
-                "provided as an infinite PyDataset. The PyDataset is expected to already be "
-                "shuffled.", stacklevel=4)
-        shuffle = False
-    if _compiled_state_unbuilt(model):
-        data.prime(bool(shuffle) and training)
-    data.reset()
-    return shuffle if training else False
 
 
 def executions(model, steps):
@@ -248,8 +208,8 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
                              "NumPy arrays.Found incompatible type in the input: "
                              f"{[type(x)]}")
         train, val = train.split(validation_split)
-    if isinstance(train, _ADAPTERS):
-        shuffle = start_epochs(model, train, shuffle, steps_per_epoch, training=True)
+    if isinstance(train, pda.ADAPTERS):
+        shuffle = pda.start_epochs(model, train, shuffle, steps_per_epoch, training=True)
     batches = _Batches(model, train, batch_size, shuffle, steps_per_epoch,
                        require_y=model.compiled_loss is not None)
     if not model.optimizer.built and not state.needs_build:
@@ -311,8 +271,8 @@ def _structured(model, state, xs, ys, sws):
 
 def _run_evaluate(model, data, batch_size, steps, cbs):
     state = get_state(model)
-    if isinstance(data, _ADAPTERS):
-        start_epochs(model, data, False, steps, training=False)
+    if isinstance(data, pda.ADAPTERS):
+        pda.start_epochs(model, data, False, steps, training=False)
     batches = _Batches(model, data, batch_size, False, steps,
                        require_y=model.compiled_loss is not None)
     custom = model._fk_custom("test_step")
@@ -340,7 +300,7 @@ def evaluate(model, x, y, batch_size, verbose, sample_weight, steps, callbacks):
     data = make_dataset(model, x, y, sample_weight, require_y=model.compiled_loss is not None)
     batch_size = batch_size or 32
     target = steps if steps is not None else (
-        data.num_batches if isinstance(data, _ADAPTERS) else data.num_batches(batch_size))
+        data.num_batches if isinstance(data, pda.ADAPTERS) else data.num_batches(batch_size))
     cbs = callbacks if isinstance(callbacks, CallbackList) else CallbackList(
         callbacks, add_progbar=verbose != 0, model=model, verbose=verbose, epochs=1,
         steps=target)

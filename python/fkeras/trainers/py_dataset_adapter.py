@@ -236,3 +236,41 @@ class GeneratorAdapter:
                 ran_out_of_data_warning()
                 return
             yield step, batch
+
+
+ADAPTERS = (PyDatasetAdapter, GeneratorAdapter)
+
+
+def _compiled_state_unbuilt(model):
+    """Whether Keras would build the compiled state from a first batch (it reads one)."""
+    cm, cl = model.compiled_metrics, model.compiled_loss
+    return (not model.built or (cm is not None and bool(cm._metrics_spec or cm._weighted_spec)
+                                and not cm.built)
+            or (cl is not None and not cl._called))
+
+
+def start_epochs(model, data, shuffle, steps, training):
+    """Before fit/evaluate reads a PyDataset or generator: Keras's warnings, its priming
+    read and `on_epoch_end()`. Returns the shuffle to use."""
+    if isinstance(data, GeneratorAdapter):
+        if training and shuffle:
+            warnings.warn(
+                "`shuffle=True` was passed, but will be ignored since the data `x` was "
+                "provided as a generator. The generator is expected to yield already-shuffled "
+                "data.", stacklevel=4)
+        return False
+    if data.num_batches is None:
+        if steps is None:
+            raise ValueError(
+                "The PyDataset has no length (`num_batches` is None): pass `steps_per_epoch` "
+                "to fit (`steps` to evaluate/predict), or it would never end.")
+        if training and shuffle:
+            warnings.warn(
+                "`shuffle=True` was passed, but will be ignored since the data `x` was "
+                "provided as an infinite PyDataset. The PyDataset is expected to already be "
+                "shuffled.", stacklevel=4)
+        shuffle = False
+    if _compiled_state_unbuilt(model):
+        data.prime(bool(shuffle) and training)
+    data.reset()
+    return shuffle if training else False
