@@ -20,7 +20,6 @@ is exhausted; running out warns and fit goes on with the next epoch (which gets 
 import collections
 import itertools
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -83,6 +82,8 @@ class _Prefetcher:
     `depth` ahead. `close()` cancels what is pending and releases the threads."""
 
     def __init__(self, fetch, indices, workers, depth):
+        from concurrent.futures import ThreadPoolExecutor  # imported on first use (~25 ms)
+
         self._fetch = fetch
         self._indices = iter(indices)
         self._depth = max(1, int(depth or 1))
