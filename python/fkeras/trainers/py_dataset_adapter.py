@@ -82,13 +82,14 @@ class _Prefetcher:
     `depth` ahead. `close()` cancels what is pending and releases the threads."""
 
     def __init__(self, fetch, indices, workers, depth):
-        from concurrent.futures import ThreadPoolExecutor  # imported on first use (~25 ms)
+        from concurrent import futures  # imported on first use (~25 ms)
 
+        self._timeout = futures.TimeoutError  # not the builtin one before Python 3.11
         self._fetch = fetch
         self._indices = iter(indices)
         self._depth = max(1, int(depth or 1))
-        self._pool = ThreadPoolExecutor(max_workers=int(workers),
-                                        thread_name_prefix="fkeras_pydataset")
+        self._pool = futures.ThreadPoolExecutor(max_workers=int(workers),
+                                                thread_name_prefix="fkeras_pydataset")
         self._pending = collections.deque()
         while len(self._pending) < self._depth and self._submit():
             pass
@@ -111,7 +112,7 @@ class _Prefetcher:
         while True:
             try:
                 return future.result(timeout=_POLL_S)
-            except TimeoutError:
+            except self._timeout:
                 continue
 
     def close(self):
