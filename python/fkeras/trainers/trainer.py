@@ -23,6 +23,9 @@ from fkeras.trainers.step_state import declares_training, get_state
 from fkeras.utils import nest
 
 
+_OWN_METRIC_ATTRS = ("_loss_tracker", "compiled_metrics")
+
+
 class Trainer:
     """Training and evaluation API (Keras 3): compile, fit, evaluate, predict, ..."""
 
@@ -131,10 +134,16 @@ class Trainer:
                 out.append(cm)
             if self.compiled_loss is not None and self.compiled_loss.built:
                 out.extend(self.compiled_loss.metrics)
-        own = (getattr(self, "_loss_tracker", None), self.compiled_metrics)
-        out.extend(v for v in vars(self).values()
-                   if isinstance(v, Metric) and all(v is not o for o in own))
+        attrs = self.__dict__
+        out.extend(m for name, m in attrs.get("_fk_metric_attrs", {}).items()
+                   if attrs.get(name) is m)
         return out
+
+    def __setattr__(self, name, value):
+        # Metrics set as attributes join `metrics` (Keras 3 tracks them the same way).
+        if isinstance(value, Metric) and name not in _OWN_METRIC_ATTRS:
+            self.__dict__.setdefault("_fk_metric_attrs", {})[name] = value
+        super().__setattr__(name, value)
 
     @property
     def metrics_names(self):
