@@ -378,3 +378,25 @@ def test_class_weight_with_pydataset_equals_sample_weights():
         weights.append(model.get_weights())
     for a, b in zip(*weights):
         np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_infinite_generator_with_steps_and_ignored_batch_size():
+    log = []
+
+    def forever():
+        k = 0
+        while True:
+            log.append(k)
+            yield np.full((2, 3), k % 3, "float32"), np.ones((2, 1), "float32")
+            k += 1
+
+    model = trained_linear()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        hist = run_with_timeout(lambda: model.fit(forever(), steps_per_epoch=3, epochs=2,
+                                                  batch_size=7, shuffle=False, verbose=0))
+    assert log == list(range(6)) and len(hist.history["loss"]) == 2
+    assert not any("ran out" in str(w.message) for w in caught)
+    gen = forever()
+    assert run_with_timeout(lambda: model.predict(gen, steps=2, verbose=0)).shape == (4, 1)
+    assert run_with_timeout(lambda: model.evaluate(gen, steps=2, verbose=0)) >= 0
