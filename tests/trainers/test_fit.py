@@ -88,7 +88,7 @@ def test_fit_arguments_and_history():
     hist = model.fit(x, y, batch_size=50, epochs=4, initial_epoch=2, verbose=0,
                      validation_split=0.25)
     assert hist.epoch == [2, 3]
-    assert list(hist.history) == ["loss", "accuracy", "val_loss", "val_accuracy"]
+    assert list(hist.history) == ["accuracy", "loss", "val_accuracy", "val_loss"]  # sorted (Keras 3)
     assert hist.params == {"verbose": 0, "epochs": 4, "steps": 3}
     assert model.history is hist and hist.model is model
     # steps_per_epoch limits the batches per epoch.
@@ -143,7 +143,7 @@ def test_multi_output_losses_weights_and_names():
     x = rng.standard_normal((40, 4)).astype("float32")
     y1, y2 = rng.standard_normal((40, 1)).astype("float32"), rng.integers(0, 3, 40)
     hist = model.fit(x, {"out1": y1, "out2": y2}, epochs=2, batch_size=40, verbose=0)
-    assert list(hist.history) == ["loss", "out1_loss", "out2_loss", "out2_accuracy"]
+    assert list(hist.history) == ["loss", "out1_loss", "out2_accuracy", "out2_loss"]  # sorted
     logs = model.evaluate(x, [y1, y2], verbose=0, return_dict=True)
     assert np.isclose(logs["loss"], 0.5 * logs["out1_loss"] + 2.0 * logs["out2_loss"],
                       rtol=1e-5)
@@ -311,7 +311,7 @@ def test_progress_bar_formats(capsys):
     model.fit(x[:64], y[:64], batch_size=32, epochs=1, verbose=2)
     out = capsys.readouterr().out
     assert "Epoch" not in out  # a single epoch prints no header (Keras 2/3)
-    assert out.startswith("2/2 - ") and "/step - loss: " in out
+    assert out.startswith("2/2 - ") and "/step - accuracy: " in out and " - loss: " in out
     model.fit(x[:64], y[:64], batch_size=32, epochs=1, verbose=0)
     assert capsys.readouterr().out == ""
     model.evaluate(x[:64], y[:64], verbose=1)

@@ -1,12 +1,15 @@
 """CallbackList: calls every callback's hook in order; adds History and ProgbarLogger.
 
 Batch hooks are only dispatched to callbacks that override them, so a fit with only the
-default callbacks spends no Python time per batch on empty hooks.
+default callbacks spends no Python time per batch on empty hooks. Every hook receives a dict
+(`{}` when there is nothing to report, never None), flattened and sorted as Keras 3 does
+(`fkeras.trainers.logs.pythonify_logs`).
 """
 
 from fkeras.callbacks.callback import Callback
 from fkeras.callbacks.history import History
 from fkeras.callbacks.progbar_logger import ProgbarLogger
+from fkeras.utils.python_utils import pythonify_logs
 
 _BATCH_HOOKS = ("on_train_batch_begin", "on_train_batch_end", "on_test_batch_begin",
                 "on_test_batch_end", "on_predict_batch_begin", "on_predict_batch_end")
@@ -74,12 +77,18 @@ class CallbackList(Callback):
         return bool(self._batch_hooks[hook])
 
     def _call(self, hook, *args):
+        # Every callback gets the same dict: keys a callback adds at epoch end reach History.
+        *head, logs = args
+        logs = pythonify_logs(logs)
         for c in self.callbacks:
-            getattr(c, hook)(*args)
+            getattr(c, hook)(*head, logs)
 
     def _call_batch(self, hook, batch, logs):
-        for fn in self._batch_hooks[hook]:
-            fn(batch, logs)
+        fns = self._batch_hooks[hook]
+        if fns:
+            logs = pythonify_logs(logs)
+            for fn in fns:
+                fn(batch, logs)
 
     def on_train_begin(self, logs=None):
         self._call("on_train_begin", logs)

@@ -574,7 +574,6 @@ def _unwrap(tensors):
 
 
 def _dtype_name(dtype):
-    name = getattr(dtype, "name", None) or str(dtype)
-    if name not in ("float32", "float64", "int32", "int64", "bool", "mixed_float16", "float16"):
-        raise ValueError(f"Unsupported dtype: {dtype!r}")
-    return name
+    from fkeras.engine.dtypes import standardize_dtype
+
+    return standardize_dtype(dtype, allow_policy=True)

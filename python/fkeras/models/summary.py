@@ -89,13 +89,49 @@ def _connections(layer, model):
     return str(out)
 
 
+def _unbuilt_params(layer):
+    """Keras 3's Param # of a layer in an unbuilt model: "0 (unbuilt)" for a layer that
+    still has weights to create, else its count."""
+    from fkeras.layers.layer import Layer
+
+    if layer.built or type(layer).build is Layer.build:
+        return str(_params(layer))
+    return "0 (unbuilt)"
+
+
+def _print_unbuilt(model, line_length, positions, print_fn):
+    """An unbuilt model (a Sequential without an input shape): every output shape is "?" and
+    layers still to be built show "0 (unbuilt)" parameters, as in Keras 3."""
+    line_length = line_length or 65
+    positions = [int(line_length * p) if p <= 1 else int(p)
+                 for p in (positions or [0.42, 0.78, 1.0])]
+    layers = list(getattr(model, "_stack", None) or model.layers)
+    print_fn(f'Model: "{model.name}"')
+    print_fn("_" * line_length)
+    for line in _format_row(["Layer (type)", "Output Shape", "Param #"], positions):
+        print_fn(line)
+    print_fn("=" * line_length)
+    for i, layer in enumerate(layers):
+        fields = [f"{layer.name} ({_class_name(layer)})", "?", _unbuilt_params(layer)]
+        for line in _format_row(fields, positions):
+            print_fn(line)
+        if i < len(layers) - 1:
+            print_fn(" " * line_length)
+    print_fn("=" * line_length)
+    built = [w for layer in layers if layer.built for w in layer.weights]
+    trainable = sum(int(np.prod(w.shape)) for w in built if w.trainable)
+    total = sum(int(np.prod(w.shape)) for w in built)
+    for label, count in (("Total", total), ("Trainable", trainable),
+                         ("Non-trainable", total - trainable)):
+        print_fn(f"{label} params: {count} ({readable_size(count * 4)})")
+    print_fn("_" * line_length)
+
+
 def print_summary(model, line_length=None, positions=None, print_fn=None):
-    if not model.built:
-        raise ValueError(
-            "This model has not yet been built. Build the model first by calling `build()` or "
-            "by calling the model on a batch of data."
-        )
     print_fn = print_fn or print
+    if not model.built:
+        _print_unbuilt(model, line_length, positions, print_fn)
+        return
     sequential_like = _is_sequential_like(model)
     if sequential_like:
         line_length = line_length or 65

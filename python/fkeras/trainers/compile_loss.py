@@ -72,12 +72,14 @@ def _per_output(value, names, what, default=None):
 class CompileLoss:
     """Losses per output, with their weights, logits variants and trackers."""
 
-    def __init__(self, loss, loss_weights=None, output_names=None):
+    def __init__(self, loss, loss_weights=None, output_names=None, dict_outputs=False):
         self._loss_spec = loss
+        self.dict_outputs = dict_outputs
+        self._called = False
         self._weights_spec = loss_weights
         self.output_names = output_names
         self.built = False
-        self.total_tracker = None  # the model's "loss" Mean, for Keras 2's compiled_loss call
+        self.model_tracker = None  # the model's "loss" Mean, for Keras 2's compiled_loss call
         if output_names is not None:
             self._build(output_names)
 
@@ -92,9 +94,12 @@ class CompileLoss:
         if all(loss is None for loss in self.losses):
             raise ValueError("No loss to compute: `loss` gives no output a loss.")
         self.trackers = None
-        if len(self.losses) > 1:
+        self._tracker_order = []
+        self._called = False
+        if sum(loss is not None for loss in self.losses) > 1:
             self.trackers = [None if loss is None else Mean(name=f"{name}_loss")
                              for name, loss in zip(self.output_names, self.losses)]
+            self._tracker_order = self._order_trackers()
         self.logit_losses = list(self.losses)
         self.built = True
 
@@ -120,45 +125,64 @@ class CompileLoss:
     def kinds(self):
         return [target_kind(loss) for loss in self.losses]
 
+    def _order_trackers(self):
+        """Keras 3's order of the per-output trackers: the output order, except for a
+        dict-output model compiled with a dict of losses (the dict's key order)."""
+        trackers = [t for t in self.trackers if t is not None]
+        if isinstance(self._loss_spec, dict) and self.dict_outputs:
+            by_name = dict(zip(self.output_names, self.trackers))
+            trackers = [by_name[k] for k in self._loss_spec if by_name.get(k) is not None]
+        return trackers
+
     @property
     def metrics(self):
-        return [t for t in self.trackers or [] if t is not None]
+        """The per-output loss trackers, once a step has run (as Keras 3 builds them)."""
+        return self._tracker_order if self._called else []
 
     def __call__(self, y_true, y_pred, sample_weight=None, regularization_losses=None):
-        """Keras 2's `model.compiled_loss(y, y_pred, sample_weight, regularization_losses)`
-        in a custom `train_step`: the weighted total over the outputs plus the given
-        regularization losses; updates the model's "loss" tracker like Keras 2."""
+        """The Keras 2 `self.compiled_loss(y, y_pred, sample_weight, regularization_losses)`
+        of a custom `train_step`: targets and predictions in the model's structure (an
+        array, a list per output or a dict by output name); the weighted total plus the
+        regularization losses, also recorded in the model's "loss" tracker."""
         return run_builtin(self._user_call, y_true, y_pred, sample_weight,
                            regularization_losses)
 
     def _user_call(self, y_true, y_pred, sample_weight, regularization_losses):
-        from fkeras.trainers import data_adapter as da
-        from fkeras.utils import nest
+        from fkeras.trainers.data_adapter import to_array
 
-        preds = nest.flatten(y_pred)
-        ys = [None if t is None else da.to_array(t) for t in nest.flatten(y_true)]
+        ys = [None if t is None else to_array(t) for t in self._flatten(y_true)]
+        preds = self._flatten(y_pred)
         if len(ys) != len(preds):
             raise ValueError(f"`compiled_loss` received {len(ys)} targets for {len(preds)} "
                              "model outputs.")
-        sws = None if sample_weight is None else nest.flatten(sample_weight)
-        if sws is not None and len(sws) == 1 and len(preds) > 1:
-            sws = sws * len(preds)
+        sws = None if sample_weight is None else self._flatten(sample_weight)
+        if sws is not None and len(sws) < len(preds):
+            sws = [sws[0]] * len(preds)
         if not self.built:
             self.build_for(len(preds))
-        n = len(preds[0]) if preds and np.ndim(preds[0]) else 1
-        total = self.compute(ys, preds, sws, batch_size=n)
-        for term in regularization_losses or []:
+        batch = len(preds[0]) if preds and getattr(preds[0], "ndim", 0) else 1
+        total = self.compute(ys, preds, sws, batch_size=batch)
+        for term in regularization_losses or ():
             total = term if total is None else _math.add(total, term)
         if total is None:
             raise ValueError("`compiled_loss` has no loss to compute: `compile()` was given "
                              "no `loss` for any output.")
-        if self.total_tracker is not None:
-            self.total_tracker.update_scalar(float(np.asarray(total)), n)
+        tracker = getattr(self, "model_tracker", None)
+        if tracker is not None:
+            tracker.update_scalar(float(total), batch)
         return total
+
+    def _flatten(self, data):
+        if isinstance(data, dict):
+            return [data.get(name) for name in self.output_names]
+        if isinstance(data, (list, tuple)):
+            return list(data)
+        return [data]
 
     def compute(self, ys, preds, sws=None, logits=False, batch_size=None):
         """Total loss (a 0-d array on the tape) over the flat lists ys / preds."""
         table = self.logit_losses if logits else self.losses
+        self._called = True
         total = None
         for i, (loss, weight) in enumerate(zip(table, self.weights)):
             if loss is None:

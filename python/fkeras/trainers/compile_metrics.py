@@ -10,7 +10,8 @@ likewise. Names: the string given, prefixed by the output name for multi-output 
 
 from fkeras import metrics as metrics_module
 from fkeras.engine.tensor import is_builtin_function, run_user
-from fkeras.metrics.metric import Metric, MeanMetricWrapper
+from fkeras.metrics.metric import MeanMetricWrapper, Metric, to_numpy
+from fkeras.utils import nest
 
 
 def is_binary_or_sparse(y_true, y_pred):
@@ -65,39 +66,74 @@ def _per_output(spec, names):
     return [list(spec) for _ in names]
 
 
-class CompileMetrics:
-    """Metrics and weighted metrics per output, built from the first batch's shapes."""
+class CompileMetrics(Metric):
+    """The compiled metrics as one Keras 3 `CompileMetrics` container (`model.metrics[1]`,
+    named "compile_metrics"): `metrics` lists the metric objects (their own names, such as
+    "mae"), `result()` is a dict keyed by the logged names (prefixed by the output name for
+    multi-output models, "weighted_" for a weighted metric whose name is taken). Built from
+    the first batch's shapes.
 
-    def __init__(self, metrics=None, weighted_metrics=None):
+    `update_state(y_true, y_pred, sample_weight=None)` takes the model's structures (a Keras 2
+    custom `train_step` calls `self.compiled_metrics.update_state(y, y_pred)`); the trainer's
+    steps call `update_flat` on flat lists in output order.
+    """
+
+    _fk_is_compile_metrics = True
+
+    def __init__(self, metrics=None, weighted_metrics=None, output_names=None):
+        super().__init__(name="compile_metrics")
         self._metrics_spec = metrics
         self._weighted_spec = weighted_metrics
+        self.output_names = output_names
         self.built = False
-        self.entries = []  # (output index, metric, weighted)
+        self.entries = []  # (output index, metric, weighted, logged name)
 
     def build(self, output_names, ys, preds):
         multi = len(output_names) > 1
         self.entries = []
-        used = set()
+        used = {}
         for weighted, spec in ((False, self._metrics_spec), (True, self._weighted_spec)):
             for i, items in enumerate(_per_output(spec, output_names)):
                 if ys is None or i >= len(ys) or ys[i] is None:
                     continue
+                prefix = f"{output_names[i]}_" if multi else ""
                 for item in items:
                     m = get_metric(item, ys[i], preds[i])
-                    if multi:
-                        m.name = f"{output_names[i]}_{m.name}"
-                    if weighted and m.name in used:
-                        m.name = f"weighted_{m.name}"
-                    used.add(m.name)
-                    self.entries.append((i, m, weighted))
+                    self.entries.append((i, m, weighted, _logged_name(used, prefix, m.name,
+                                                                      weighted)))
         self.built = True
 
     @property
     def metrics(self):
-        return [m for _, m, _ in self.entries]
+        return [m for _, m, _, _ in self.entries]
 
-    def update_state(self, ys, preds, sws=None):
-        for i, m, weighted in self.entries:
+    @property
+    def variables(self):
+        return [v for m in self.metrics for v in m.variables]
+
+    def _flatten(self, data):
+        names = self.output_names
+        if isinstance(data, dict) and names and set(data) <= set(names):
+            return [data.get(n) for n in names]
+        return list(nest.flatten(data))
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        """Updates every compiled metric from the model's (nested) targets and outputs."""
+        ys = [None if t is None else to_numpy(t) for t in self._flatten(y_true)]
+        preds = [to_numpy(p) for p in self._flatten(y_pred)]
+        sws = None
+        if sample_weight is not None:
+            sws = [None if w is None else to_numpy(w) for w in self._flatten(sample_weight)]
+            if len(sws) < len(ys):
+                sws = [sws[0]] * len(ys)
+        if not self.built:
+            names = self.output_names or [f"output_{i + 1}" for i in range(len(preds))]
+            self.build(names if len(names) == len(preds) else [
+                f"output_{i + 1}" for i in range(len(preds))], ys, preds)
+        self.update_flat(ys, preds, sws)
+
+    def update_flat(self, ys, preds, sws=None):
+        for i, m, weighted, _ in self.entries:
             sw = sws[i] if weighted and sws is not None else None
             if is_builtin_function(type(m).update_state):
                 m.update_state(ys[i], preds[i], sw)
@@ -105,8 +141,26 @@ class CompileMetrics:
                 run_user(m.update_state, ys[i], preds[i], sw)
 
     def reset_state(self):
-        for _, m, _ in self.entries:
+        for _, m, _, _ in self.entries:
             m.reset_state()
+
+    def result(self):
+        """{logged name: value} of every compiled metric."""
+        return {name: m.result() for _, m, _, name in self.entries}
 
     def get_config(self):
         return {"metrics": self._metrics_spec, "weighted_metrics": self._weighted_spec}
+
+
+def _logged_name(used, prefix, name, weighted):
+    """Keras 3's log key: `prefix + name`; a repeat gets `_1`, `_2`... (a weighted metric
+    first tries `prefix + "weighted_" + name`)."""
+    key = prefix + name
+    if key in used and weighted:
+        key = f"{prefix}weighted_{name}"
+    if key in used:
+        used[key] += 1
+        key = f"{key}_{used[key] - 1}"
+    else:
+        used[key] = 1
+    return key

@@ -60,7 +60,15 @@ def to_array(a, widen_ints=True):
         return a.astype(np.int64, copy=False) if widen_ints else a
     if a.dtype.kind == "b":
         return a.astype(np.float32) if widen_ints else a
-    raise ValueError(f"Unsupported data type {a.dtype} (expected numbers).")
+    if _is_text(a):  # strings go as they are to the layers that take them (Input "string")
+        return a
+    raise ValueError(f"Unsupported data type {a.dtype} (expected numbers or strings).")
+
+
+def _is_text(a):
+    if a.dtype.kind in "US":
+        return True
+    return a.dtype.kind == "O" and (a.size == 0 or isinstance(a.flat[0], (str, bytes)))
 
 
 def is_array_like(x):

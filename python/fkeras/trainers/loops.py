@@ -16,6 +16,8 @@ from fkeras.callbacks.callback_list import CallbackList
 from fkeras.engine.tensor import wrap_structure
 from fkeras.trainers import arg_checks
 from fkeras.trainers import data_adapter as da
+from fkeras.trainers import py_dataset_adapter as pda
+from fkeras.trainers.logs import metrics_result_or_logs, pythonify_logs
 from fkeras.trainers.step_state import get_state
 from fkeras.utils import nest
 from fkeras.utils import random as _random
@@ -58,8 +60,17 @@ def _array_dataset(model, x, y, sample_weight, class_weight, require_y):
 
 def make_dataset(model, x, y=None, sample_weight=None, class_weight=None, require_y=True,
                  method="fit"):
-    """An ArrayDataset (arrays, lists, dicts) or an IterableDataset (batches); arrays with no
-    samples are refused (`method` names the caller in the message)."""
+    """An ArrayDataset (arrays, lists, dicts; arrays with no samples are refused, `method`
+    naming the caller), a PyDatasetAdapter (a PyDataset or a sequence of batches), a
+    GeneratorAdapter (a generator) or an IterableDataset (batches)."""
+    if pda.is_py_dataset(x):
+        for value, name in ((y, "y"), (sample_weight, "sample_weights")):
+            if value is not None:
+                what = "targets" if name == "y" else "sample weights"
+                raise ValueError(
+                    f"When providing `x` as a PyDataset, `{name}` should not be passed. "
+                    f"Instead, the {what} should be included as part of the PyDataset.")
+        return pda.PyDatasetAdapter(x, class_weight)
     if not da.is_array_like(x):
         if y is not None:
             raise ValueError("`y` argument is not supported when using a generator or an "
@@ -67,6 +78,8 @@ def make_dataset(model, x, y=None, sample_weight=None, class_weight=None, requir
         if sample_weight is not None or class_weight is not None:
             raise ValueError("`sample_weight`/`class_weight` are not supported with an "
                              "iterable `x`; yield (x, y, sample_weight) batches instead.")
+        if pda.is_generator(x):
+            return pda.GeneratorAdapter(x)
         return da.IterableDataset(x)
     data = _array_dataset(model, x, y, sample_weight, class_weight, require_y)
     arg_checks.check_not_empty(method, data.n)
@@ -90,16 +103,20 @@ def _validation_dataset(model, validation_data):
 class _Batches:
     """Batches of one epoch as flat (xs, ys, sws), from arrays or an iterable."""
 
-    def __init__(self, model, data, batch_size, shuffle=False, steps=None, class_weight=None):
+    def __init__(self, model, data, batch_size, shuffle=False, steps=None, class_weight=None,
+                 require_y=False):
         self.model, self.data = model, data
         if batch_size is None:  # Keras 3: enough samples per batch for `steps` batches
             n = getattr(data, "n", 0)
             batch_size = max(1, math.ceil(n / steps)) if steps and n else 32
         self.batch_size, self.shuffle, self.steps = batch_size, shuffle, steps
         self.class_weight = class_weight
+        self.require_y = require_y
         self._persistent = None
         if isinstance(data, da.ArrayDataset):
             self.num_batches = data.num_batches(batch_size)
+        elif isinstance(data, pda.ADAPTERS):
+            self.num_batches = data.num_batches
         else:
             self.num_batches = data.num_batches()
         self.target = steps if steps is not None else self.num_batches
@@ -119,6 +136,11 @@ class _Batches:
         x, y, sw = da.unpack_x_y_sample_weight(item)
         xs = da.check_inputs(self.model, da.flatten_inputs(self.model, x))
         ys = da.flatten_targets(self.model, y)
+        if ys is None and self.require_y:
+            raise ValueError(
+                "Target data is missing. Your model was compiled with a loss, and therefore "
+                "expects target data `y` to be passed to fit/evaluate: the batches must be "
+                "(x, y) or (x, y, sample_weight) tuples.")
         loss = self.model.compiled_loss
         if ys is not None and loss is not None and loss.built:
             ys = da.check_targets(self.model, ys, loss.kinds)
@@ -129,6 +151,14 @@ class _Batches:
 
     def epoch(self, state):
         """Yields (step, (xs, ys, sws)) for one epoch; warns when data runs out early."""
+        if isinstance(self.data, pda.ADAPTERS):
+            items = self.data.epoch(self.steps, self.shuffle)
+            try:
+                for step, item in items:
+                    yield step, self._flatten_item(item, state)
+            finally:
+                items.close()
+            return
         if isinstance(self.data, da.ArrayDataset):
             if self.steps is None:
                 yield from enumerate(self._array_iter())
@@ -183,10 +213,13 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
     elif validation_split:
         if not isinstance(train, da.ArrayDataset):
             raise ValueError("Argument `validation_split` is only supported for tensors or "
-                             "NumPy arrays (or lists/dicts of them). Found incompatible type "
-                             f"in the input: {type(x)}")
+                             "NumPy arrays.Found incompatible type in the input: "
+                             f"{[type(x)]}")
         train, val = train.split(validation_split)
-    batches = _Batches(model, train, batch_size, shuffle, steps_per_epoch)
+    if isinstance(train, pda.ADAPTERS):
+        shuffle = pda.start_epochs(model, train, shuffle, steps_per_epoch, training=True)
+    batches = _Batches(model, train, batch_size, shuffle, steps_per_epoch,
+                       require_y=model.compiled_loss is not None)
     if not model.optimizer.built and not state.needs_build:
         model.optimizer.build(state.variables)
     cbs = callbacks if isinstance(callbacks, CallbackList) else CallbackList(
@@ -196,7 +229,7 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
     begin, end = cbs.wants("on_train_batch_begin"), cbs.wants("on_train_batch_end")
     model.stop_training = False
     cbs.on_train_begin()
-    epoch_logs, logs = {}, None
+    epoch_logs, logs = {}, {}  # a fit that runs no step reports no logs (Keras 3)
     for epoch in range(initial_epoch, epochs):
         model.reset_metrics()
         cbs.on_epoch_begin(epoch)
@@ -205,8 +238,7 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
                 cbs.on_train_batch_begin(first)
             for xs, ys, sws in group:
                 if custom:
-                    logs = pythonify_logs(
-                        model.train_step(_structured(model, state, xs, ys, sws)))
+                    logs = model.train_step(_structured(model, state, xs, ys, sws))
                 else:
                     model._fk_train_step(state, xs, ys, sws)
                     logs = model.get_metrics_result() if end else None
@@ -214,11 +246,10 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
                 cbs.on_train_batch_end(last, logs)
             if model.stop_training:
                 break
-        # A custom train_step's last logs are the epoch's logs (Keras 3).
-        epoch_logs = dict(logs) if custom and logs else model.get_metrics_result()
+        epoch_logs = dict(metrics_result_or_logs(model, logs)) if logs != {} else {}
         if val is not None and _should_validate(epoch, validation_freq):
-            val_logs = _run_evaluate(model, val, validation_batch_size or batch_size,
-                                     validation_steps, cbs)
+            val_logs = pythonify_logs(_run_evaluate(
+                model, val, validation_batch_size or batch_size, validation_steps, cbs))
             epoch_logs.update({f"val_{k}": v for k, v in val_logs.items()})
         cbs.on_epoch_end(epoch, epoch_logs)
         if model.stop_training:
@@ -247,41 +278,29 @@ def _structured(model, state, xs, ys, sws):
     return wrap_structure(da.pack_x_y_sample_weight(x, y, sw))
 
 
-def pythonify_logs(logs):
-    """A custom step's logs with Tensors/arrays as Python floats (lists for vectors)."""
-    if not isinstance(logs, dict):
-        return logs
-    out = {}
-    for k, v in logs.items():
-        if isinstance(v, dict):
-            out.update(pythonify_logs(v))
-            continue
-        a = np.asarray(v) if hasattr(v, "__array__") or isinstance(v, (int, float)) else None
-        out[k] = v if a is None else (float(a) if a.ndim == 0 else a.tolist())
-    return out
-
-
 def _run_evaluate(model, data, batch_size, steps, cbs):
     state = get_state(model)
-    batches = _Batches(model, data, batch_size, False, steps)
+    if isinstance(data, pda.ADAPTERS):
+        pda.start_epochs(model, data, False, steps, training=False)
+    batches = _Batches(model, data, batch_size, False, steps,
+                       require_y=model.compiled_loss is not None)
     custom = model._fk_custom("test_step")
     begin, end = cbs.wants("on_test_batch_begin"), cbs.wants("on_test_batch_end")
     model.reset_metrics()
     cbs.on_test_begin()
-    logs = None
+    logs = {}
     for first, last, group in executions(model, batches.epoch(state)):
         if begin:
             cbs.on_test_batch_begin(first)
         for xs, ys, sws in group:
             if custom:
-                logs = pythonify_logs(
-                    model.test_step(_structured(model, state, xs, ys, sws)))
+                logs = model.test_step(_structured(model, state, xs, ys, sws))
             else:
                 model._fk_test_step(state, xs, ys, sws)
                 logs = model.get_metrics_result() if end else None
         if end:
             cbs.on_test_batch_end(last, logs)
-    logs = dict(logs) if custom and logs else model.get_metrics_result()
+    logs = metrics_result_or_logs(model, logs) if logs != {} else {}
     cbs.on_test_end(logs)
     return logs
 
@@ -289,7 +308,9 @@ def _run_evaluate(model, data, batch_size, steps, cbs):
 def evaluate(model, x, y, batch_size, verbose, sample_weight, steps, callbacks):
     data = make_dataset(model, x, y, sample_weight, require_y=model.compiled_loss is not None,
                         method="evaluate")
-    target = steps if steps is not None else data.num_batches(batch_size or 32)
+    batch_size = batch_size or 32
+    target = steps if steps is not None else (
+        data.num_batches if isinstance(data, pda.ADAPTERS) else data.num_batches(batch_size))
     cbs = callbacks if isinstance(callbacks, CallbackList) else CallbackList(
         callbacks, add_progbar=verbose != 0, model=model, verbose=verbose, epochs=1,
         steps=target)
@@ -323,7 +344,7 @@ def predict(model, x, batch_size, verbose, steps, callbacks):
                 flat = model._fk_predict_step(state, xs)
             outs.append(flat)
         if end:
-            cbs.on_predict_batch_end(last, {"outputs": flat})
+            cbs.on_predict_batch_end(last, {"outputs": pack_outputs(model, flat)})
     cbs.on_predict_end()
     if not outs:
         raise ValueError("Expected input data to be non-empty.")

@@ -6,6 +6,7 @@ optimizer's packed buffers line up), and the regularized weights. The state is r
 the model graph, the compiled loss or the set of trainable variables changes.
 """
 
+import inspect
 import warnings
 
 from fkeras.engine import tape as _tape
@@ -32,6 +33,7 @@ class StepState:
         self._train_plan = forward_plan.get_plan(model, self.logits) if self.plan_ok else None
         self._infer_plan = forward_plan.get_plan(model) if self.plan_ok else None
         self.x_template = None
+        self.passes_training = declares_training(model)
 
     def _collect(self):
         model = self.model
@@ -60,7 +62,9 @@ class StepState:
             return plan.run(xs, training=training)
         x = nest.pack_like(self.x_template, xs) if self.x_template is not None else (
             xs[0] if len(xs) == 1 else xs)
-        return nest.flatten(self.model(x, training=training))
+        if self.passes_training:
+            return nest.flatten(self.model(x, training=training))
+        return nest.flatten(self.model(x))  # Keras 3 passes `training` only when declared
 
     def probabilities(self, preds):
         """Predictions for metrics: logits turned into probabilities (outside the tape)."""
@@ -105,6 +109,15 @@ class StepState:
             added.extend(layer._losses)
             del layer._losses[:]
         return added
+
+
+def declares_training(model):
+    """Whether `model.call` names a `training` parameter (a `**kwargs` catch-all does not
+    count): Keras 3's trainers pass `training` only then."""
+    try:
+        return "training" in inspect.signature(model.call).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _unbuilt(model):

@@ -14,14 +14,18 @@ import numpy as np
 from fkeras import optimizers
 from fkeras.engine.tape import GradientTape
 from fkeras.engine.tensor import array_mode_method, builtin_method
-from fkeras.metrics.metric import Mean
+from fkeras.metrics.metric import Mean, Metric
 from fkeras.trainers import arg_checks
 from fkeras.trainers import data_adapter as da
 from fkeras.trainers import loops
 from fkeras.trainers.compile_loss import CompileLoss
 from fkeras.trainers.compile_metrics import CompileMetrics
-from fkeras.trainers.step_state import get_state
+from fkeras.trainers.logs import flatten_metrics_in_order, pythonify_logs
+from fkeras.trainers.step_state import declares_training, get_state
 from fkeras.utils import nest
+
+
+_OWN_METRIC_ATTRS = ("_loss_tracker", "compiled_metrics")
 
 
 class Trainer:
@@ -84,11 +88,13 @@ class Trainer:
         self.auto_scale_loss = bool(auto_scale_loss)
         names = self._fk_output_names()
         self.loss = loss
-        self.compiled_loss = None if loss is None else CompileLoss(loss, loss_weights, names)
-        self.compiled_metrics = CompileMetrics(metrics, weighted_metrics)
+        dict_outputs = isinstance(getattr(self, "_outputs_structure", None), dict)
+        self.compiled_loss = None if loss is None else CompileLoss(loss, loss_weights, names,
+                                                                   dict_outputs)
+        self.compiled_metrics = CompileMetrics(metrics, weighted_metrics, names)
         self._loss_tracker = Mean(name="loss")
         if self.compiled_loss is not None:
-            self.compiled_loss.total_tracker = self._loss_tracker
+            self.compiled_loss.model_tracker = self._loss_tracker
         self._compile_config = {"optimizer": optimizer, "loss": loss,
                                 "loss_weights": loss_weights, "metrics": metrics,
                                 "weighted_metrics": weighted_metrics,
@@ -118,14 +124,28 @@ class Trainer:
     # ---- metrics ----
     @property
     def metrics(self):
-        """The loss tracker, the per-output loss trackers and the compiled metrics."""
+        """Keras 3's order: the loss tracker, the compiled-metrics container (when `metrics`
+        or `weighted_metrics` were given), the per-output loss trackers (after the first
+        step, when several outputs have a loss), then the metrics set as attributes of the
+        model."""
         out = []
         if self.compiled:
             out.append(self._loss_tracker)
+            cm = self.compiled_metrics
+            if cm._metrics_spec or cm._weighted_spec:
+                out.append(cm)
             if self.compiled_loss is not None and self.compiled_loss.built:
                 out.extend(self.compiled_loss.metrics)
-            out.extend(self.compiled_metrics.metrics)
+        attrs = self.__dict__
+        out.extend(m for name, m in attrs.get("_fk_metric_attrs", {}).items()
+                   if attrs.get(name) is m)
         return out
+
+    def __setattr__(self, name, value):
+        # Metrics set as attributes join `metrics` (Keras 3 tracks them the same way).
+        if isinstance(value, Metric) and name not in _OWN_METRIC_ATTRS:
+            self.__dict__.setdefault("_fk_metric_attrs", {})[name] = value
+        super().__setattr__(name, value)
 
     @property
     def metrics_names(self):
@@ -136,11 +156,19 @@ class Trainer:
             m.reset_state()
 
     def get_metrics_result(self):
-        """{name: value} of every metric, as Python floats (lists for vector results)."""
+        """{name: value} of every metric (the compiled metrics' dict inlined), as Python
+        floats (lists for vector results), in `metrics` order."""
         logs = {}
         for m in self.metrics:
-            value = m.result()
-            logs[m.name] = float(value) if np.ndim(value) == 0 else np.asarray(value).tolist()
+            if getattr(m, "_fk_is_compile_metrics", False):
+                if not m.built:
+                    continue
+                items = m.result().items()
+            else:
+                items = ((m.name, m.result()),)
+            for name, value in items:
+                logs[name] = (float(value) if np.ndim(value) == 0
+                              else np.asarray(value).tolist())
         return logs
 
     # ---- steps on flat lists (the loops' fast path) ----
@@ -176,7 +204,7 @@ class Trainer:
                                                       for i in range(len(preds))])
             cm.build(names, ys, state.probabilities(preds))
         if cm.entries:
-            cm.update_state(ys, state.probabilities(preds), sws)
+            cm.update_flat(ys, state.probabilities(preds), sws)
 
     @array_mode_method
     def _fk_predict_step(self, state, xs):
@@ -196,7 +224,9 @@ class Trainer:
 
     def predict_step(self, data):
         x, _, _ = da.unpack_x_y_sample_weight(data)
-        return self(x, training=False)
+        if declares_training(self):
+            return self(x, training=False)
+        return self(x)
 
     def _fk_flat_batch(self, data, class_weight=None, method=None):
         x, y, sample_weight = da.unpack_x_y_sample_weight(data)
@@ -237,7 +267,7 @@ class Trainer:
             names = state.compile_loss.output_names if state.compile_loss else [
                 f"output_{i + 1}" for i in range(len(preds))]
             cm.build(names, ys, preds)
-        cm.update_state(ys, preds, sws)
+        cm.update_flat(ys, preds, sws)
         return self.get_metrics_result()
 
     # ---- on_batch ----
@@ -285,8 +315,7 @@ class Trainer:
     def _fk_format_logs(self, logs, return_dict):
         if return_dict:
             return logs
-        values = list(logs.values())
-        return values[0] if len(values) == 1 else values
+        return flatten_metrics_in_order(self, logs)
 
     # ---- loops ----
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,
@@ -310,7 +339,7 @@ class Trainer:
         self._fk_assert_loss()
         arg_checks.check_evaluate_args(x, batch_size, verbose, steps)
         logs = loops.evaluate(self, x, y, batch_size, verbose, sample_weight, steps, callbacks)
-        return self._fk_format_logs(logs, return_dict)
+        return self._fk_format_logs(pythonify_logs(logs), return_dict)
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """Output predictions for the input samples, in batches (inference mode)."""

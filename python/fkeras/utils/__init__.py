@@ -3,6 +3,7 @@
 from fkeras.utils.file_utils import get_file
 from fkeras.utils.numerical_utils import normalize, to_categorical
 from fkeras.utils.progbar import Progbar
+from fkeras.utils.py_dataset import PyDataset
 from fkeras.utils.random import set_random_seed
 
 
@@ -12,6 +13,8 @@ def clear_session():
 
     naming.reset()
 
+
+Sequence = PyDataset  # Keras 2's name
 
 _SAVING_NAMES = ("CustomObjectScope", "custom_object_scope", "get_custom_objects",
                  "get_registered_name", "get_registered_object", "register_keras_serializable")
@@ -26,5 +29,5 @@ def __getattr__(name):
     raise AttributeError(f"module 'fkeras.utils' has no attribute '{name}'")
 
 
-__all__ = ["Progbar", "clear_session", "get_file", "normalize", "set_random_seed",
-           "to_categorical", *_SAVING_NAMES]
+__all__ = ["Progbar", "PyDataset", "Sequence", "clear_session", "get_file", "normalize",
+           "set_random_seed", "to_categorical", *_SAVING_NAMES]

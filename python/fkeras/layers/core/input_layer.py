@@ -1,5 +1,6 @@
 """InputLayer and the `Input` function (Keras 2 and 3 signatures)."""
 
+from fkeras.engine.dtypes import standardize_dtype
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.engine.node import Node
 from fkeras.layers.layer import Layer
@@ -35,7 +36,9 @@ class InputLayer(Layer):
                 "Please provide to Input either a `shape` or a `batch_shape` argument. Note "
                 "that `shape` does not include the batch dimension."
             )
-        super().__init__(name=name, dtype=dtype, **kwargs)
+        if input_tensor is not None and dtype is None:
+            dtype = input_tensor.dtype
+        super().__init__(name=name, dtype=standardize_dtype(dtype), **kwargs)
         if input_tensor is not None:
             batch_shape = input_tensor.shape
         self.batch_shape = tuple(batch_shape)
