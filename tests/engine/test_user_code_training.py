@@ -151,3 +151,35 @@ def test_variable_times_scalar_is_a_tensor():
     out = v * 2.0
     assert isinstance(out, fkeras.Tensor)
     np.testing.assert_array_equal(np.asarray(out), [2.0, 2.0, 2.0])
+
+
+def test_training_argument_dropped_when_call_does_not_take_it():
+    class NoTraining(fkeras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = fkeras.layers.Dense(2)
+
+        def call(self, x):
+            return self.dense(x)
+
+    model = NoTraining()
+    out = model(np.ones((1, 3), np.float32), training=True)
+    assert out.shape == (1, 2)
+
+
+def test_subclassed_model_with_its_own_constructor_arguments():
+    enc = fkeras.Sequential([fkeras.Input((3,)), fkeras.layers.Dense(2)])
+    dec = fkeras.Sequential([fkeras.Input((2,)), fkeras.layers.Dense(3)])
+
+    class AutoEncoder(fkeras.Model):
+        def __init__(self, encoder, decoder, **kwargs):
+            super().__init__(**kwargs)
+            self.encoder, self.decoder = encoder, decoder
+
+        def call(self, x):
+            return self.decoder(self.encoder(x))
+
+    model = AutoEncoder(enc, dec, name="ae")
+    model.compile("sgd", "mse")
+    hist = model.fit(X, X, epochs=2, verbose=0)
+    assert model.name == "ae" and len(hist.history["loss"]) == 2

@@ -145,6 +145,8 @@ class Layer:
                 raise ValueError(f'Layer "{self.name}" was called without inputs.')
             args = (kwargs.pop("inputs"),)
         inputs = args[0]
+        if "training" in kwargs and not self._call_accepts("training"):
+            kwargs = {k: v for k, v in kwargs.items() if k != "training"}  # Keras drops it
         flat = nest.flatten(inputs)
         if any(isinstance(t, KerasTensor) for t in flat):
             return self._symbolic_call(args, kwargs, flat)
