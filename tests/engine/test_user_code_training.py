@@ -183,3 +183,24 @@ def test_subclassed_model_with_its_own_constructor_arguments():
     model.compile("sgd", "mse")
     hist = model.fit(X, X, epochs=2, verbose=0)
     assert model.name == "ae" and len(hist.history["loss"]) == 2
+
+
+def test_add_weight_keras2_and_keras3_argument_orders():
+    class Both(fkeras.layers.Layer):
+        def build(self, shape):
+            self.k2 = self.add_weight("kernel", (shape[-1], 2), initializer="ones")
+            self.k3 = self.add_weight((2,), "zeros", name="bias")
+            self.count = self.add_weight(shape=(), dtype="int32", trainable=False,
+                                         initializer="zeros", name="count")
+
+        def call(self, x):
+            self.count.assign_add(1)
+            return x @ self.k2 + self.k3
+
+    layer = Both()
+    out = layer(np.ones((1, 3), np.float32))
+    np.testing.assert_array_equal(np.asarray(out), [[3.0, 3.0]])
+    assert [w.path for w in layer.weights] == ["both/kernel", "both/bias", "both/count"]
+    assert layer.count.dtype == "int32" and int(layer.count) == 1
+    with pytest.raises(TypeError, match="multiple values"):
+        layer.add_weight("w", (2,), initializer="ones", shape=(3,))

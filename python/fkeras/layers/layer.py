@@ -110,18 +110,44 @@ class Layer:
         """Creates the weights from the full input shape (batch dimension included)."""
         self.built = True
 
-    def add_weight(self, shape=None, initializer=None, dtype=None, trainable=True,
-                   regularizer=None, constraint=None, name=None):
-        """Creates a weight of this layer (Keras 3 signature)."""
+    _K3_WEIGHT_ARGS = ("shape", "initializer", "dtype", "trainable", "autocast", "regularizer",
+                       "constraint", "aggregation", "overwrite_with_gradient", "name")
+    _K2_WEIGHT_ARGS = ("name", "shape", "dtype", "initializer", "regularizer", "trainable",
+                       "constraint")
+
+    def add_weight(self, *args, **kwargs):
+        """Creates a weight of this layer: Keras 3's `add_weight(shape, initializer, dtype,
+        trainable, autocast, regularizer, constraint, aggregation, overwrite_with_gradient,
+        name)`; Keras 2's positional order (`add_weight("kernel", shape, ...)`, name first)
+        is accepted too."""
+        order = self._K2_WEIGHT_ARGS if args and isinstance(args[0], str) else \
+            self._K3_WEIGHT_ARGS
+        if len(args) > len(order):
+            raise TypeError(f"add_weight() takes at most {len(order)} positional arguments")
+        for key, value in zip(order, args):
+            if key in kwargs:
+                raise TypeError(f"add_weight() got multiple values for argument '{key}'")
+            kwargs[key] = value
+        return self._add_weight(**kwargs)
+
+    def _add_weight(self, shape=None, initializer=None, dtype=None, trainable=True,
+                    autocast=True, regularizer=None, constraint=None, aggregation="none",
+                    overwrite_with_gradient=False, name=None, **kwargs):
         from fkeras import constraints, initializers, regularizers
 
+        unknown = set(kwargs) - {"use_resource", "synchronization", "partitioner",
+                                 "caching_device", "experimental_autocast"}
+        if unknown:
+            raise TypeError(f"add_weight() got unexpected keyword arguments {sorted(unknown)}")
         shape = tuple(int(d) for d in (shape or ()))
         init = initializers.get(initializer if initializer is not None else
                                 ("zeros" if not shape else "glorot_uniform"))
         name = name or f"variable_{len(self.weights)}"
-        var = Variable(init(shape, dtype="float32"), name=name, trainable=trainable,
-                       path=f"{self.name}/{name}", regularizer=regularizers.get(regularizer),
-                       constraint=constraints.get(constraint))
+        var = Variable(init(shape, dtype=dtype or "float32"), dtype=dtype, name=name,
+                       trainable=trainable, path=f"{self.name}/{name}",
+                       regularizer=regularizers.get(regularizer),
+                       constraint=constraints.get(constraint), aggregation=aggregation)
+        var.overwrite_with_gradient = bool(overwrite_with_gradient)
         (self._trainable_weights if trainable else self._non_trainable_weights).append(var)
         return var
 
