@@ -87,10 +87,11 @@ for _name, _fn in _BY_NAME.items():
 
 
 def serialize(fn):
-    fn = getattr(fn, "__wrapped__", fn) if getattr(fn, "_fk_user_wrapped", False) else fn
     name = _NAME_OF.get(id(fn))
     if name is not None and _BY_NAME[name] is fn:
         return name
+    if getattr(fn, "_fk_user_wrapped", False):  # a user's function wrapped by `get`
+        return serialize(fn.__wrapped__)
     return getattr(fn, "__name__", str(fn))
 
 
