@@ -65,6 +65,9 @@ class Tensor(TensorOperators):
             return a.astype(dtype)
         return a.copy() if copy else a
 
+    def __pos__(self):
+        return self  # a Tensor is immutable: +t is the same value (and the same tape node)
+
     def __bool__(self):
         return bool(_scalar(self, "bool"))
 

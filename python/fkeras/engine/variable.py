@@ -181,7 +181,11 @@ class Variable(TensorOperators):
         raise TypeError("object of type 'Variable' has no len()")
 
     def __iter__(self):
-        raise TypeError("'Variable' object is not iterable; iterate over `variable.value`.")
+        # keras.Variable iterates over its first axis (Python's sequence protocol on
+        # __getitem__); a 0-d variable is not iterable.
+        if not self._value.shape:
+            raise TypeError(f"Cannot iterate over the 0-d variable '{self.path}'.")
+        return iter(self.value)
 
     def __repr__(self):
         return (f"<Variable path={self.path}, shape={self.shape}, dtype={self.dtype}, "

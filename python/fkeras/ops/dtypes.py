@@ -3,12 +3,15 @@
 fkeras's rule (Keras 3 on JAX with 64-bit types off, which is also what the Keras docs' result
 type table gives; see docs/keras_compatibility.md):
 - Python `bool`/`int`/`float` scalars are *weak*: they take the other operand's dtype when its
-  kind can hold them (`int8 tensor + 1000` stays int8; `float32 + 1.5` stays float32), and
-  promote only across kinds (`int32 + 1.5` -> the float dtype, `bool + 1` -> int32).
+  kind can hold them (`int8 tensor + 100` stays int8; `float32 + 1.5` stays float32), and
+  promote only across kinds (`int32 + 1.5` -> the float dtype, `bool + 1` -> int32). A Python
+  int out of the tensor's range (`int8 tensor + 1000`) raises OverflowError (NumPy 2, JAX)
+  instead of wrapping.
 - Two arrays/tensors promote by NumPy's table for integers and bools (`int32 + int64` ->
-  int64: integer data such as labels keeps its width), and any floating result is the device's
-  float dtype (float32 on cpu): a NumPy float64 array never upcasts a float32 model, and
-  `int32 / 2` is float32. Only float16 with float16 stays float16.
+  int64: integer data such as labels keeps its width; JAX without 64-bit types says int32),
+  and a floating result is the device's float dtype (float32 on cpu): a NumPy float64 array
+  never upcasts a float32 model, and `int32 / 2` is float32. float16 stays float16 with
+  integers, bools and other float16s (as in JAX: the float operand's dtype wins).
 """
 
 import numpy as np
@@ -48,14 +51,15 @@ def result_type(*operands):
         r = strong[0]
         for dt in strong[1:]:
             r = np.promote_types(r, dt)
+        if r.kind == "f":  # the float operands decide, not NumPy's int-to-float widening
+            floats = [dt for dt in strong if dt.kind == "f"]
+            return floats[0] if floats and all(dt == np.float16 for dt in floats) else float_dtype
     elif "f" in weak:
         return float_dtype
     elif "i" in weak:
         return np.dtype(np.int32)
     else:
         return np.dtype(np.bool_)
-    if r.kind == "f":
-        return r if r == np.float16 else float_dtype
     if r.kind == "c":
         return r
     if "f" in weak:
