@@ -125,10 +125,10 @@ class Tensor(TensorOperators):
         return self._value.shape[0]
 
     def __iter__(self):
+        # Not a generator function: iter() of a 0-d tensor must raise at once, as NumPy's.
         if not self._value.shape:
             raise TypeError("iteration over a 0-d tensor")
-        for i in range(self._value.shape[0]):
-            yield self[i]
+        return (self[i] for i in range(self._value.shape[0]))
 
     def __repr__(self):
         body = np.array2string(_to_numpy(self._value), separator=", ", prefix="tensor(")
