@@ -8,20 +8,19 @@ a tensor on the Variable itself (`v * 2`, `x @ v`, `v[0]`), and changes it only 
 GradientTape (through any op or operator, or `.value`) watches it.
 """
 
-import itertools
-
 import numpy as np
 
 from fkeras.backend import devices as _device
 from fkeras.engine.operators import TensorOperators
 
-_COUNTER = itertools.count()
 _AGGREGATIONS = (None, "none", "mean", "sum", "only_first_replica")
 
 
 def _auto_name():
-    n = next(_COUNTER)
-    return "variable" if n == 0 else f"variable_{n}"
+    # Keras's automatic names (`variable`, `variable_1`, ...), restarted by clear_session().
+    from fkeras.engine import naming
+
+    return naming.unique_name("variable")
 
 
 class Variable(TensorOperators):
