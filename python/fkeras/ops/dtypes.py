@@ -109,17 +109,27 @@ class Cast(Op):
         return (np.asarray(g).astype(in_dtype, copy=False),)
 
 
+# Python types as Keras names them (keras.backend.standardize_dtype).
+_PYTHON_TYPES = {bool: "bool", int: "int32", float: "float32", str: "string",
+                 complex: "complex64"}
+
+
 def standardize_dtype(dtype):
     """A dtype name string ("float32", "int64", "bool", "string", ...) for any dtype-like."""
     if dtype is None:
         from fkeras import config
 
         return config.floatx()
+    if isinstance(dtype, type):
+        if dtype in _PYTHON_TYPES:
+            return _PYTHON_TYPES[dtype]
+        if issubclass(dtype, np.generic):  # np.float16, np.int8, ...
+            return np.dtype(dtype).name
     if hasattr(dtype, "name") and not isinstance(dtype, str):
         name = dtype.name
     else:
         name = str(dtype)
-    aliases = {"float": "float32", "int": "int64", "double": "float64", "str": "string",
+    aliases = {"float": "float32", "int": "int32", "double": "float64", "str": "string",
                "object": "string", "bool_": "bool", "half": "float16"}
     name = aliases.get(name, name)
     if name.startswith("torch."):
