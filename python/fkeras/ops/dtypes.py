@@ -17,6 +17,7 @@ type table gives; see docs/keras_compatibility.md):
 import numpy as np
 
 from fkeras.backend import devices as _device
+from fkeras.engine.tensor import Tensor
 from fkeras.ops import shape_utils as su
 from fkeras.ops.registry import Op, apply
 
@@ -71,13 +72,15 @@ def result_type(*operands):
 
 def promote(x1, x2):
     """`(x1, x2)` converted to their common dtype (see the module docstring)."""
-    # Fast paths: same-dtype buffers, or a float buffer with a Python number.
-    t1, t2 = type(x1), type(x2)
-    if t1 is np.ndarray and t2 is np.ndarray and x1.dtype == x2.dtype:
+    # Fast paths (buffers or Tensors): same dtypes, or a float operand with a Python number.
+    b1 = x1._value if type(x1) is Tensor else x1
+    b2 = x2._value if type(x2) is Tensor else x2
+    t1, t2 = type(b1), type(b2)
+    if t1 is np.ndarray and t2 is np.ndarray and b1.dtype == b2.dtype:
         return x1, x2
-    if t2 in _WEAK and t1 is np.ndarray and x1.dtype.kind == "f":
+    if t2 in _WEAK and t1 is np.ndarray and b1.dtype.kind == "f":
         return x1, x2
-    if t1 in _WEAK and t2 is np.ndarray and x2.dtype.kind == "f":
+    if t1 in _WEAK and t2 is np.ndarray and b2.dtype.kind == "f":
         return x1, x2
     target = result_type(x1, x2)
     return _to(x1, target), _to(x2, target)
