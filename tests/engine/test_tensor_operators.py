@@ -397,3 +397,32 @@ def test_int8_with_out_of_range_python_int_raises():
         T(np.array([3], "int8")) + 1000
     y = T(np.array([3], "int8")) + 100
     assert y.dtype == np.int8 and int(y[0]) == 103
+
+
+def test_comparison_with_none_and_none_operands():
+    t = T(np.ones((2, 3)))
+    assert (t == None) is False and (t != None) is True  # noqa: E711 (torch and TF agree)
+    with pytest.raises(TypeError, match="None"):
+        t + None
+    with pytest.raises(TypeError, match="None"):
+        ops.multiply(None, t)
+
+
+@pytest.mark.parametrize("scalar,tensor_dtype,expect", [
+    (np.int64(2), "int32", "int64"), (np.int32(2), "int32", "int32"),
+    (np.int8(2), "int32", "int32"), (np.float64(2.0), "float32", "float32"),
+    (np.float32(2.0), "int32", "float32"), (np.bool_(True), "int8", "int8"),
+])
+def test_numpy_scalars_are_strong_operands(scalar, tensor_dtype, expect):
+    x = T(np.array([1, 3], tensor_dtype))
+    for y in (scalar + x, x + scalar, x * scalar):
+        assert y.dtype == np.dtype(expect)
+    np.testing.assert_array_equal(scalar + x, np.array([1, 3], tensor_dtype) + scalar)
+
+
+def test_format():
+    assert f"{T(np.array(0.123456)):.3f}" == "0.123"
+    assert f"{T(np.array([7], 'int32')):03d}" == "007"
+    assert f"{T(np.ones(2))}" == str(T(np.ones(2)))
+    with pytest.raises(TypeError, match=r"shape \(2,\)"):
+        f"{T(np.ones(2)):.2f}"

@@ -94,9 +94,13 @@ class TensorOperators:
         return _ops().logical_not(self) if self.dtype == bool else _ops().bitwise_invert(self)
 
     def __eq__(self, other):
+        if other is None:  # `x == None` is False, as for torch and TF tensors
+            return False
         return _ops().equal(self, other)
 
     def __ne__(self, other):
+        if other is None:
+            return True
         return _ops().not_equal(self, other)
 
     def __lt__(self, other):

@@ -84,6 +84,15 @@ class Tensor(TensorOperators):
                             f"{a.dtype}.")
         return int(_scalar(self, "index"))
 
+    def __format__(self, spec):
+        # f"{loss:.4f}" formats a one-element tensor's number; other tensors only as str().
+        if spec and _to_numpy(self._value).size == 1:
+            return format(_scalar(self, "number").item(), spec)
+        if spec:
+            raise TypeError(f"unsupported format string {spec!r} for a tensor of shape "
+                            f"{self.shape}; only one-element tensors take a format spec.")
+        return str(self)
+
     def __complex__(self):
         return complex(_scalar(self, "complex"))
 

@@ -31,6 +31,8 @@ def _dtype_of(x):
         return None, kind
     dt = getattr(x, "dtype", None)
     if dt is None:
+        if x is None:
+            raise TypeError("A tensor operand cannot be None.")
         return np.asarray(x).dtype, None
     try:
         return np.dtype(dt), None
@@ -87,7 +89,9 @@ def promote(x1, x2):
 
 
 def _to(x, dtype):
-    if type(x) in _WEAK:
+    if type(x) in _WEAK or isinstance(x, np.generic):
+        # Python and NumPy scalars become 0-d arrays of the common dtype (the registry would
+        # give a bare NumPy integer scalar the float dtype).
         return np.asarray(x, dtype=dtype)
     dt, _ = _dtype_of(x)
     if dt is None or dt == dtype:
