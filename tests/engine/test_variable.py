@@ -370,3 +370,12 @@ def test_keras_parity_of_operator_values_and_gradients(name, op):
         return
     (kg,) = torch.autograd.grad((ky * torch.as_tensor(cot)).sum(), [kv.value])
     np.testing.assert_allclose(np.asarray(fg), kg.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_round_is_elementwise_half_to_even():
+    v = fkeras.Variable(np.array([1.26, 2.5, -0.5], np.float32))
+    np.testing.assert_array_equal(round(v), [1.0, 2.0, -0.0])
+    np.testing.assert_allclose(round(v, 1), [1.3, 2.5, -0.5])
+    t = ops.convert_to_tensor(np.array([0.5, 1.5]))
+    assert type(round(t)) is Tensor
+    np.testing.assert_array_equal(round(t), [0.0, 2.0])

@@ -136,6 +136,14 @@ class TensorOperators:
     def __getitem__(self, key):
         return _ops().getitem(self, key)
 
+    def __round__(self, ndigits=None):
+        # Elementwise, half to even, as keras.Variable's; its gradient is zero, so it is not
+        # recorded (an unconnected result).
+        from fkeras.engine.tensor import _MODE, Tensor
+
+        out = np.round(np.asarray(self), ndigits or 0)
+        return out if _MODE.array else Tensor(out)
+
     # ---- NumPy-style methods (differentiable; jax arrays and torch tensors have them) ----
     @property
     def T(self):
