@@ -426,3 +426,17 @@ def test_format():
     assert f"{T(np.ones(2))}" == str(T(np.ones(2)))
     with pytest.raises(TypeError, match=r"shape \(2,\)"):
         f"{T(np.ones(2)):.2f}"
+
+
+def test_numpy_ufunc_without_an_op_refuses_a_differentiated_tensor():
+    t = T(np.array([1.0, 2.0]))
+    v = fkeras.Variable(np.array([1.0, 2.0]))
+    assert type(np.log1p(t)) is np.ndarray  # no tape: NumPy computes on the buffer
+    with fkeras.GradientTape() as tape:
+        np.testing.assert_allclose(np.log1p(t), np.log1p([1.0, 2.0]))  # not watched
+        tape.watch(t)
+        for x in (t, v, t * 2.0):
+            with pytest.raises(TypeError, match=r"np\.log1p.*fkeras\.ops\.log1p"):
+                np.log1p(x)
+        with pytest.raises(TypeError, match=r"np\.add\.reduce"):
+            np.add.reduce(t)

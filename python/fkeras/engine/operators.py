@@ -25,8 +25,31 @@ def _ufunc(self, ufunc, method, *inputs, **kwargs):
         fn = UFUNC_OPS.get(ufunc)
         if fn is not None:
             return fn(*inputs)
+    _refuse_if_watched(ufunc, method, inputs)
     args = [np.asarray(x) if isinstance(x, TensorOperators) else x for x in inputs]
     return getattr(ufunc, method)(*args, **kwargs)
+
+
+def _refuse_if_watched(ufunc, method, inputs):
+    # A NumPy ufunc without an fkeras op computes on the buffers, off the tape: on a value the
+    # active tape differentiates, that would silently cut the gradient (torch raises too).
+    from fkeras.engine.tape import current_tape
+
+    tape = current_tape()
+    if tape is None:
+        return
+    for x in inputs:
+        if not isinstance(x, TensorOperators):
+            continue
+        buf = x._value
+        variable_read = (getattr(x, "trainable", False) and tape.watch_accessed_variables
+                         and buf.dtype.kind == "f")  # a trainable Variable is watched on read
+        if id(buf) in tape._tracked or variable_read:
+            name = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
+            raise TypeError(
+                f"`np.{name}` has no fkeras op: on a tensor that a GradientTape "
+                "differentiates it would cut the gradient. Use the `fkeras.ops` function "
+                f"of the same name (e.g. `fkeras.ops.{ufunc.__name__}`) instead.")
 
 
 class TensorOperators:
