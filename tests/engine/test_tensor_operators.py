@@ -307,6 +307,9 @@ def test_attributes_len_iter_numpy():
     assert np.asarray(t) is n is t._value  # no copy
     assert np.array(t, copy=True) is not n
     assert np.asarray(t, dtype=np.float64).dtype == np.float64
+    assert np.asarray(t, copy=False) is n
+    with pytest.raises(ValueError, match="copy"):
+        np.asarray(t, dtype=np.float64, copy=False)
     with pytest.raises(TypeError, match="0-d"):
         len(T(1.0))
     with pytest.raises(TypeError, match="0-d"):

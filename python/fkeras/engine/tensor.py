@@ -62,6 +62,9 @@ class Tensor(TensorOperators):
     def __array__(self, dtype=None, copy=None):
         a = _to_numpy(self._value)
         if dtype is not None and a.dtype != dtype:
+            if copy is False:  # NumPy 2's protocol: copy=False forbids a copy
+                raise ValueError(f"Unable to avoid a copy while converting a {a.dtype} "
+                                 f"value to {np.dtype(dtype)}.")
             return a.astype(dtype)
         return a.copy() if copy else a
 
