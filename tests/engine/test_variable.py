@@ -379,3 +379,14 @@ def test_round_is_elementwise_half_to_even():
     t = ops.convert_to_tensor(np.array([0.5, 1.5]))
     assert type(round(t)) is Tensor
     np.testing.assert_array_equal(round(t), [0.0, 2.0])
+
+
+def test_float64_ndarray_on_the_left_of_a_float32_variable():
+    # The NumPy array is cast to float32 (a new buffer); the Variable stays on the tape.
+    v = fkeras.Variable(np.array([1.0, 2.0, 3.0], np.float32))
+    a = np.array([0.5, 0.25, 2.0])  # float64
+    with fkeras.GradientTape() as tape:
+        y = (a - v) * (a @ v)
+    assert type(y) is Tensor and y.dtype == np.float32
+    expect = -(a @ v.numpy()) + a * np.sum(a - v.numpy())
+    np.testing.assert_allclose(tape.gradient(y, v), expect, rtol=1e-6)
