@@ -25,8 +25,31 @@ def _ufunc(self, ufunc, method, *inputs, **kwargs):
         fn = UFUNC_OPS.get(ufunc)
         if fn is not None:
             return fn(*inputs)
+    _refuse_if_watched(ufunc, method, inputs)
     args = [np.asarray(x) if isinstance(x, TensorOperators) else x for x in inputs]
     return getattr(ufunc, method)(*args, **kwargs)
+
+
+def _refuse_if_watched(ufunc, method, inputs):
+    # A NumPy ufunc without an fkeras op computes on the buffers, off the tape: on a value the
+    # active tape differentiates, that would silently cut the gradient (torch raises too).
+    from fkeras.engine.tape import current_tape
+
+    tape = current_tape()
+    if tape is None:
+        return
+    for x in inputs:
+        if not isinstance(x, TensorOperators):
+            continue
+        buf = x._value
+        variable_read = (getattr(x, "trainable", False) and tape.watch_accessed_variables
+                         and buf.dtype.kind == "f")  # a trainable Variable is watched on read
+        if id(buf) in tape._tracked or variable_read:
+            name = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
+            raise TypeError(
+                f"`np.{name}` has no fkeras op: on a tensor that a GradientTape "
+                "differentiates it would cut the gradient. Use the `fkeras.ops` function "
+                f"of the same name (e.g. `fkeras.ops.{ufunc.__name__}`) instead.")
 
 
 class TensorOperators:
@@ -94,9 +117,13 @@ class TensorOperators:
         return _ops().logical_not(self) if _is_bool(self) else _ops().bitwise_invert(self)
 
     def __eq__(self, other):
+        if other is None:  # `x == None` is False, as for torch and TF tensors
+            return False
         return _ops().equal(self, other)
 
     def __ne__(self, other):
+        if other is None:
+            return True
         return _ops().not_equal(self, other)
 
     def __lt__(self, other):
@@ -131,6 +158,14 @@ class TensorOperators:
 
     def __getitem__(self, key):
         return _ops().getitem(self, key)
+
+    def __round__(self, ndigits=None):
+        # Elementwise, half to even, as keras.Variable's; its gradient is zero, so it is not
+        # recorded (an unconnected result).
+        from fkeras.engine.tensor import _MODE, Tensor
+
+        out = np.round(np.asarray(self), ndigits or 0)
+        return out if _MODE.array else Tensor(out)
 
     # ---- NumPy-style methods (differentiable; jax arrays and torch tensors have them) ----
     @property

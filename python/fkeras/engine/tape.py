@@ -73,10 +73,16 @@ class GradientTape:
             self._tracked[id(arr)] = arr
 
     def maybe_watch_variable(self, var):
-        if self.watch_accessed_variables and var.trainable:
-            value = var._value
-            if value.dtype.kind == "f":
-                self._tracked[id(value)] = value
+        """Called for the innermost active tape when an op reads `var`: every active tape
+        that watches accessed variables watches it (trainable float variables only)."""
+        if not var.trainable:
+            return
+        value = var._value
+        if value.dtype.kind != "f":
+            return
+        for tape in getattr(_state, "stack", None) or (self,):
+            if tape.watch_accessed_variables:
+                tape._tracked[id(value)] = value
 
     def watched_variables(self):
         """The buffers this tape watches (sources and recorded results)."""
@@ -93,6 +99,16 @@ class GradientTape:
         self._used = False
 
     def record(self, op, dev, arrays, outputs, saved, attrs):
+        """Called for the innermost active tape: every active tape records the op call
+        (nested and side-by-side tapes each see all the ops run inside them, as in TF)."""
+        stack = _state.stack
+        if len(stack) <= 1:
+            self._record(op, dev, arrays, outputs, saved, attrs)
+        else:
+            for tape in stack:
+                tape._record(op, dev, arrays, outputs, saved, attrs)
+
+    def _record(self, op, dev, arrays, outputs, saved, attrs):
         tracked = self._tracked
         needs = tuple([a is not None and id(a) in tracked for a in arrays])
         if True not in needs:
@@ -131,6 +147,9 @@ class GradientTape:
         if seeds is not None and len(seeds) != len(targets):
             raise ValueError(f"`output_gradients` has {len(seeds)} entries for "
                              f"{len(targets)} targets.")
+        flat_sources, nested = _flat(sources)
+        # Sources may be intermediate results: their gradients stay in `grads` once complete.
+        keep = {id(getattr(s, "_value", s)) for s in flat_sources}
         grads = {}
         for i, t in enumerate(targets):
             if not hasattr(t, "shape"):
@@ -144,12 +163,14 @@ class GradientTape:
 
         for op, dev, arrays, needs, outs, saved, attrs in reversed(self._entries):
             if len(outs) == 1:
-                g = grads.pop(id(outs[0]), None)
+                key = id(outs[0])
+                g = grads.get(key) if key in keep else grads.pop(key, None)
                 if g is None:
                     continue
                 gin = op.backward(dev, saved, g, needs, **attrs)
             else:
-                gouts = [grads.pop(id(o), None) for o in outs]
+                gouts = [grads.get(id(o)) if id(o) in keep else grads.pop(id(o), None)
+                         for o in outs]
                 if all(g is None for g in gouts):
                     continue
                 gouts = [np.zeros_like(o) if g is None else g for o, g in zip(outs, gouts)]
@@ -161,8 +182,7 @@ class GradientTape:
                     _accumulate(grads, a, g)
 
         out = []
-        flat, nested = _flat(sources)
-        for s in flat:
+        for s in flat_sources:
             arr = getattr(s, "_value", s)  # a Variable's or Tensor's buffer
             g = grads.get(id(arr))
             if g is None and unconnected_gradients == "zero":

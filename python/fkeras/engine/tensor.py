@@ -62,8 +62,14 @@ class Tensor(TensorOperators):
     def __array__(self, dtype=None, copy=None):
         a = _to_numpy(self._value)
         if dtype is not None and a.dtype != dtype:
+            if copy is False:  # NumPy 2's protocol: copy=False forbids a copy
+                raise ValueError(f"Unable to avoid a copy while converting a {a.dtype} "
+                                 f"value to {np.dtype(dtype)}.")
             return a.astype(dtype)
         return a.copy() if copy else a
+
+    def __pos__(self):
+        return self  # a Tensor is immutable: +t is the same value (and the same tape node)
 
     def __bool__(self):
         return bool(_scalar(self, "bool"))
@@ -80,6 +86,15 @@ class Tensor(TensorOperators):
             raise TypeError(f"Only integer tensors can be used as an index; received dtype "
                             f"{a.dtype}.")
         return int(_scalar(self, "index"))
+
+    def __format__(self, spec):
+        # f"{loss:.4f}" formats a one-element tensor's number; other tensors only as str().
+        if spec and _to_numpy(self._value).size == 1:
+            return format(_scalar(self, "number").item(), spec)
+        if spec:
+            raise TypeError(f"unsupported format string {spec!r} for a tensor of shape "
+                            f"{self.shape}; only one-element tensors take a format spec.")
+        return str(self)
 
     def __complex__(self):
         return complex(_scalar(self, "complex"))
@@ -122,10 +137,10 @@ class Tensor(TensorOperators):
         return self._value.shape[0]
 
     def __iter__(self):
+        # Not a generator function: iter() of a 0-d tensor must raise at once, as NumPy's.
         if not self._value.shape:
             raise TypeError("iteration over a 0-d tensor")
-        for i in range(self._value.shape[0]):
-            yield self[i]
+        return (self[i] for i in range(self._value.shape[0]))
 
     def __repr__(self):
         body = np.array2string(_to_numpy(self._value), separator=", ", prefix="tensor(")

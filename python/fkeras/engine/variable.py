@@ -8,20 +8,19 @@ a tensor on the Variable itself (`v * 2`, `x @ v`, `v[0]`), and changes it only 
 GradientTape (through any op or operator, or `.value`) watches it.
 """
 
-import itertools
-
 import numpy as np
 
 from fkeras.backend import devices as _device
 from fkeras.engine.operators import TensorOperators
 
-_COUNTER = itertools.count()
 _AGGREGATIONS = (None, "none", "mean", "sum", "only_first_replica")
 
 
 def _auto_name():
-    n = next(_COUNTER)
-    return "variable" if n == 0 else f"variable_{n}"
+    # Keras's automatic names (`variable`, `variable_1`, ...), restarted by clear_session().
+    from fkeras.engine import naming
+
+    return naming.unique_name("variable")
 
 
 class Variable(TensorOperators):
@@ -150,6 +149,9 @@ class Variable(TensorOperators):
     def __array__(self, dtype=None, copy=None):
         a = self._device.to_numpy(self._value)
         if dtype is not None and a.dtype != dtype:
+            if copy is False:  # NumPy 2's protocol: copy=False forbids a copy
+                raise ValueError(f"Unable to avoid a copy while converting a {a.dtype} "
+                                 f"value to {np.dtype(dtype)}.")
             return a.astype(dtype)
         return a.copy() if copy else a
 
@@ -181,7 +183,11 @@ class Variable(TensorOperators):
         raise TypeError("object of type 'Variable' has no len()")
 
     def __iter__(self):
-        raise TypeError("'Variable' object is not iterable; iterate over `variable.value`.")
+        # keras.Variable iterates over its first axis (Python's sequence protocol on
+        # __getitem__); a 0-d variable is not iterable.
+        if not self._value.shape:
+            raise TypeError(f"Cannot iterate over the 0-d variable '{self.path}'.")
+        return iter(self.value)
 
     def __repr__(self):
         return (f"<Variable path={self.path}, shape={self.shape}, dtype={self.dtype}, "

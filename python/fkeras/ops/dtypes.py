@@ -3,17 +3,21 @@
 fkeras's rule (Keras 3 on JAX with 64-bit types off, which is also what the Keras docs' result
 type table gives; see docs/keras_compatibility.md):
 - Python `bool`/`int`/`float` scalars are *weak*: they take the other operand's dtype when its
-  kind can hold them (`int8 tensor + 1000` stays int8; `float32 + 1.5` stays float32), and
-  promote only across kinds (`int32 + 1.5` -> the float dtype, `bool + 1` -> int32).
+  kind can hold them (`int8 tensor + 100` stays int8; `float32 + 1.5` stays float32), and
+  promote only across kinds (`int32 + 1.5` -> the float dtype, `bool + 1` -> int32). A Python
+  int out of the tensor's range (`int8 tensor + 1000`) raises OverflowError (NumPy 2, JAX)
+  instead of wrapping.
 - Two arrays/tensors promote by NumPy's table for integers and bools (`int32 + int64` ->
-  int64: integer data such as labels keeps its width), and any floating result is the device's
-  float dtype (float32 on cpu): a NumPy float64 array never upcasts a float32 model, and
-  `int32 / 2` is float32. Only float16 with float16 stays float16.
+  int64: integer data such as labels keeps its width; JAX without 64-bit types says int32),
+  and a floating result is the device's float dtype (float32 on cpu): a NumPy float64 array
+  never upcasts a float32 model, and `int32 / 2` is float32. float16 stays float16 with
+  integers, bools and other float16s (as in JAX: the float operand's dtype wins).
 """
 
 import numpy as np
 
 from fkeras.backend import devices as _device
+from fkeras.engine.tensor import Tensor
 from fkeras.ops import shape_utils as su
 from fkeras.ops.registry import Op, apply
 
@@ -27,6 +31,8 @@ def _dtype_of(x):
         return None, kind
     dt = getattr(x, "dtype", None)
     if dt is None:
+        if x is None:
+            raise TypeError("A tensor operand cannot be None.")
         return np.asarray(x).dtype, None
     try:
         return np.dtype(dt), None
@@ -48,14 +54,15 @@ def result_type(*operands):
         r = strong[0]
         for dt in strong[1:]:
             r = np.promote_types(r, dt)
+        if r.kind == "f":  # the float operands decide, not NumPy's int-to-float widening
+            floats = [dt for dt in strong if dt.kind == "f"]
+            return floats[0] if floats and all(dt == np.float16 for dt in floats) else float_dtype
     elif "f" in weak:
         return float_dtype
     elif "i" in weak:
         return np.dtype(np.int32)
     else:
         return np.dtype(np.bool_)
-    if r.kind == "f":
-        return r if r == np.float16 else float_dtype
     if r.kind == "c":
         return r
     if "f" in weak:
@@ -67,20 +74,24 @@ def result_type(*operands):
 
 def promote(x1, x2):
     """`(x1, x2)` converted to their common dtype (see the module docstring)."""
-    # Fast paths: same-dtype buffers, or a float buffer with a Python number.
-    t1, t2 = type(x1), type(x2)
-    if t1 is np.ndarray and t2 is np.ndarray and x1.dtype == x2.dtype:
+    # Fast paths (buffers or Tensors): same dtypes, or a float operand with a Python number.
+    b1 = x1._value if type(x1) is Tensor else x1
+    b2 = x2._value if type(x2) is Tensor else x2
+    t1, t2 = type(b1), type(b2)
+    if t1 is np.ndarray and t2 is np.ndarray and b1.dtype == b2.dtype:
         return x1, x2
-    if t2 in _WEAK and t1 is np.ndarray and x1.dtype.kind == "f":
+    if t2 in _WEAK and t1 is np.ndarray and b1.dtype.kind == "f":
         return x1, x2
-    if t1 in _WEAK and t2 is np.ndarray and x2.dtype.kind == "f":
+    if t1 in _WEAK and t2 is np.ndarray and b2.dtype.kind == "f":
         return x1, x2
     target = result_type(x1, x2)
     return _to(x1, target), _to(x2, target)
 
 
 def _to(x, dtype):
-    if type(x) in _WEAK:
+    if type(x) in _WEAK or isinstance(x, np.generic):
+        # Python and NumPy scalars become 0-d arrays of the common dtype (the registry would
+        # give a bare NumPy integer scalar the float dtype).
         return np.asarray(x, dtype=dtype)
     dt, _ = _dtype_of(x)
     if dt is None or dt == dtype:
@@ -105,17 +116,27 @@ class Cast(Op):
         return (np.asarray(g).astype(in_dtype, copy=False),)
 
 
+# Python types as Keras names them (keras.backend.standardize_dtype).
+_PYTHON_TYPES = {bool: "bool", int: "int32", float: "float32", str: "string",
+                 complex: "complex64"}
+
+
 def standardize_dtype(dtype):
     """A dtype name string ("float32", "int64", "bool", "string", ...) for any dtype-like."""
     if dtype is None:
         from fkeras import config
 
         return config.floatx()
+    if isinstance(dtype, type):
+        if dtype in _PYTHON_TYPES:
+            return _PYTHON_TYPES[dtype]
+        if issubclass(dtype, np.generic):  # np.float16, np.int8, ...
+            return np.dtype(dtype).name
     if hasattr(dtype, "name") and not isinstance(dtype, str):
         name = dtype.name
     else:
         name = str(dtype)
-    aliases = {"float": "float32", "int": "int64", "double": "float64", "str": "string",
+    aliases = {"float": "float32", "int": "int32", "double": "float64", "str": "string",
                "object": "string", "bool_": "bool", "half": "float16"}
     name = aliases.get(name, name)
     if name.startswith("torch."):

@@ -109,7 +109,10 @@ class GetItem(Op):
         return tuple(result)
 
     def forward(self, dev, x, key=None):
-        return np.ascontiguousarray(x[key]), x.shape
+        out = x[key]
+        # np.ascontiguousarray makes a 0-d result 1-d; a scalar index must give shape ().
+        out = np.asarray(out) if np.ndim(out) == 0 else np.ascontiguousarray(out)
+        return out, x.shape
 
     def backward(self, dev, shape, g, needs, key=None):
         out = np.zeros(shape, dtype=g.dtype)
