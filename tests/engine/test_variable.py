@@ -295,9 +295,6 @@ def test_comparisons_and_bitwise_on_variables():
     assert (i // 2).dtype == np.int32 and (i % 4).dtype == np.int32
 
 
-@pytest.mark.xfail(strict=True, reason="ops.math.divide reads `x1.dtype.kind`; a Variable's dtype "
-                   "is a string (as keras.Variable's), so int Variables are not cast and NumPy's "
-                   "true division gives float64")
 def test_integer_variable_true_division_is_float32():
     i = fkeras.Variable(np.array([1, 6, 3], np.int32))
     assert (i / 2).dtype == np.float32

@@ -183,8 +183,6 @@ def test_cast_gradient_between_floats_only():
     assert tape.gradient(z, x) is None
 
 
-@pytest.mark.xfail(strict=True, reason="registry._to_array converts a float16/float64 input to "
-                   "a new float32 buffer that the tape does not link to its source")
 @pytest.mark.parametrize("dtype", ["float16", "float64"])
 def test_gradient_flows_through_an_op_on_a_cast_tensor(dtype):
     x = fkeras.Variable(np.array([1.25, 2.5], np.float32))

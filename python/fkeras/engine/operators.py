@@ -39,9 +39,9 @@ def _refuse_if_watched(ufunc, method, inputs):
     if tape is None:
         return
     for x in inputs:
-        if not isinstance(x, TensorOperators):
+        buf = getattr(x, "_value", None)
+        if buf is None:  # not an eager value (a KerasTensor, a number, an ndarray)
             continue
-        buf = x._value
         variable_read = (getattr(x, "trainable", False) and tape.watch_accessed_variables
                          and buf.dtype.kind == "f")  # a trainable Variable is watched on read
         if id(buf) in tape._tracked or variable_read:
@@ -52,12 +52,95 @@ def _refuse_if_watched(ufunc, method, inputs):
                 f"of the same name (e.g. `fkeras.ops.{ufunc.__name__}`) instead.")
 
 
+def _function_ops():
+    ops = _ops()
+
+    def reduction(fn):
+        def call(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+            if dtype is not None or out is not None or kwargs:
+                raise TypeError("NumPy-only arguments")
+            return fn(a, axis=axis, keepdims=keepdims)
+        return call
+
+    def plain(fn, *names):
+        def call(*args, **kwargs):
+            if set(kwargs) - set(names):
+                raise TypeError("NumPy-only arguments")
+            return fn(*args, **kwargs)
+        return call
+
+    return {
+        np.clip: plain(lambda a, lo, hi: ops.clip(a, lo, hi)),
+        np.where: plain(lambda c, x, y: ops.where(c, x, y)),
+        np.concatenate: plain(lambda xs, axis=0: ops.concatenate(list(xs), axis=axis), "axis"),
+        np.reshape: plain(lambda a, shape: ops.reshape(a, shape)),
+        np.transpose: plain(lambda a, axes=None: ops.transpose(a, axes), "axes"),
+        np.squeeze: plain(lambda a, axis=None: ops.squeeze(a, axis), "axis"),
+        np.expand_dims: plain(lambda a, axis: ops.expand_dims(a, axis), "axis"),
+        np.matmul: plain(ops.matmul),
+        np.sum: reduction(ops.sum), np.mean: reduction(ops.mean),
+        np.max: reduction(ops.max), np.min: reduction(ops.min),
+        np.amax: reduction(ops.max), np.amin: reduction(ops.min),
+    }
+
+
+_FUNCTIONS = []
+
+
+def _array_function(self, func, types, args, kwargs):
+    # NumPy functions on eager values (np.clip(t, ...), np.concatenate([t, u])) run as fkeras
+    # ops where one exists; any other function computes on the buffers, refused when that
+    # would cut the gradient of a value the active tape differentiates.
+    if not _FUNCTIONS:
+        _FUNCTIONS.append(_function_ops())
+    fn = _FUNCTIONS[0].get(func)
+    if fn is not None:
+        try:
+            return fn(*args, **kwargs)
+        except TypeError:
+            pass  # NumPy-only arguments: computed by NumPy below
+    result = func(*_to_numpy_args(args), **_to_numpy_args(kwargs))
+    if _is_floating(result):  # shapes, indices and bools carry no gradient anyway
+        leaves = []
+        _collect(args, leaves)
+        _collect(kwargs, leaves)
+        _refuse_if_watched(func, "__call__", leaves)
+    return result
+
+
+def _is_floating(x):
+    if isinstance(x, (list, tuple)):
+        return any(_is_floating(i) for i in x)
+    dt = getattr(x, "dtype", None)
+    return dt is not None and np.dtype(dt).kind in "fc"
+
+
+def _collect(x, out):
+    if isinstance(x, (list, tuple)):
+        for item in x:
+            _collect(item, out)
+    elif isinstance(x, dict):
+        for item in x.values():
+            _collect(item, out)
+    elif isinstance(x, TensorOperators):
+        out.append(x)
+
+
+def _to_numpy_args(x):
+    if isinstance(x, (list, tuple)):
+        return type(x)(_to_numpy_args(i) for i in x)
+    if isinstance(x, dict):
+        return {k: _to_numpy_args(v) for k, v in x.items()}
+    return np.asarray(x) if isinstance(x, TensorOperators) else x
+
+
 class TensorOperators:
     """Mixin: arithmetic, comparison, bitwise and indexing operators as fkeras ops."""
 
     __slots__ = ()
     __array_priority__ = 1000
     __array_ufunc__ = _ufunc
+    __array_function__ = _array_function
 
     def __add__(self, other):
         return _ops().add(self, other)

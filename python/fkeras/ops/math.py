@@ -200,6 +200,9 @@ class MatMul(Op):
                 f"({sa[-1]} != {sb[-2]})."
             )
         if len(sb) == 1:
+            if None not in (sa[-1], sb[0]) and sa[-1] != sb[0]:
+                raise ValueError(f"Inner dimensions of `matmul` do not match: {sa} and {sb} "
+                                 f"({sa[-1]} != {sb[0]}).")
             return sa[:-1]
         if len(sa) == 1:
             return sb[:-2] + sb[-1:]
@@ -215,6 +218,7 @@ class MatMul(Op):
             out = dev.empty((M, N))
             dev.kernels["gemm"](out, a, b, M, N, K, False, False, 1.0, 0.0)
             return out, (a, b)
+        self.output_spec(a, b)  # names both shapes on a mismatch (NumPy names sizes)
         return np.matmul(a, b), (a, b)
 
     def backward(self, dev, saved, g, needs):
@@ -384,9 +388,16 @@ def divide(x1, x2):
     """x1 / x2 (true division: integer operands give the float dtype)."""
     x1, x2 = promote(x1, x2)
     dt = getattr(x1, "dtype", None)
-    if dt is not None and getattr(dt, "kind", "f") in "iub":
+    if dt is not None and _kind(dt) in "iub":
         x1, x2 = cast(x1, "float32"), cast(x2, "float32")
     return apply(_R["divide"], x1, x2)
+
+
+def _kind(dtype):
+    try:
+        return np.dtype(dtype).kind  # a Variable's dtype is a name, as keras.Variable's
+    except TypeError:
+        return "O"
 
 
 def true_divide(x1, x2):

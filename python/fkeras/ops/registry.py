@@ -87,6 +87,18 @@ def _to_array(dev, x):
     return dev.asarray(x)
 
 
+def _link_conversions(tape, dev, inputs, arrays):
+    """Records, as a cast, every conversion `_to_array` made of a recorded float buffer (a
+    float16/float64 value to the device dtype, a strided view to a contiguous copy), so the
+    tape's chain from a source to this op is never cut."""
+    for x, a in zip(inputs, arrays):
+        if a is x or a is None:
+            continue
+        src = getattr(x, "_value", x)
+        if a is not src and type(src) is np.ndarray and src.dtype.kind == "f":
+            tape.record(REGISTRY["cast"], dev, [src], a, src.dtype, {"dtype": a.dtype})
+
+
 def _spec_to_tensor(spec):
     if isinstance(spec, KerasTensor):
         return KerasTensor(spec.shape, spec.dtype)
@@ -108,6 +120,8 @@ def apply(op, *inputs, **attrs):
                 if isinstance(x, Variable):
                     tape.maybe_watch_variable(x)
     arrays = [_to_array(dev, x) for x in inputs]
+    if tape is not None:
+        _link_conversions(tape, dev, inputs, arrays)
     outputs, saved = op.forward(dev, *arrays, **attrs)
     outputs = _no_aliasing(outputs, arrays)
     if tape is not None:
