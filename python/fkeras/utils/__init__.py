@@ -4,6 +4,7 @@ from fkeras.utils.file_utils import get_file
 from fkeras.utils.numerical_utils import normalize, to_categorical
 from fkeras.utils.progbar import Progbar
 from fkeras.utils.random import set_random_seed
+from fkeras.utils.sequence_utils import pad_sequences
 
 
 def clear_session():
@@ -13,5 +14,5 @@ def clear_session():
     naming.reset()
 
 
-__all__ = ["Progbar", "clear_session", "get_file", "normalize", "set_random_seed",
-           "to_categorical"]
+__all__ = ["Progbar", "clear_session", "get_file", "normalize", "pad_sequences",
+           "set_random_seed", "to_categorical"]
