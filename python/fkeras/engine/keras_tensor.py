@@ -105,6 +105,67 @@ class KerasTensor:
     def __pow__(self, other):
         return self._op("power", self, other)
 
+    def __rpow__(self, other):
+        return self._op("power", other, self)
+
+    def __floordiv__(self, other):
+        return self._op("floor_divide", self, other)
+
+    def __rfloordiv__(self, other):
+        return self._op("floor_divide", other, self)
+
+    def __mod__(self, other):
+        return self._op("mod", self, other)
+
+    def __rmod__(self, other):
+        return self._op("mod", other, self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return self._op("absolute", self)
+
+    def __invert__(self):
+        return self._op("logical_not" if self.dtype == "bool" else "bitwise_invert", self)
+
+    def _logic(self, kind, a, b):
+        from fkeras.engine.operators import _logic
+
+        return _logic(kind, a, b)
+
+    def __and__(self, other):
+        return self._logic("and", self, other)
+
+    def __rand__(self, other):
+        return self._logic("and", other, self)
+
+    def __or__(self, other):
+        return self._logic("or", self, other)
+
+    def __ror__(self, other):
+        return self._logic("or", other, self)
+
+    def __xor__(self, other):
+        return self._logic("xor", self, other)
+
+    def __rxor__(self, other):
+        return self._logic("xor", other, self)
+
+    # Ordering comparisons build graph nodes as in Keras 3; `==`/`!=` keep Python identity
+    # semantics here (KerasTensors are dictionary keys in the graph code).
+    def __lt__(self, other):
+        return self._op("less", self, other)
+
+    def __le__(self, other):
+        return self._op("less_equal", self, other)
+
+    def __gt__(self, other):
+        return self._op("greater", self, other)
+
+    def __ge__(self, other):
+        return self._op("greater_equal", self, other)
+
     def __getitem__(self, key):
         from fkeras import ops
 
