@@ -5,7 +5,7 @@ mode), fine-tuning after unfreezing, and weight transfer between equivalent mode
 Keras 3."""
 
 import numpy as np
-from patterns_parity import losses_trained, regression_data, run_both, seed_weights, to_np
+from patterns_parity import losses_trained, regression_data, run_both, seed_weights
 
 import fkeras
 

@@ -5,8 +5,7 @@ compute_loss override, each trained against Keras 3 from the same weights and da
 
 import numpy as np
 import pytest
-from patterns_parity import (losses_trained, no_grad, regression_data, run_both, seed_weights,
-                             tape, to_np)
+from patterns_parity import losses_trained, no_grad, regression_data, run_both, seed_weights, tape
 
 import fkeras
 
