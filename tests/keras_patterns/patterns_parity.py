@@ -23,12 +23,13 @@ ATOL = 1e-6
 
 
 def keras_or_none():
-    """Keras 3 (torch backend) when importable, else None."""
+    """Keras 3 on its torch backend when importable, else None (the tape and no_grad helpers
+    speak torch)."""
     try:
         import keras
     except ImportError:
         return None
-    return keras
+    return keras if keras.backend.backend() == "torch" else None
 
 
 def to_np(x):
