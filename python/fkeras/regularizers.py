@@ -50,6 +50,8 @@ class L2(L1L2):
 
 
 ALIASES = {"l1": L1, "l2": L2, "l1_l2": L1L2}
+# Keras 3 also exports the classes under their lowercase names (`regularizers.l2(1e-3)`).
+l1, l2, l1_l2 = L1, L2, L1L2
 CLASSES = {"L1": L1, "L2": L2, "L1L2": L1L2}
 get = make_get("regularizer", Regularizer, ALIASES, CLASSES, allow_callable=True)
 

@@ -204,3 +204,20 @@ def test_unknown_kwargs_rejected():
         Dense(3, fused=True)
     with pytest.raises(ValueError, match="expected a positive integer"):
         Dense(0)
+
+
+def test_keras_tensor_operators_build_graph_nodes():
+    """Every Python operator a custom layer's call uses works on symbolic inputs too (a
+    Sequential model calls a custom layer on KerasTensors), with NumPy's results."""
+    x = keras.Input((3,))
+    b = x > 0.0
+    outs = [abs(x), +x, x // 2.0, x % 2.0, 2.0 ** x, 7.0 // (x + 3.0), 5.0 % (x + 3.0),
+            x < 0.5, x <= 0.25, x > 0.25, x >= 0.5, ~b, b & (x < 1.0), b | (x < 0.0),
+            b ^ (x < 1.0)]
+    model = keras.Model(x, outs)
+    v = np.array([[-1.5, 0.25, 2.0]], "float32")
+    refs = [np.abs(v), v, v // 2, v % 2, 2 ** v, 7 // (v + 3), 5 % (v + 3), v < .5, v <= .25,
+            v > .25, v >= .5, ~(v > 0), (v > 0) & (v < 1), (v > 0) | (v < 0), (v > 0) ^ (v < 1)]
+    for got, ref in zip(model(v), refs):
+        assert np.asarray(got).dtype == ref.dtype
+        np.testing.assert_allclose(np.asarray(got), ref, rtol=1e-6)

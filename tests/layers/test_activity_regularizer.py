@@ -70,3 +70,15 @@ def test_same_as_keras_one_sgd_step():
     np.testing.assert_allclose(f_loss, k_loss, rtol=1e-5)
     for a, b in zip(f_model.get_weights(), k_model.get_weights()):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("alias, cls, kwargs", [
+    ("l1", "L1", dict(l1=0.1)), ("l2", "L2", dict(l2=0.1)), ("l1_l2", "L1L2", dict(l1=0.1, l2=0.2)),
+])
+def test_lowercase_regularizer_names_are_the_classes(alias, cls, kwargs):
+    """Keras 3 exports `regularizers.l2` etc. as the classes (`kernel_regularizer=l2(1e-3)`)."""
+    reg = getattr(fkeras.regularizers, alias)(**kwargs)
+    assert isinstance(reg, getattr(fkeras.regularizers, cls))
+    w = np.array([[1.0, -2.0], [3.0, 0.5]], "float32")
+    expected = kwargs.get("l1", 0.0) * np.abs(w).sum() + kwargs.get("l2", 0.0) * (w ** 2).sum()
+    np.testing.assert_allclose(float(reg(w)), expected, rtol=1e-6)

@@ -168,3 +168,31 @@ def test_sequential_with_masking():
     rnn = model.layers[-1]
     lengths_ok = model(x)
     np.testing.assert_allclose(lengths_ok[:1], rnn(x[:1, :3]), rtol=1e-5, atol=1e-6)
+
+
+class HalvesInTime(layers.Layer):
+    """Splits (N, T, F) into two halves along time; compute_mask splits the mask alike.
+    It never sets supports_masking: overriding compute_mask is enough (Keras 3)."""
+
+    def call(self, inputs):
+        t = inputs.shape[1] // 2
+        return [inputs[:, :t], inputs[:, t:]]
+
+    def compute_mask(self, inputs, mask=None):
+        if mask is None:
+            return None
+        t = mask.shape[1] // 2
+        return [mask[:, :t], mask[:, t:]]
+
+
+def test_overriding_compute_mask_turns_supports_masking_on():
+    assert HalvesInTime().supports_masking
+    assert not NoMask().supports_masking
+    x = np.array([[1, 2, 0, 0], [3, 0, 0, 0]], "float32")[..., None] * np.ones(3, "float32")
+    masked = layers.Masking()(x)
+    first, second = HalvesInTime()(masked)
+    np.testing.assert_array_equal(np.asarray(get_keras_mask(first)), [[True, True], [True, False]])
+    np.testing.assert_array_equal(np.asarray(get_keras_mask(second)), [[False, False]] * 2)
+    inp = fkeras.Input((4, 3))
+    a, b = HalvesInTime()(layers.Masking()(inp))
+    assert a._keras_mask is not None and b._keras_mask is not None

@@ -68,6 +68,9 @@ class KerasTensor(TensorOperators):
     __eq__ = object.__eq__
     __hash__ = object.__hash__
 
+    def __pos__(self):
+        return self
+
 
 def is_keras_tensor(x):
     return isinstance(x, KerasTensor)

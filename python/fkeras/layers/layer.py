@@ -76,7 +76,8 @@ class Layer:
         self.dtype = "float32" if dtype is None else _dtype_name(dtype)
         self.built = False
         self.input_spec = None
-        self.supports_masking = False
+        # Keras 3: a layer that defines its own compute_mask supports masking by default.
+        self.supports_masking = type(self).compute_mask is not Layer.compute_mask
         self._inbound_nodes = []
         self._outbound_nodes = []
         self._trainable_weights = []

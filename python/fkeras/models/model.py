@@ -40,6 +40,16 @@ def _functional_subclass(cls):
     return sub
 
 
+def _defines_init(cls):
+    """Whether a Model subclass (below Model) has its own __init__."""
+    for klass in cls.__mro__:
+        if klass is Model:
+            return False
+        if "__init__" in vars(klass):
+            return True
+    return False
+
+
 class Model(Trainer, Layer):
     """Groups layers into an object with training and inference features (the Trainer mixin:
     compile, fit, evaluate, predict, ...)."""
@@ -50,14 +60,23 @@ class Model(Trainer, Layer):
 
             if cls is Model:
                 return Functional.__new__(Functional)
-            if not issubclass(cls, Functional):
+            if not issubclass(cls, Functional) and not _defines_init(cls):
                 # class Custom(Model) with a custom train_step, built as Custom(inputs,
                 # outputs): a Functional model with Custom's methods (Keras 3 does the same).
                 return super().__new__(_functional_subclass(cls))
         return super().__new__(cls)
 
     def __init__(self, *args, **kwargs):
-        if not _is_functional_init(args, kwargs):
+        from fkeras.models.functional import Functional
+
+        if _is_functional_init(args, kwargs) and not isinstance(self, Functional):
+            # A subclass with its own __init__ decides here, as in Keras 3, from what it passes
+            # to Model.__init__: GAN(disc, gen) calling super().__init__() stays subclassed;
+            # Custom(*args) forwarding (inputs, outputs) becomes Functional.
+            self.__class__ = _functional_subclass(type(self))
+            Functional.__init__(self, *args, **kwargs)
+            return
+        if type(self) is Model or not _is_functional_init(args, kwargs):
             name = kwargs.pop("name", None)
             Layer.__init__(self, name=name or naming.unique_name(
                 naming.to_snake_case(type(self).__name__)), **kwargs)

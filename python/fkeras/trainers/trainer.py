@@ -17,6 +17,7 @@ from fkeras.engine.tensor import array_mode_method, builtin_method
 from fkeras.metrics.metric import Mean, Metric
 from fkeras.trainers import arg_checks
 from fkeras.trainers import data_adapter as da
+from fkeras.trainers import compute_loss_step as cls_step
 from fkeras.trainers import loops
 from fkeras.trainers.compile_loss import CompileLoss
 from fkeras.trainers.compile_metrics import CompileMetrics
@@ -119,7 +120,10 @@ class Trainer:
         self._fk_assert_compiled()
 
     def _fk_custom(self, name):
-        return getattr(type(self), name) is not getattr(Trainer, name)
+        if getattr(type(self), name) is not getattr(Trainer, name):
+            return True
+        # An overridden compute_loss runs through Keras's default steps (compute_loss_step).
+        return name in ("train_step", "test_step") and cls_step.overrides_compute_loss(self)
 
     # ---- metrics ----
     @property
@@ -213,11 +217,15 @@ class Trainer:
     # ---- Keras's overridable steps ----
     def train_step(self, data):
         """One optimizer step on a batch `(x, y, sample_weight)`; returns the metric logs."""
+        if cls_step.overrides_compute_loss(self):
+            return cls_step.train_step(self, data)
         state, xs, ys, sws = self._fk_flat_batch(data)
         self._fk_train_step(state, xs, ys, sws)
         return self.get_metrics_result()
 
     def test_step(self, data):
+        if cls_step.overrides_compute_loss(self):
+            return cls_step.test_step(self, data)
         state, xs, ys, sws = self._fk_flat_batch(data)
         self._fk_test_step(state, xs, ys, sws)
         return self.get_metrics_result()

@@ -5,6 +5,7 @@ from fkeras.utils.numerical_utils import normalize, to_categorical
 from fkeras.utils.progbar import Progbar
 from fkeras.utils.py_dataset import PyDataset
 from fkeras.utils.random import set_random_seed
+from fkeras.utils.sequence_utils import pad_sequences
 
 
 def clear_session():
@@ -30,4 +31,4 @@ def __getattr__(name):
 
 
 __all__ = ["Progbar", "PyDataset", "Sequence", "clear_session", "get_file", "normalize",
-           "set_random_seed", "to_categorical", *_SAVING_NAMES]
+           "pad_sequences", "set_random_seed", "to_categorical", *_SAVING_NAMES]
