@@ -210,17 +210,18 @@ def _dense_case(code, M=9, N=37, K=21):
     return make, run, ("x", "kernel", "bias", "dy")
 
 
-def _conv_case(code, stride, pad, N=2, H=7, W=6, C=5, K=19, R=3, S=3):
+def _conv_case(code, stride, pad, N=2, H=7, W=6, C=5, K=19, R=3, S=3, groups=1):
     P = (H + 2 * pad - R) // stride + 1
     Q = (W + 2 * pad - S) // stride + 1
-    geom = (N, H, W, C, K, R, S, P, Q, stride, stride, 1, 1, pad, pad, 1)
+    geom = (N, H, W, C, K, R, S, P, Q, stride, stride, 1, 1, pad, pad, groups)
+    Cg = C // groups
 
     def make(rng):
-        return {"x": rng.standard_normal((N, H, W, C)), "w": rng.standard_normal((R, S, C, K)) * 0.3,
+        return {"x": rng.standard_normal((N, H, W, C)), "w": rng.standard_normal((R, S, Cg, K)) * 0.3,
                 "bias": rng.standard_normal(K), "dy": rng.standard_normal((N, P, Q, K))}
 
     def run(d, a):
-        y, dx, dw = d.out(N, P, Q, K), d.out(N, H, W, C), d.out(R, S, C, K)
+        y, dx, dw = d.out(N, P, Q, K), d.out(N, H, W, C), d.out(R, S, Cg, K)
         x, w, dy = d.arr(a["x"]), d.arr(a["w"]), d.arr(a["dy"])
         d.k("conv2d_forward")(y, x, w, d.arr(a["bias"]), *geom, code, 0.2)
         d.k("conv2d_backward_input")(dx, dy, w, *geom)
@@ -311,35 +312,48 @@ def _lstm_case(act, rec_act):
                                       d.arr(a["dc_final"]), gates, cs, hs, x, h0, c0, w, rw, N,
                                       T, F, U, False, act, rec_act)
         h, c, g1 = d.out(N, U), d.out(N, U), d.out(N, 4 * U)
-        d.k("lstm_cell_forward")(h, c, g1, np.ascontiguousarray(x[:, 0]), h0, c0, w, rw, b, N, F,
-                                 U, act, rec_act)
+        x0 = np.ascontiguousarray(x[:, 0])
+        d.k("lstm_cell_forward")(h, c, g1, x0, h0, c0, w, rw, b, N, F, U, act, rec_act)
+        cell = (d.out(N, F), d.out(N, U), d.out(N, U), d.out(F, 4 * U), d.out(U, 4 * U),
+                d.out(4 * U))
+        d.k("lstm_cell_backward")(*cell, d.arr(a["dh_final"]), d.arr(a["dc_final"]), g1, c, x0,
+                                  h0, c0, w, rw, N, F, U, act, rec_act)
         names = ("dx", "dh0", "dc0", "dkernel", "drecurrent_kernel", "dbias")
         return {"hs": hs, "h_final": hf, "c_final": cf, "gates": gates, "cs": cs,
-                **dict(zip(names, grads)), "cell_h": h, "cell_c": c}
+                **dict(zip(names, grads)), "cell_h": h, "cell_c": c,
+                **{f"cell_{k}": v for k, v in zip(names, cell)}}
 
     return _rnn_make(4), run, ("x", "h0", "c0", "kernel", "recurrent_kernel", "dhs")
 
 
-def _gru_case(act, rec_act):
+def _gru_case(act, rec_act, reset_after=True):
     N, T, F, U = _RN, _RT, _RF, _RU
+    bias_shape = (2, 3 * U) if reset_after else (3 * U,)
 
     def run(d, a):
         x, h0 = d.arr(a["x"]), d.arr(a["h0"])
         w, rw, b = d.arr(a["kernel"]), d.arr(a["recurrent_kernel"]), d.arr(a["bias"])
         hs, hf, gates, hproj = d.out(N, T, U), d.out(N, U), d.out(N, T, 3 * U), d.out(N, T, U)
+        ra = reset_after
+        b = b if ra else np.ascontiguousarray(b.reshape(2, 3 * U)[0])
         d.k("gru_sequence_forward")(hs, hf, gates, hproj, x, h0, w, rw, b, N, T, F, U, False,
-                                    True, act, rec_act)
-        grads = (d.out(N, T, F), d.out(N, U), d.out(F, 3 * U), d.out(U, 3 * U), d.out(2, 3 * U))
+                                    ra, act, rec_act)
+        grads = (d.out(N, T, F), d.out(N, U), d.out(F, 3 * U), d.out(U, 3 * U),
+                 d.out(*bias_shape))
         d.k("gru_sequence_backward")(*grads, d.arr(a["dhs"]), d.arr(a["dh_final"]), gates, hproj,
-                                     hs, x, h0, w, rw, N, T, F, U, False, True, act, rec_act)
+                                     hs, x, h0, w, rw, N, T, F, U, False, ra, act, rec_act)
         h, g1, hp1 = d.out(N, U), d.out(N, 3 * U), d.out(N, U)
-        d.k("gru_cell_forward")(h, g1, hp1, np.ascontiguousarray(x[:, 0]), h0, w, rw, b, N, F, U,
-                                True, act, rec_act)
+        x0 = np.ascontiguousarray(x[:, 0])
+        d.k("gru_cell_forward")(h, g1, hp1, x0, h0, w, rw, b, N, F, U, ra, act, rec_act)
+        cell = (d.out(N, F), d.out(N, U), d.out(F, 3 * U), d.out(U, 3 * U), d.out(*bias_shape))
+        d.k("gru_cell_backward")(*cell, d.arr(a["dh_final"]), g1, hp1, x0, h0, w, rw, N, F, U,
+                                 ra, act, rec_act)
         names = ("dx", "dh0", "dkernel", "drecurrent_kernel", "dbias")
         return {"hs": hs, "h_final": hf, "gates": gates, "hproj": hproj,
-                **dict(zip(names, grads)), "cell_h": h}
+                **dict(zip(names, grads)), "cell_h": h,
+                **{f"cell_{k}": v for k, v in zip(names, cell)}}
 
-    return _rnn_make(3), run, ("x", "h0", "kernel", "recurrent_kernel", "dhs")
+    return _rnn_make(3), run, ("x", "h0", "kernel", "recurrent_kernel", "bias", "dhs")
 
 
 def _simple_rnn_case(act):
@@ -354,10 +368,14 @@ def _simple_rnn_case(act):
         d.k("simple_rnn_sequence_backward")(*grads, d.arr(a["dhs"]), d.arr(a["dh_final"]), hs, x,
                                             h0, w, rw, N, T, F, U, False, act)
         h = d.out(N, U)
-        d.k("simple_rnn_cell_forward")(h, np.ascontiguousarray(x[:, 0]), h0, w, rw, b, N, F, U,
-                                       act)
+        x0 = np.ascontiguousarray(x[:, 0])
+        d.k("simple_rnn_cell_forward")(h, x0, h0, w, rw, b, N, F, U, act)
+        cell = (d.out(N, F), d.out(N, U), d.out(F, U), d.out(U, U), d.out(U))
+        d.k("simple_rnn_cell_backward")(*cell, d.arr(a["dh_final"]), h, x0, h0, w, rw, N, F, U,
+                                        act)
         names = ("dx", "dh0", "dkernel", "drecurrent_kernel", "dbias")
-        return {"hs": hs, "h_final": hf, **dict(zip(names, grads)), "cell_h": h}
+        return {"hs": hs, "h_final": hf, **dict(zip(names, grads)), "cell_h": h,
+                **{f"cell_{k}": v for k, v in zip(names, cell)}}
 
     return _rnn_make(1), run, ("x", "h0", "kernel", "recurrent_kernel", "dhs")
 
@@ -438,6 +456,9 @@ def _table():
             cases[f"conv_act{c}_s1@{path}"] = _conv_case(c, 1, 1)
             cases[f"conv_act{c}_s2@{path}"] = _conv_case(c, 2, 1)
         cases[f"conv_valid@{path}"] = _conv_case(codes.LINEAR, 1, 0)
+    cases["conv_grouped"] = _conv_case(codes.RELU, 1, 1, C=6, K=9, groups=3)
+    cases["conv_depthwise"] = _conv_case(codes.RELU, 1, 1, C=19, K=38, groups=19)
+    cases["conv_depthwise_s2"] = _conv_case(codes.LEAKY_RELU, 2, 1, C=19, K=19, groups=19)
     cases["maxpool"] = _pool_case("max")
     cases["maxpool_3x3_s1"] = _pool_case("max", C=19, R=3, S=3, stride=1, pad=1)
     cases["avgpool"] = _pool_case("avg")
@@ -448,6 +469,7 @@ def _table():
         cases[f"lstm_rec{c}"] = _lstm_case(codes.TANH, c)
         cases[f"gru_act{c}"] = _gru_case(c, codes.SIGMOID)
         cases[f"gru_rec{c}"] = _gru_case(codes.TANH, c)
+        cases[f"gru_reset_before_act{c}_rec{c}"] = _gru_case(c, c, reset_after=False)
         cases[f"simple_rnn_act{c}"] = _simple_rnn_case(c)
     for name in _OPTIMIZERS:
         cases[f"opt_{name}"] = _optimizer_case(name)
@@ -461,11 +483,20 @@ PARAMS = [
     for target in poisoned
 ]
 
+# Known gaps, (case, poisoned input) -> reason; strict, so a fix shows up as a failure here.
+KNOWN_GAPS = {
+    ("conv_grouped", "w"): "grouped conv2d_backward_input's gather form reads dy zero-padded, so "
+    "a non-finite weight times the padding's zeros gives NaN in dx where the reference, which "
+    "scatters and crops, gives a number (more NaN, never less)",
+}
+
 
 @pytest.mark.parametrize("poison", list(POISONS))
 @pytest.mark.parametrize("name, target", PARAMS)
-def test_non_finite_pattern_matches_reference(name, target, poison, isa, monkeypatch):
+def test_non_finite_pattern_matches_reference(name, target, poison, isa, monkeypatch, request):
     make, run, _ = CASES[name]
+    if (name, target) in KNOWN_GAPS:
+        request.applymarker(pytest.mark.xfail(reason=KNOWN_GAPS[name, target], strict=True))
     if "@" in name:
         monkeypatch.setenv("FKERAS_CONV_DIRECT", "1" if name.endswith("@direct") else "0")
     rng = np.random.default_rng(zlib.crc32(f"{name}/{target}/{poison}".encode()))
