@@ -8,6 +8,8 @@
 // floats each), then adds them up.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -52,6 +54,18 @@ bool tap_outside(const conv::Shape& s, int64_t p, int64_t q, int64_t r, int64_t 
   return h < 0 || h >= s.H || v < 0 || v >= s.W;
 }
 
+// Whether a (n) holds an infinity or NaN: an all-ones exponent, tested on the bits with an
+// integer OR-reduction that the compiler vectorizes.
+bool any_non_finite(const float* a, int64_t n) {
+  uint32_t any = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, a + i, sizeof bits);
+    any |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+  }
+  return any != 0;
+}
+
 void padding_nan_forward(float* y, const float* w, const conv::Shape& s) {
   for (int64_t r = 0; r < s.R; ++r)
     for (int64_t t = 0; t < s.S; ++t)
@@ -74,10 +88,13 @@ void padding_nan_backward_weight(float* dw, const float* dy, const conv::Shape& 
         for (int64_t t = 0; t < s.S; ++t)
           if (tap_outside(s, p, q, r, t)) taps.push_back(r * s.S + t);
       if (taps.empty()) continue;
-      for (int64_t n = 0; n < s.N; ++n)
+      for (int64_t n = 0; n < s.N; ++n) {
+        const float* row = dy + ((n * s.P + p) * s.Q + q) * s.K;  // (K)
+        if (!any_non_finite(row, s.K)) continue;
         for (int64_t k = 0; k < s.K; ++k)
-          if (!std::isfinite(dy[((n * s.P + p) * s.Q + q) * s.K + k]))
+          if (!std::isfinite(row[k]))
             for (const int64_t rt : taps) dw[rt * s.K + k] = std::numeric_limits<float>::quiet_NaN();
+      }
     }
 }
 
