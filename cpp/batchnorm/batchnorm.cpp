@@ -19,7 +19,9 @@
 //   backward:        1. float64 sums of dy, d = x - mean_f and dy * d; the exact centring
 //                       xc = d - mean(d) removes the float32 rounding of the saved mean;
 //                    2. dx = gamma * inv_std * (dy - mean(dy) - xhat * mean(dy * xhat)),
-//                       folded into dx = a * dy + (b * (x - mean_f) + c) per channel.
+//                       folded into dx = a * (dy + b * (x - mean_f) + c) per channel, the
+//                       factor a = gamma * inv_std applied last as in the formula (so that an
+//                       infinite gamma gives +/-inf, not inf - inf).
 // Work is split into tiles (rows x columns for inner < 16, runs of one channel otherwise);
 // every tile writes its own float64 partial sums, merged in a fixed order, so the results do
 // not depend on the thread count.
@@ -54,6 +56,8 @@ struct VScalar {
   static F set1(float a) { return a; }
   static F sub(F a, F b) { return a - b; }
   static F fma(F a, F b, F c) { return a * b + c; }
+  static F add(F a, F b) { return a + b; }
+  static F mul(F a, F b) { return a * b; }
   static F first_n(F v, int n) { return n > 0 ? v : 0.f; }
   static D widen(F v) { return static_cast<double>(v); }
   static D dzero() { return 0.0; }
@@ -348,12 +352,12 @@ void batchnorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy,
     if (dgamma) dgamma[c] = static_cast<float>(dg);
     if (dbeta) dbeta[c] = static_cast<float>(sum_dy);
     const double A = (gamma ? gamma[c] : 1.0) * inv;
-    const double B = -A * inv * dg / dn;
+    const double B = -inv * dg / dn;
     a[c] = static_cast<float>(A);
     b[c] = static_cast<float>(B);
     // B * delta corrects for the float32 mean; skipped when B is not finite (an infinite dy),
     // where it would add inf * 0 = NaN to elements whose dx is +/-inf in IEEE arithmetic.
-    cc[c] = static_cast<float>(-A * sum_dy / dn - (std::isfinite(B) ? B * delta : 0.0));
+    cc[c] = static_cast<float>(-sum_dy / dn - (std::isfinite(B) ? B * delta : 0.0));
   }
   if (!dx) return;
   if (p.rows) {
