@@ -49,6 +49,8 @@ int64_t grain(int64_t per_row) {
 // 0 * NaN are NaN. These passes write that NaN where a non-finite weight (forward) or a
 // non-finite dy (backward weight) meets the padding; otherwise they only read w, or dy at the
 // border outputs, and write nothing.
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
 bool tap_outside(const conv::Shape& s, int64_t p, int64_t q, int64_t r, int64_t t) {
   const int64_t h = p * s.sh - s.pt + r * s.dh, v = q * s.sw - s.pl + t * s.dw;
   return h < 0 || h >= s.H || v < 0 || v >= s.W;
@@ -75,7 +77,7 @@ void padding_nan_forward(float* y, const float* w, const conv::Shape& s) {
           for (int64_t q = 0; q < s.Q; ++q)
             if (tap_outside(s, p, q, r, t))
               for (int64_t n = 0; n < s.N; ++n)
-                y[((n * s.P + p) * s.Q + q) * s.K + k] = std::numeric_limits<float>::quiet_NaN();
+                y[((n * s.P + p) * s.Q + q) * s.K + k] = kNaN;
       }
 }
 
@@ -93,7 +95,7 @@ void padding_nan_backward_weight(float* dw, const float* dy, const conv::Shape& 
         if (!any_non_finite(row, s.K)) continue;
         for (int64_t k = 0; k < s.K; ++k)
           if (!std::isfinite(row[k]))
-            for (const int64_t rt : taps) dw[rt * s.K + k] = std::numeric_limits<float>::quiet_NaN();
+            for (const int64_t rt : taps) dw[rt * s.K + k] = kNaN;
       }
     }
 }

@@ -71,8 +71,8 @@ def _assert_same_pattern(name, got, want, inf_may_be_nan=False):
         if not np.array_equal(g, w):
             i = tuple(int(j) for j in np.argwhere(g != w)[0])
             raise AssertionError(
-                f"{name}: {what} pattern differs from the float64 reference at {int((g != w).sum())}"
-                f" of {g.size} elements; first at {i}: got {got[i]!r}, reference {want[i]!r}"
+                f"{name}: {what} pattern differs from the float64 reference at "
+                f"{int((g != w).sum())} of {g.size} elements; first at {i}: got {got[i]!r}, reference {want[i]!r}"
             )
 
 
@@ -112,8 +112,8 @@ def _softmax_case(kind):
 def _softmax_xent_case(rng_unused=None):
     def make(rng):
         labels = rng.random((6, 19))
-        return {"logits": rng.standard_normal((6, 19)) * 3, "labels": labels / labels.sum(1)[:, None],
-                "dloss": rng.standard_normal(6)}
+        return {"logits": rng.standard_normal((6, 19)) * 3,
+                "labels": labels / labels.sum(1)[:, None], "dloss": rng.standard_normal(6)}
 
     def run(d, a):
         rows, cols = a["logits"].shape
@@ -213,7 +213,8 @@ def _conv_case(code, stride, pad, N=2, H=7, W=6, C=5, K=19, R=3, S=3, groups=1):
     Cg = C // groups
 
     def make(rng):
-        return {"x": rng.standard_normal((N, H, W, C)), "w": rng.standard_normal((R, S, Cg, K)) * 0.3,
+        return {"x": rng.standard_normal((N, H, W, C)),
+                "w": rng.standard_normal((R, S, Cg, K)) * 0.3,
                 "bias": rng.standard_normal(K), "dy": rng.standard_normal((N, P, Q, K))}
 
     def run(d, a):
