@@ -10,7 +10,7 @@ import pytest
 from keras_parity import keras, to_np
 
 import fkeras
-from fkeras import layers
+from fkeras import _C, layers
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
 
@@ -84,15 +84,25 @@ def test_non_finite_pattern_matches_keras(name, value):
     k_model, f_model = _pair(build, x)
     with np.errstate(all="ignore"):
         want = to_np(k_model(x))
-        got = np.asarray(f_model(x))
     quirk = TORCH_QUIRKS.get((name, {np.inf: "inf", -np.inf: "-inf"}.get(value, "nan")))
     if quirk is not None and keras.backend.backend() == "torch":
         where, answer = quirk
         want = np.where(where(x), answer, want)
-    assert got.shape == want.shape
-    for what, test in (("NaN", np.isnan), ("+Inf", np.isposinf), ("-Inf", np.isneginf)):
-        g, w = test(got), test(want)
-        assert np.array_equal(g, w), (
-            f"{name}: {what} at {int((g != w).sum())} of {g.size} elements differs from Keras; "
-            f"first at {tuple(int(i) for i in np.argwhere(g != w)[0])}"
-        )
+    # Recurrent layers run on every ISA (their gate math has a copy per ISA); others on the
+    # default one (tests/kernels/test_nan_propagation.py sweeps the ISAs kernel by kernel).
+    isas = [i for i in ("scalar", "avx2", "avx512") if _C.isa_supported(i)]
+    before = _C.cpu_isa()
+    try:
+        for isa in isas if kind == "seq" else [before]:
+            _C.set_cpu_isa(isa)
+            with np.errstate(all="ignore"):
+                got = np.asarray(f_model(x))
+            assert got.shape == want.shape
+            for what, test in (("NaN", np.isnan), ("+Inf", np.isposinf), ("-Inf", np.isneginf)):
+                g, w = test(got), test(want)
+                assert np.array_equal(g, w), (
+                    f"{name} ({isa}): {what} at {int((g != w).sum())} of {g.size} elements "
+                    f"differs from Keras; first at {tuple(int(i) for i in np.argwhere(g != w)[0])}"
+                )
+    finally:
+        _C.set_cpu_isa(before)
