@@ -56,18 +56,6 @@ bool tap_outside(const conv::Shape& s, int64_t p, int64_t q, int64_t r, int64_t 
   return h < 0 || h >= s.H || v < 0 || v >= s.W;
 }
 
-// Whether a (n) holds an infinity or NaN: an all-ones exponent, tested on the bits with an
-// integer OR-reduction that the compiler vectorizes.
-bool any_non_finite(const float* a, int64_t n) {
-  uint32_t any = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t bits;
-    std::memcpy(&bits, a + i, sizeof bits);
-    any |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
-  }
-  return any != 0;
-}
-
 void padding_nan_forward(float* y, const float* w, const conv::Shape& s) {
   for (int64_t r = 0; r < s.R; ++r)
     for (int64_t t = 0; t < s.S; ++t)
@@ -92,7 +80,7 @@ void padding_nan_backward_weight(float* dw, const float* dy, const conv::Shape& 
       if (taps.empty()) continue;
       for (int64_t n = 0; n < s.N; ++n) {
         const float* row = dy + ((n * s.P + p) * s.Q + q) * s.K;  // (K)
-        if (!any_non_finite(row, s.K)) continue;
+        if (!conv::any_non_finite(row, s.K)) continue;
         for (int64_t k = 0; k < s.K; ++k)
           if (!std::isfinite(row[k]))
             for (const int64_t rt : taps) dw[rt * s.K + k] = kNaN;
@@ -104,6 +92,16 @@ void padding_nan_backward_weight(float* dw, const float* dy, const conv::Shape& 
 }  // namespace depthwise
 
 namespace conv {
+
+bool any_non_finite(const float* a, int64_t n) {
+  uint32_t any = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, a + i, sizeof bits);
+    any |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+  }
+  return any != 0;
+}
 
 void depthwise_forward(float* y, const float* x, const float* w, const float* bias,
                        const Shape& s, int64_t activation, float alpha) {

@@ -431,6 +431,14 @@ def _optimizer_case(name):
     return make, run, ("param", "grad", *slots)
 
 
+# Convolution paths, forced through the kernels' environment switches (see test_conv.py).
+CONV_PATHS = {
+    "direct": {"FKERAS_CONV_DIRECT": "1"},
+    "gather": {"FKERAS_CONV_DIRECT": "0", "FKERAS_CONV_BACKWARD_INPUT": "gather"},
+    "col2im": {"FKERAS_CONV_DIRECT": "0", "FKERAS_CONV_BACKWARD_INPUT": "col2im"},
+}
+
+
 def _table():
     cases = {}
     for c in ALL_CODES:
@@ -449,7 +457,7 @@ def _table():
     cases["gemm_small"] = _gemm_case(5, 7, 3, False, False, 0.0)
     cases["gemm_packed_tt"] = _gemm_case(70, 90, 80, True, True, 0.5)
     cases["gemm_packed_beta1"] = _gemm_case(64, 130, 300, False, False, 1.0)
-    for path in ("direct", "gemm"):  # FKERAS_CONV_DIRECT picks the path (see test_conv.py)
+    for path in CONV_PATHS:
         for c in (codes.LINEAR, codes.RELU, codes.LEAKY_RELU):
             cases[f"conv_act{c}_s1@{path}"] = _conv_case(c, 1, 1)
             cases[f"conv_act{c}_s2@{path}"] = _conv_case(c, 2, 1)
@@ -481,12 +489,6 @@ PARAMS = [
     for target in poisoned
 ]
 
-# Known gaps, (case, poisoned input) -> reason; strict, so a fix shows up as a failure here.
-KNOWN_GAPS = {
-    ("conv_grouped", "w"): "grouped conv2d_backward_input's gather form reads dy zero-padded, so "
-    "a non-finite weight times the padding's zeros gives NaN in dx where the reference, which "
-    "scatters and crops, gives a number (more NaN, never less)",
-}
 
 
 _REFERENCE_CACHE = {}
@@ -507,12 +509,11 @@ def _reference(name, target, poison):
 
 @pytest.mark.parametrize("poison", list(POISONS))
 @pytest.mark.parametrize("name, target", PARAMS)
-def test_non_finite_pattern_matches_reference(name, target, poison, isa, monkeypatch, request):
+def test_non_finite_pattern_matches_reference(name, target, poison, isa, monkeypatch):
     run = CASES[name][1]
-    if (name, target) in KNOWN_GAPS:
-        request.applymarker(pytest.mark.xfail(reason=KNOWN_GAPS[name, target], strict=True))
     if "@" in name:
-        monkeypatch.setenv("FKERAS_CONV_DIRECT", "1" if name.endswith("@direct") else "0")
+        for var, value in CONV_PATHS[name.split("@")[1]].items():
+            monkeypatch.setenv(var, value)
     inputs, want = _reference(name, target, poison)
     with np.errstate(all="ignore"):
         got = run(Run("cpu"), inputs)
