@@ -19,7 +19,9 @@
 //   backward:        1. float64 sums of dy, d = x - mean_f and dy * d; the exact centring
 //                       xc = d - mean(d) removes the float32 rounding of the saved mean;
 //                    2. dx = gamma * inv_std * (dy - mean(dy) - xhat * mean(dy * xhat)),
-//                       folded into dx = a * dy + (b * (x - mean_f) + c) per channel.
+//                       folded into dx = a * (dy + b * (x - mean_f) + c) per channel, the
+//                       factor a = gamma * inv_std applied last as in the formula (so that an
+//                       infinite gamma gives +/-inf, not inf - inf).
 // Work is split into tiles (rows x columns for inner < 16, runs of one channel otherwise);
 // every tile writes its own float64 partial sums, merged in a fixed order, so the results do
 // not depend on the thread count.
@@ -54,6 +56,8 @@ struct VScalar {
   static F set1(float a) { return a; }
   static F sub(F a, F b) { return a - b; }
   static F fma(F a, F b, F c) { return a * b + c; }
+  static F add(F a, F b) { return a + b; }
+  static F mul(F a, F b) { return a * b; }
   static F first_n(F v, int n) { return n > 0 ? v : 0.f; }
   static D widen(F v) { return static_cast<double>(v); }
   static D dzero() { return 0.0; }
@@ -204,6 +208,26 @@ void apply_forward(const Plan& p, float* y, const float* x, const std::vector<fl
   }
 }
 
+// Plain float64 mean of channel c of x (outer, C, inner).
+double plain_mean(const float* x, int64_t outer, int64_t C, int64_t inner, int64_t c) {
+  double sum = 0.0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) sum += x[(o * C + c) * inner + i];
+  return sum / static_cast<double>(outer * inner);
+}
+
+// Plain float64 sum of dy * ((x - m) - delta) over channel c of (outer, C, inner).
+double plain_centred_dot(const float* dy, const float* x, int64_t outer, int64_t C,
+                         int64_t inner, int64_t c, float m, double delta) {
+  double sum = 0.0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const int64_t k = (o * C + c) * inner + i;
+      sum += dy[k] * ((static_cast<double>(x[k]) - m) - delta);
+    }
+  return sum;
+}
+
 void check_sizes(const char* kernel, int64_t outer, int64_t C, int64_t inner) {
   FK_CHECK(outer >= 0 && C >= 0 && inner >= 0, kernel, ": sizes must be >= 0, received outer=",
            outer, ", C=", C, ", inner=", inner);
@@ -248,7 +272,10 @@ void batchnorm_forward_train(float* y, float* var, float* mean, float* inv_std, 
   const double dn = static_cast<double>(n);
   for (int64_t c = 0; c < C; ++c) {
     const double d1 = sums[c] / dn;
-    const double mean64 = shift[c] + d1;
+    // Shifted sums of data holding an infinity give inf - inf = NaN; the mean is then taken
+    // directly (a rare pass), so that it is +/-inf as the plain mean is in IEEE arithmetic.
+    const double mean64 = std::isfinite(shift[c] + d1) ? shift[c] + d1
+                                                       : plain_mean(x, outer, C, inner, c);
     const double var64 = std::max(sums[C + c] / dn - d1 * d1, 0.0);
     const double inv = 1.0 / std::sqrt(var64 + static_cast<double>(epsilon));
     mean[c] = static_cast<float>(mean64);
@@ -257,7 +284,10 @@ void batchnorm_forward_train(float* y, float* var, float* mean, float* inv_std, 
     const double scale = (gamma ? gamma[c] : 1.0) * inv;
     m[c] = mean[c];
     s[c] = static_cast<float>(scale);
-    t[c] = static_cast<float>((beta ? beta[c] : 0.0) - scale * (mean64 - m[c]));
+    // The remainder term only when it is a number: an infinite scale (gamma = inf) times a
+    // zero remainder would turn every y of the channel into NaN, where y = +/-inf.
+    const double remainder = std::isfinite(scale) ? scale * (mean64 - m[c]) : 0.0;
+    t[c] = static_cast<float>((beta ? beta[c] : 0.0) - remainder);
   }
   apply_forward(p, y, x, m, s, t);
 }
@@ -315,14 +345,19 @@ void batchnorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy,
   for (int64_t c = 0; c < C; ++c) {
     const double sum_dy = sums[c], delta = sums[C + c] / dn;
     const double inv = inv_std[c];
-    const double dg = inv * (sums[2 * C + c] - delta * sum_dy);  // sum dy * xhat
+    // sum dy * xhat. Folded as sum dy d - delta sum dy, an infinite dy gives inf - inf = NaN;
+    // then (a rare pass) the centred sum is taken directly, +/-inf as in IEEE arithmetic.
+    double dg = inv * (sums[2 * C + c] - delta * sum_dy);
+    if (!std::isfinite(dg)) dg = inv * plain_centred_dot(dy, x, outer, C, inner, c, m[c], delta);
     if (dgamma) dgamma[c] = static_cast<float>(dg);
     if (dbeta) dbeta[c] = static_cast<float>(sum_dy);
     const double A = (gamma ? gamma[c] : 1.0) * inv;
-    const double B = -A * inv * dg / dn;
+    const double B = -inv * dg / dn;
     a[c] = static_cast<float>(A);
     b[c] = static_cast<float>(B);
-    cc[c] = static_cast<float>(-A * sum_dy / dn - B * delta);
+    // B * delta corrects for the float32 mean; skipped when B is not finite (an infinite dy),
+    // where it would add inf * 0 = NaN to elements whose dx is +/-inf in IEEE arithmetic.
+    cc[c] = static_cast<float>(-sum_dy / dn - (std::isfinite(B) ? B * delta : 0.0));
   }
   if (!dx) return;
   if (p.rows) {

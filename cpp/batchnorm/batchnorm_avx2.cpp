@@ -36,6 +36,8 @@ struct V256 {
   static F set1(float a) { return _mm256_set1_ps(a); }
   static F sub(F a, F b) { return _mm256_sub_ps(a, b); }
   static F fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
+  static F add(F a, F b) { return _mm256_add_ps(a, b); }
+  static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
   static F first_n(F v, int n) { return _mm256_and_ps(v, _mm256_castsi256_ps(mask(n))); }
 
   static D widen(F v) {

@@ -28,6 +28,8 @@ struct V512 {
   static F set1(float a) { return _mm512_set1_ps(a); }
   static F sub(F a, F b) { return _mm512_sub_ps(a, b); }
   static F fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
+  static F add(F a, F b) { return _mm512_add_ps(a, b); }
+  static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
   static F first_n(F v, int n) { return _mm512_maskz_mov_ps(mask(n), v); }
 
   static D widen(F v) {

@@ -31,7 +31,7 @@ struct BlockKernels {
   // y = (x - m) * s + t, per column coefficients (cols).
   void (*rows_forward)(float* y, const float* x, int64_t rows, int64_t cols, int64_t ld,
                        const float* m, const float* s, const float* t);
-  // dx = a * dy + (b * (x - m) + c), per column coefficients (cols).
+  // dx = a * (dy + (b * (x - m) + c)), per column coefficients (cols).
   void (*rows_backward)(float* dx, const float* dy, const float* x, int64_t rows, int64_t cols,
                         int64_t ld, const float* m, const float* a, const float* b,
                         const float* c);

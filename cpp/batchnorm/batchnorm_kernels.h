@@ -4,7 +4,8 @@
 // batchnorm_avx512.cpp), each compiled with its own ISA flags, after it defines FK_BN_NS (a
 // namespace of its own, so the three instantiations never merge at link time) and its V inside
 // that namespace. V provides, for F (kF floats) and D (the same kF lanes widened to float64):
-//   F load(p), load_n(p, n), set1(a), sub(a, b), fma(a, b, c) = a * b + c, first_n(v, n);
+//   F load(p), load_n(p, n), set1(a), sub(a, b), add(a, b), mul(a, b), fma(a, b, c) = a * b + c,
+//   first_n(v, n);
 //   store(p, v), store_n(p, v, n)  (the _n forms touch lanes [0, n) only, n < kF);
 //   D widen(F), dzero(), dadd, dsub, dfma(a, b, c) = a * b + c; dload(p), dstore(p, d) (kF
 //   doubles), dload_n(p, n), dstore_n(p, d, n); double dsum(d);
@@ -169,14 +170,15 @@ void rows_backward(float* dx, const float* dy, const float* x, int64_t rows, int
     float* q = dx + r * ld;
     for (int64_t j = 0; j < full; j += V::kF) {
       const auto d = V::sub(V::load(px + j), V::load(m + j));
-      V::store(q + j, V::fma(V::load(a + j), V::load(pg + j),
-                             V::fma(V::load(b + j), d, V::load(c + j))));
+      V::store(q + j, V::mul(V::load(a + j),
+                             V::add(V::load(pg + j), V::fma(V::load(b + j), d, V::load(c + j)))));
     }
     if (tail) {
       const int64_t j = full;
       const auto d = V::sub(V::load_n(px + j, tail), V::load_n(m + j, tail));
-      const auto v = V::fma(V::load_n(a + j, tail), V::load_n(pg + j, tail),
-                            V::fma(V::load_n(b + j, tail), d, V::load_n(c + j, tail)));
+      const auto v = V::mul(V::load_n(a + j, tail),
+                            V::add(V::load_n(pg + j, tail),
+                                   V::fma(V::load_n(b + j, tail), d, V::load_n(c + j, tail))));
       V::store_n(q + j, v, tail);
     }
   }
@@ -279,11 +281,12 @@ void plane_backward(float* dx, const float* dy, const float* x, int64_t rows, in
     float* q = dx + r * stride;
     int64_t i = 0;
     for (; i + V::kF <= len; i += V::kF)
-      V::store(q + i, V::fma(va, V::load(pg + i), V::fma(vb, V::sub(V::load(px + i), vm), vc)));
+      V::store(q + i,
+               V::mul(va, V::add(V::load(pg + i), V::fma(vb, V::sub(V::load(px + i), vm), vc))));
     if (i < len) {
       const int n = static_cast<int>(len - i);
       const auto d = V::sub(V::load_n(px + i, n), vm);
-      V::store_n(q + i, V::fma(va, V::load_n(pg + i, n), V::fma(vb, d, vc)), n);
+      V::store_n(q + i, V::mul(va, V::add(V::load_n(pg + i, n), V::fma(vb, d, vc))), n);
     }
   }
 }

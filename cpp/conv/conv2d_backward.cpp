@@ -229,7 +229,8 @@ void backward_input_col2im(float* dx, const float* dy, const float* w, const con
 // the filter (2 * Cg * K moves, cache-unfriendly) and copies Kg floats per dx pixel; col2im
 // scatter-adds Cg floats per output pixel (a read-modify-write: ~3 moves). Small images under
 // deep layers (7x7 with 512 channels) favour col2im by far; large images the gather.
-// FKERAS_CONV_BACKWARD_INPUT=gather|col2im forces one form (tests run both on every shape).
+// FKERAS_CONV_BACKWARD_INPUT=gather|col2im forces one form (tests run both on every shape;
+// a filter holding inf or NaN always takes col2im, see conv2d_backward_input).
 bool prefer_col2im(const conv::Shape& s) {
   if (const char* force = std::getenv("FKERAS_CONV_BACKWARD_INPUT")) {
     if (std::strcmp(force, "col2im") == 0) return true;
@@ -264,7 +265,10 @@ void conv2d_backward_input(float* dx, const float* dy, const float* w, int64_t N
                    true, 1.f, 0.f);
     return;
   }
-  if (prefer_col2im(s)) {
+  // The gather multiplies w by zero-filled dy rows outside the output: a non-finite weight
+  // would give NaN where the scatter of the definition (and the reference) adds nothing, so
+  // such a filter takes the col2im form.
+  if (prefer_col2im(s) || conv::any_non_finite(w, R * S * s.Cg * K)) {
     backward_input_col2im(dx, dy, w, s);
     return;
   }

@@ -74,6 +74,11 @@ void run_blocks(int64_t nblocks, const std::function<void(int64_t)>& body);
 // cols (m1 - m0, R*S*Cg) from x (N, H, W, C); taps outside the input read zero.
 void im2col(float* cols, const float* x, const Shape& s, int64_t m0, int64_t m1, int64_t g);
 
+// Whether a (n) holds an infinity or NaN: an all-ones exponent, tested on the bits with an
+// integer OR-reduction that the compiler vectorizes. Kernels that skip the zero padding use it
+// to give 0 * inf = 0 * NaN = NaN where the padding meets a non-finite value, as the reference.
+bool any_non_finite(const float* a, int64_t n);
+
 // dst[0:n] = src[0:n] (a short loop for the few-channel case, memcpy otherwise) / = 0.
 void copy_floats(float* dst, const float* src, int64_t n);
 void zero_floats(float* dst, int64_t n);

@@ -27,7 +27,10 @@ inline float decayed(float p, float decay) {
   return kDecay ? p - p * decay : p;
 }
 
-inline float fmax_keep(float a, float b) { return a < b ? b : a; }
+// max(a, b) where a NaN in either operand wins, as np.maximum (a plain `a < b ? b : a`, like
+// std::fmax, would hide a NaN in b, e.g. AMSGrad's max(vhat, v) keeping a NaN v out of vhat).
+// A select on two compares, so the loops still vectorize.
+inline float nan_max(float a, float b) { return (a < b || b != b) ? b : a; }
 
 template <bool kDecay, int kMode>  // kMode: 0 plain, 1 momentum, 2 nesterov
 void sgd_loop(float* FK_R p, float* FK_R vel, const float* FK_R g, int64_t n,
@@ -55,7 +58,7 @@ void adam_loop(float* FK_R p, float* FK_R m, float* FK_R v, float* FK_R vh, cons
     m[i] = mi;
     v[i] = vi;
     if (kAmsgrad) {
-      vi = fmax_keep(vh[i], vi);
+      vi = nan_max(vh[i], vi);
       vh[i] = vi;
     }
     p[i] = decayed<kDecay>(p[i], a.decay) - (mi * a.alpha) / (std::sqrt(vi) + a.eps);
@@ -68,7 +71,7 @@ void adamax_loop(float* FK_R p, float* FK_R m, float* FK_R u, const float* FK_R 
   for (int64_t i = 0; i < n; ++i) {
     const float gi = g[i];
     const float mi = m[i] + (gi - m[i]) * a.one_minus_b1;
-    const float ui = fmax_keep(a.b2 * u[i], std::fabs(gi));
+    const float ui = nan_max(a.b2 * u[i], std::fabs(gi));
     m[i] = mi;
     u[i] = ui;
     p[i] = decayed<kDecay>(p[i], a.decay) - (a.lr * mi) / (a.bias1 * (ui + a.eps));

@@ -15,8 +15,10 @@ struct Avx2 {
   static Avx2 load(const float* p) { return {_mm256_loadu_ps(p)}; }
   static Avx2 splat(float x) { return {_mm256_set1_ps(x)}; }
   static Avx2 fmadd(Avx2 a, Avx2 b, Avx2 c) { return {_mm256_fmadd_ps(a.v, b.v, c.v)}; }
-  static Avx2 min(Avx2 a, Avx2 b) { return {_mm256_min_ps(a.v, b.v)}; }
-  static Avx2 max(Avx2 a, Avx2 b) { return {_mm256_max_ps(a.v, b.v)}; }
+  // min/max: operands swapped so that a NaN in a wins (the instruction returns its second
+  // operand when either is NaN); see gates_impl.h.
+  static Avx2 min(Avx2 a, Avx2 b) { return {_mm256_min_ps(b.v, a.v)}; }
+  static Avx2 max(Avx2 a, Avx2 b) { return {_mm256_max_ps(b.v, a.v)}; }
   static Avx2 select_lt(Avx2 a, Avx2 b, Avx2 x, Avx2 y) {
     return {_mm256_blendv_ps(y.v, x.v, _mm256_cmp_ps(a.v, b.v, _CMP_LT_OQ))};
   }

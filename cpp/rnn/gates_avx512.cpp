@@ -15,8 +15,10 @@ struct Avx512 {
   static Avx512 load(const float* p) { return {_mm512_loadu_ps(p)}; }
   static Avx512 splat(float x) { return {_mm512_set1_ps(x)}; }
   static Avx512 fmadd(Avx512 a, Avx512 b, Avx512 c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }
-  static Avx512 min(Avx512 a, Avx512 b) { return {_mm512_min_ps(a.v, b.v)}; }
-  static Avx512 max(Avx512 a, Avx512 b) { return {_mm512_max_ps(a.v, b.v)}; }
+  // min/max: operands swapped so that a NaN in a wins (the instruction returns its second
+  // operand when either is NaN); see gates_impl.h.
+  static Avx512 min(Avx512 a, Avx512 b) { return {_mm512_min_ps(b.v, a.v)}; }
+  static Avx512 max(Avx512 a, Avx512 b) { return {_mm512_max_ps(b.v, a.v)}; }
   static Avx512 select_lt(Avx512 a, Avx512 b, Avx512 x, Avx512 y) {
     return {_mm512_mask_blend_ps(_mm512_cmp_ps_mask(a.v, b.v, _CMP_LT_OQ), y.v, x.v)};
   }

@@ -6,7 +6,9 @@
 // three copies never meet at link time. Tails (units past the last full vector) run through
 // `Scalar`, which uses the C library's exp and tanh.
 //
-// Vector primitives a Vec provides: kWidth; static load, splat, fmadd (a * b + c), min, max,
+// Vector primitives a Vec provides: kWidth; static load, splat, fmadd (a * b + c), min, max
+// (a NaN in a wins: every call passes the data as a and a finite constant as b, so NaN
+// propagates as np.maximum does; x86's min/max return b on NaN, hence the swapped operands),
 // select_lt (a < b ? x : y), copysign (magnitude, sign); member store, abs, round (to nearest),
 // pow2 (2^k for an integer-valued k in [-126, 127]) and recip (1 / x to within ~2 ulp: a
 // hardware estimate refined by one Newton step, several times cheaper than a division);
@@ -42,8 +44,9 @@ struct Scalar {
   static Scalar load(const float* p) { return {*p}; }
   static Scalar splat(float x) { return {x}; }
   static Scalar fmadd(Scalar a, Scalar b, Scalar c) { return {a.v * b.v + c.v}; }
-  static Scalar min(Scalar a, Scalar b) { return {std::fmin(a.v, b.v)}; }
-  static Scalar max(Scalar a, Scalar b) { return {std::fmax(a.v, b.v)}; }
+  // NaN wins (std::fmin/fmax would drop it).
+  static Scalar min(Scalar a, Scalar b) { return (a.v < b.v || a.v != a.v) ? a : b; }
+  static Scalar max(Scalar a, Scalar b) { return (a.v > b.v || a.v != a.v) ? a : b; }
   static Scalar select_lt(Scalar a, Scalar b, Scalar x, Scalar y) { return a.v < b.v ? x : y; }
   void store(float* p) const { *p = v; }
   friend Scalar operator+(Scalar a, Scalar b) { return {a.v + b.v}; }
@@ -74,8 +77,13 @@ inline V exp_approx(V x) {
 
 template <class V>
 inline V vsigmoid(V x) {
-  const V one = V::splat(1.f);
-  return (one + exp_approx(V::splat(0.f) - x)).recip();
+  const V one = V::splat(1.f), zero = V::splat(0.f);
+  const V s = (one + exp_approx(zero - x)).recip();
+  // Saturated exactly as 1 / (1 + e^-x) is in IEEE arithmetic at x = -inf and +inf (0 and 1;
+  // exp_approx stops at e^88 and AVX2's recip(1) is 1 - 2^-24): a gate of 0, or 1 - z, times
+  // an infinite state is then NaN as in the reference, not a huge finite number. 1 from
+  // x = 17 on is also float32's rounding of the true value. NaN fails both compares: kept.
+  return V::select_lt(x, V::splat(-88.f), zero, V::select_lt(V::splat(17.f), x, one, s));
 }
 
 template <class V>
@@ -121,6 +129,13 @@ inline V dact(V y, int64_t code) {
       return V::select_lt(zero, y, V::select_lt(y, one, V::splat(1.f / 6.f), zero), zero);
     default: return one;
   }
+}
+
+// The GRU's new state z h_prev + (1 - z) hh, written so (not hh + z (h_prev - hh)) that an
+// infinite candidate gives an infinite state, not inf - inf = NaN.
+template <class V>
+inline V blend(V z, V h_prev, V hh) {
+  return V::fmadd(z, h_prev, (V::splat(1.f) - z) * hh);
 }
 
 // Activation policies: a (the activation), ra (the recurrent activation) and their derivatives
@@ -219,7 +234,7 @@ void gru_forward_ra(float* g, float* hproj, const float* rec, const float* h_pre
       r.store(g + U + j);
       hh.store(g + 2 * U + j);
       rh.store(hproj + j);
-      W::fmadd(z, hp - hh, hh).store(h + j);
+      blend(z, hp, hh).store(h + j);
     });
   });
 }
@@ -249,7 +264,7 @@ void gru_forward_h(float* g, float* h, const float* hproj, const float* h_prev, 
       const W hh = p.a(W::load(g + 2 * U + j) + W::load(hproj + j));
       const W z = W::load(g + j);
       hh.store(g + 2 * U + j);
-      W::fmadd(z, W::load(h_prev + j) - hh, hh).store(h + j);
+      blend(z, W::load(h_prev + j), hh).store(h + j);
     });
   });
 }

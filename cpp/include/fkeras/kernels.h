@@ -11,6 +11,11 @@
 // - [opt] marks a pointer that may be null (None from Python): an optional input is treated as
 //   absent (no bias, ...), an optional output is simply not computed.
 // - Saved state is an explicit output written by the forward and read by the backward.
+// - NaN and +/-Inf propagate as IEEE arithmetic does: an output is NaN (or +/-Inf) where the
+//   float64 reference gives NaN (or that infinity). max/min/clamps let a NaN operand win (as
+//   np.maximum), a max-pool window holding a NaN pools to it (its first NaN is the argmax),
+//   zero padding times a non-finite weight is NaN. tests/kernels/test_nan_propagation.py
+//   checks every kernel on every ISA and lists the few documented departures.
 // - Errors throw fk::Error. Index buffers are range-checked before anything is written: by the
 //   bindings, or (maxpool2d_backward) by the kernel itself in parallel, raising ValueError.
 #pragma once

@@ -329,9 +329,11 @@ class ReluGeneral(_Unary):
     name = "relu_general"
 
     def forward(self, dev, x, negative_slope=0.0, max_value=None, threshold=0.0):
-        y = np.where(x > threshold, x, 0.0)
+        # As Keras 3: relu (NaN stays NaN) unless a threshold is set (a NaN fails x > threshold:
+        # 0), then a clip to [0, max_value], which keeps NaN.
+        y = np.where(x > threshold, x, 0.0) if threshold else np.maximum(x, 0.0)
         if max_value is not None:
-            y = np.minimum(y, max_value)
+            y = np.clip(y, 0.0, max_value)
         if negative_slope:
             y = y - negative_slope * np.maximum(threshold - x, 0.0)
         return y.astype(x.dtype, copy=False), x

@@ -450,8 +450,10 @@ class Optimizer:
                 _clip_segments(g, float(self.clipnorm))
         elif self.global_clipnorm and self.global_clipnorm > 0:
             norm = float(np.sqrt(sum(float(np.dot(g.grad, g.grad)) for g in self._groups)))
-            if norm > self.global_clipnorm:
-                scale = self.global_clipnorm / norm
+            if norm > self.global_clipnorm or not np.isfinite(norm):
+                # Keras 3: a non-finite global norm (a NaN or inf gradient) makes every
+                # gradient NaN, rather than scaling some of them to 0.
+                scale = self.global_clipnorm / norm if np.isfinite(norm) else np.nan
                 for g in self._groups:
                     g.grad *= scale
         elif self.clipvalue and self.clipvalue > 0:
@@ -533,6 +535,6 @@ def _clip_segments(group, clipnorm):
         sq = np.array([float(np.dot(group.grad[o:o + s], group.grad[o:o + s]))
                        for o, s in zip(group.offsets, group.sizes)])
     norms = np.sqrt(sq)
-    scale = clipnorm / np.maximum(norms, clipnorm)
-    if np.any(scale < 1.0):
+    scale = clipnorm / np.maximum(norms, clipnorm)  # NaN for a variable with a NaN gradient
+    if not np.all(scale >= 1.0):  # as Keras, that whole variable's gradient becomes NaN
         g *= np.repeat(scale.astype(g.dtype), group.sizes)
