@@ -307,7 +307,9 @@ class Where(Op):
 
     def forward(self, dev, condition, x1, x2):
         cond = np.asarray(condition).astype(bool, copy=False)
-        out = np.where(cond, x1, x2).astype(dev.dtype, copy=False)
+        out = np.where(cond, x1, x2)
+        if out.dtype.kind == "f":
+            out = out.astype(dev.dtype, copy=False)
         return out, (cond, np.shape(x1), np.shape(x2))
 
     def backward(self, dev, saved, g, needs):
@@ -456,9 +458,18 @@ def min(x, axis=None, keepdims=False):  # noqa: A001
     return apply(_R["min"], x, axis=axis, keepdims=keepdims)
 
 
-def where(condition, x1, x2):
-    """Elements of x1 where condition holds, else of x2 (keras.ops.where, both branches given)."""
-    return apply(_R["where"], condition, x1, x2)
+def where(condition, x1=None, x2=None):
+    """Elements of x1 where condition holds, else of x2 (keras.ops.where).
+
+    With only `condition`, the indices of its nonzero elements (`nonzero(condition)`)."""
+    if x1 is None and x2 is None:
+        from fkeras.ops.indexing import nonzero
+
+        return nonzero(condition)
+    if x1 is None or x2 is None:
+        raise ValueError("`x1` and `x2` either both should be `None` or both should have "
+                         f"non-None value. Received: x1={x1!r}, x2={x2!r}")
+    return apply(_R["where"], condition, *promote(x1, x2))
 
 
 def relu_general(x, negative_slope=0.0, max_value=None, threshold=0.0):
