@@ -49,11 +49,9 @@ def empty(shape, dtype=None):
 
 
 def full(shape, fill_value, dtype=None):
-    """A tensor of `shape` filled with `fill_value` (keras.ops.full)."""
+    """A tensor of `shape` filled with `fill_value`, floatx unless `dtype` is given."""
     value = np.asarray(getattr(fill_value, "_value", fill_value))
-    default = "float32" if value.dtype.kind == "f" else (
-        "bool" if value.dtype.kind == "b" else "int32")
-    return _out(np.broadcast_to(value, _shape(shape)).astype(_np_dtype(dtype, default)))
+    return _out(np.broadcast_to(value, _shape(shape)).astype(_np_dtype(dtype)))
 
 
 def _like(x, dtype, value):
