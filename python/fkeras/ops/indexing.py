@@ -7,6 +7,8 @@ cotangent back to the positions it read; an update sends it to `updates` at the 
 positions and to the input elsewhere; segment_max to the position of each maximum.
 """
 
+import builtins
+
 import numpy as np
 
 from fkeras.engine.keras_tensor import KerasTensor
@@ -17,7 +19,7 @@ from fkeras.ops.registry import Op, apply
 
 
 def _region(start, size):
-    return tuple(slice(int(s), int(s) + int(n)) for s, n in zip(start, size))
+    return tuple(builtins.slice(int(s), int(s) + int(n)) for s, n in zip(start, size))
 
 
 class Slice(Op):

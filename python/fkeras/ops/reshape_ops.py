@@ -109,7 +109,7 @@ class GetItem(Op):
         return tuple(result)
 
     def forward(self, dev, x, key=None):
-        return np.ascontiguousarray(x[key]), x.shape
+        return np.asarray(x[key], order="C"), x.shape  # keeps 0-d results 0-d
 
     def backward(self, dev, shape, g, needs, key=None):
         out = np.zeros(shape, dtype=g.dtype)
