@@ -329,7 +329,7 @@ class ReluGeneral(_Unary):
     def forward(self, dev, x, negative_slope=0.0, max_value=None, threshold=0.0):
         y = np.where(x > threshold, x, 0.0)
         if max_value is not None:
-            y = np.minimum(y, max_value)
+            y = np.clip(y, 0.0, max_value)  # also zeroes threshold < x < 0 (Keras 3)
         if negative_slope:
             y = y - negative_slope * np.maximum(threshold - x, 0.0)
         return y.astype(x.dtype, copy=False), x
@@ -339,7 +339,7 @@ class ReluGeneral(_Unary):
         # bound itself.
         slope = (x > threshold).astype(g.dtype)
         if max_value is not None:
-            slope *= x <= max_value
+            slope *= (x >= 0) & (x <= max_value)
         if negative_slope:
             slope += negative_slope * (x < threshold)
         return (g * slope,)
