@@ -111,7 +111,9 @@ def standardize_dtype(dtype):
         from fkeras import config
 
         return config.floatx()
-    if hasattr(dtype, "name") and not isinstance(dtype, str):
+    if isinstance(dtype, type) and issubclass(dtype, np.generic):
+        name = np.dtype(dtype).name  # np.float32 and friends
+    elif hasattr(dtype, "name") and not isinstance(dtype, str):
         name = dtype.name
     else:
         name = str(dtype)
