@@ -248,3 +248,88 @@ from fkeras.ops.reductions import (  # noqa: F401
     std,
     var,
 )
+from fkeras.ops import linalg  # noqa: F401,E402  (keras.ops.linalg)
+from fkeras.ops.arrangement import (  # noqa: F401,E402
+    append,
+    copy,
+    dsplit,
+    dstack,
+    diag,
+    diagflat,
+    fliplr,
+    flipud,
+    get_item,
+    hsplit,
+    rot90,
+    vsplit,
+)
+from fkeras.ops.contraction import cross, kron, trapezoid  # noqa: F401,E402
+from fkeras.ops.creation import array, geomspace, meshgrid  # noqa: F401,E402
+from fkeras.ops.elementwise import (  # noqa: F401,E402
+    erf,
+    erfc,
+    fabs,
+    fmax,
+    fmin,
+    heaviside,
+    logaddexp2,
+    nan_to_num,
+    sinc,
+)
+from fkeras.ops.indexing import (  # noqa: F401,E402
+    digitize,
+    searchsorted,
+    segment_min,
+    select,
+    unravel_index,
+)
+from fkeras.ops.linalg import (  # noqa: F401,E402
+    cholesky,
+    cholesky_inverse,
+    det,
+    eig,
+    eigh,
+    inv,
+    logdet,
+    lstsq,
+    lu_factor,
+    matrix_rank,
+    pinv,
+    qr,
+    slogdet,
+    solve,
+    solve_triangular,
+    svd,
+)
+from fkeras.ops.predicates import (  # noqa: F401,E402
+    allclose,
+    conj,
+    conjugate,
+    imag,
+    isclose,
+    isin,
+    isneginf,
+    isposinf,
+    isreal,
+    real,
+    signbit,
+)
+from fkeras.ops.statistics import (  # noqa: F401,E402
+    average,
+    bincount,
+    corrcoef,
+    histogram,
+    median,
+    nanargmax,
+    nanargmin,
+    nanmax,
+    nanmean,
+    nanmin,
+    nanprod,
+    nanstd,
+    nansum,
+    nanvar,
+    percentile,
+    ptp,
+    quantile,
+)

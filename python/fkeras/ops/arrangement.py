@@ -247,3 +247,91 @@ def vstack(xs):
 
     xs = [reshape(t, (1, -1)) if len(su.shape_of(t)) == 1 else t for t in xs]
     return concatenate(xs, axis=0)
+
+
+_define("rot90", lambda x, k=1, axes=(0, 1): np.rot90(x, k, axes))
+_define("diag", lambda x, k=0: np.diag(x, k) if np.ndim(x) == 2 else np.diag(np.ravel(x), k))
+
+
+def fliplr(x):
+    """`x` reversed along axis 1 (keras.ops.fliplr)."""
+    return flip(x, 1)
+
+
+def flipud(x):
+    """`x` reversed along axis 0 (keras.ops.flipud)."""
+    return flip(x, 0)
+
+
+def rot90(array, k=1, axes=(0, 1)):
+    """`array` rotated by 90 degrees `k` times in the plane of `axes` (keras.ops.rot90)."""
+    return apply(_R["rot90"], array, k=int(k), axes=tuple(int(a) for a in axes))
+
+
+def diag(x, k=0):
+    """The k-th diagonal of a 2-D `x`, or a 2-D matrix with 1-D `x` on it (keras.ops.diag)."""
+    if len(su.shape_of(x)) not in (1, 2):
+        raise ValueError(f"`diag` needs a 1-D or 2-D input; received shape {su.shape_of(x)}.")
+    return apply(_R["diag"], x, k=int(k))
+
+
+def diagflat(x, k=0):
+    """A 2-D matrix with the flattened `x` on its k-th diagonal (keras.ops.diagflat)."""
+    return apply(_R["diag"], ravel(x), k=int(k))
+
+
+def hsplit(x, indices_or_sections):
+    """`split` along axis 1 (axis 0 for 1-D inputs) (keras.ops.hsplit)."""
+    return split(x, indices_or_sections, axis=0 if len(su.shape_of(x)) == 1 else 1)
+
+
+def vsplit(x, indices_or_sections):
+    """`split` along axis 0 (keras.ops.vsplit)."""
+    return split(x, indices_or_sections, axis=0)
+
+
+def dsplit(x, indices_or_sections):
+    """`split` along axis 2 (keras.ops.dsplit)."""
+    return split(x, indices_or_sections, axis=2)
+
+
+def dstack(xs):
+    """Tensors joined along axis 2, lower ranks promoted to 3-D first (keras.ops.dstack)."""
+    from fkeras.ops.reshape_ops import concatenate, reshape
+
+    out = []
+    for t in xs:
+        shape = su.shape_of(t)
+        if len(shape) == 0:
+            t = reshape(t, (1, 1, 1))
+        elif len(shape) == 1:
+            t = reshape(t, (1, shape[0], 1))
+        elif len(shape) == 2:
+            t = reshape(t, tuple(shape) + (1,))
+        out.append(t)
+    return concatenate(out, axis=2)
+
+
+def append(x1, x2, axis=None):
+    """x2 appended to x1 along `axis` (both flattened when None) (keras.ops.append)."""
+    from fkeras.ops.dtypes import promote
+    from fkeras.ops.reshape_ops import concatenate
+
+    x1, x2 = promote(x1, x2)
+    if axis is None:
+        return concatenate([ravel(x1), ravel(x2)], axis=0)
+    return concatenate([x1, x2], axis=axis)
+
+
+def copy(x):
+    """A copy of `x` (keras.ops.copy); differentiable (the identity)."""
+    from fkeras.ops.math import multiply
+
+    return multiply(x, 1)
+
+
+def get_item(x, key):
+    """x[key] (keras.ops.get_item)."""
+    from fkeras.ops.reshape_ops import getitem
+
+    return getitem(x, key)

@@ -245,3 +245,55 @@ def norm(x, ord=None, axis=None, keepdims=False):
         raise ValueError(f"`norm`: matrix norm ord={ord!r} is not supported by fkeras "
                          "(supported: None, 'fro', 1, -1, inf, -inf).")
     return out if keepdims else _r.squeeze(out, axis=(a0, a1))
+
+
+def cross(x1, x2, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """The cross product of 3-vectors along the given axes (keras.ops.cross)."""
+    from fkeras.ops.arrangement import moveaxis
+    from fkeras.ops.reshape_ops import getitem
+
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = moveaxis(x1, axisa, -1), moveaxis(x2, axisb, -1)
+    if su.shape_of(a)[-1] != 3 or su.shape_of(b)[-1] != 3:
+        raise ValueError("fkeras's `cross` supports 3-vectors; received shapes "
+                         f"{su.shape_of(x1)} and {su.shape_of(x2)}.")
+    a0, a1, a2 = (getitem(a, (Ellipsis, i)) for i in range(3))
+    b0, b1, b2 = (getitem(b, (Ellipsis, i)) for i in range(3))
+    from fkeras.ops.arrangement import stack
+
+    c = stack([_m.subtract(_m.multiply(a1, b2), _m.multiply(a2, b1)),
+               _m.subtract(_m.multiply(a2, b0), _m.multiply(a0, b2)),
+               _m.subtract(_m.multiply(a0, b1), _m.multiply(a1, b0))], axis=-1)
+    return moveaxis(c, -1, axisc)
+
+
+def kron(x1, x2):
+    """The Kronecker product of x1 and x2 (keras.ops.kron)."""
+    s1, s2 = su.shape_of(x1), su.shape_of(x2)
+    rank = max(len(s1), len(s2))
+    a = _r.reshape(x1, (1,) * (rank - len(s1)) + tuple(s1))
+    b = _r.reshape(x2, (1,) * (rank - len(s2)) + tuple(s2))
+    sa, sb = su.shape_of(a), su.shape_of(b)
+    # interleave: a[i, None, j, None] * b[None, k, None, l] -> reshape (i*k, j*l)
+    a_exp = _r.reshape(a, tuple(d for n in sa for d in (n, 1)))
+    b_exp = _r.reshape(b, tuple(d for n in sb for d in (1, n)))
+    return _r.reshape(_m.multiply(a_exp, b_exp), tuple(p * q for p, q in zip(sa, sb)))
+
+
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """The integral of `y` along `axis` by the trapezoidal rule (keras.ops.trapezoid)."""
+    from fkeras.ops.reshape_ops import getitem
+
+    rank = len(su.shape_of(y))
+    ax = axis % rank
+    lead = (slice(None),) * ax
+    hi, lo = getitem(y, lead + (slice(1, None),)), getitem(y, lead + (slice(None, -1),))
+    if x is None:
+        widths = dx
+    else:
+        xr = len(su.shape_of(x))
+        xa = ax if xr == rank else 0
+        xl = (slice(None),) * xa
+        widths = _m.subtract(getitem(x, xl + (slice(1, None),)), getitem(x, xl + (slice(None, -1),)))
+    return _m.sum(_m.multiply(_m.multiply(_m.add(hi, lo), 0.5), widths), axis=ax)

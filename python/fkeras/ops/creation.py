@@ -124,3 +124,25 @@ def identity(n, dtype=None):
 def tri(N, M=None, k=0, dtype=None):
     """Ones at and below the k-th diagonal of an N x M matrix (keras.ops.tri)."""
     return _out(np.tri(int(N), None if M is None else int(M), int(k), dtype=_np_dtype(dtype)))
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """`num` values spaced evenly on a log scale from start to stop (keras.ops.geomspace)."""
+    values = np.geomspace(np.asarray(start), np.asarray(stop), num, endpoint=endpoint, axis=axis)
+    return _out(values.astype(_np_dtype(dtype)))
+
+
+def meshgrid(*x, indexing="xy"):
+    """Coordinate matrices from coordinate vectors (keras.ops.meshgrid)."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"Valid values for `indexing` are 'xy' and 'ij'. Received: "
+                         f"indexing={indexing!r}")
+    arrays = [np.asarray(getattr(v, "_value", v)) for v in x]
+    return [_out(g) for g in np.meshgrid(*arrays, indexing=indexing)]
+
+
+def array(x, dtype=None):
+    """`x` as a tensor (keras.ops.array); floats become floatx unless `dtype` is given."""
+    from fkeras.ops.core import convert_to_tensor
+
+    return convert_to_tensor(x, dtype=dtype)

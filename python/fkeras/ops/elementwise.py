@@ -216,3 +216,94 @@ hypot = _binary_float("hypot")
 logaddexp = _binary_float("logaddexp")
 fmod = _binary_float("fmod")
 divide_no_nan = _binary_float("divide_no_nan")
+
+
+# ---- special functions and NumPy's float helpers ----
+
+def _erf(x):
+    # Abramowitz-Stegun 7.1.26 is too coarse for float64 checks: use math.erf per element.
+    import math
+
+    return np.vectorize(math.erf, otypes=[np.float64])(x)
+
+
+def _erfc(x):
+    import math
+
+    return np.vectorize(math.erfc, otypes=[np.float64])(x)
+
+
+_TWO_OVER_SQRT_PI = 2.0 / np.sqrt(np.pi)
+_define("erf", _erf, lambda x, y: _TWO_OVER_SQRT_PI * np.exp(-x * x))
+_define("erfc", _erfc, lambda x, y: -_TWO_OVER_SQRT_PI * np.exp(-x * x))
+
+
+def _sinc_deriv(x, y):
+    px = np.pi * x
+    safe = np.where(px == 0, 1.0, px)
+    return np.where(px == 0, 0.0, (np.cos(safe) - np.sin(safe) / safe) / np.where(x == 0, 1.0, x))
+
+
+_define("sinc", np.sinc, _sinc_deriv)
+erf = _unary_fn("erf")
+erfc = _unary_fn("erfc")
+sinc = _unary_fn("sinc")
+
+
+def fabs(x):
+    """|x| as a float tensor (keras.ops.fabs)."""
+    from fkeras.ops.math import absolute
+
+    return absolute(_float_input(x))
+
+
+class _Fmax(_BinaryMath):
+    name = "fmax"
+    fn = staticmethod(np.fmax)
+    d1 = staticmethod(lambda a, b, y: ((a >= b) | np.isnan(b)).astype(y.dtype))
+    d2 = staticmethod(lambda a, b, y: ((b > a) | np.isnan(a)).astype(y.dtype))
+
+
+class _Fmin(_BinaryMath):
+    name = "fmin"
+    fn = staticmethod(np.fmin)
+    d1 = staticmethod(lambda a, b, y: ((a <= b) | np.isnan(b)).astype(y.dtype))
+    d2 = staticmethod(lambda a, b, y: ((b < a) | np.isnan(a)).astype(y.dtype))
+
+
+class LogAddExp2(_BinaryMath):
+    name = "logaddexp2"
+    fn = staticmethod(np.logaddexp2)
+    d1 = staticmethod(lambda a, b, y: np.exp2(a - y))
+    d2 = staticmethod(lambda a, b, y: np.exp2(b - y))
+
+
+class Heaviside(_BinaryMath):
+    name = "heaviside"
+    fn = staticmethod(np.heaviside)
+    d1 = staticmethod(lambda a, b, y: np.zeros_like(y))
+    d2 = staticmethod(lambda a, b, y: (a == 0).astype(y.dtype))
+
+
+fmax = _binary_float("fmax")
+fmin = _binary_float("fmin")
+logaddexp2 = _binary_float("logaddexp2")
+heaviside = _binary_float("heaviside")
+
+
+class NanToNum(_Elementwise):
+    name = "nan_to_num"
+    fn = staticmethod(lambda x, nan=0.0, posinf=None, neginf=None: np.nan_to_num(
+        x, nan=nan, posinf=posinf, neginf=neginf))
+    deriv = staticmethod(lambda x, y, nan=0.0, posinf=None, neginf=None:
+                         np.isfinite(x).astype(x.dtype))
+
+
+def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
+    """`x` with NaN and infinities replaced (keras.ops.nan_to_num); gradient 1 where finite."""
+    dt = getattr(x, "dtype", None) or np.asarray(x).dtype
+    if np.dtype(dt).kind != "f":
+        return x
+    return apply(_R["nan_to_num"], x, nan=float(nan),
+                 posinf=None if posinf is None else float(posinf),
+                 neginf=None if neginf is None else float(neginf))

@@ -366,3 +366,65 @@ def unique(x, sorted=True, return_index=False, return_inverse=False, return_coun
     if return_counts:
         out.append(convert_to_tensor(counts.astype(np.int32)))
     return out[0] if len(out) == 1 else tuple(out)
+
+
+class SegmentMin(SegmentMax):
+    name = "segment_min"
+
+    def forward(self, dev, data, ids, num_segments=None):
+        y, saved = SegmentMax.forward(self, dev, -data, ids, num_segments)
+        return -y, (data, ids, saved[2], -y)
+
+
+def segment_min(data, segment_ids, num_segments=None, sorted=False):
+    """Minima of the rows of `data` per segment id (keras.ops.segment_min); empty segments
+    hold +inf."""
+    return apply(_R["segment_min"], data, _int_data(segment_ids),
+                 num_segments=None if num_segments is None else int(num_segments))
+
+
+def searchsorted(sorted_sequence, values, side="left"):
+    """Indices where `values` would be inserted to keep the 1-D `sorted_sequence` sorted
+    (keras.ops.searchsorted); int32, not differentiable."""
+    from fkeras.ops.core import convert_to_tensor
+
+    if side not in ("left", "right"):
+        raise ValueError(f"`side` must be 'left' or 'right'; received {side!r}.")
+    seq = np.asarray(getattr(sorted_sequence, "_value", sorted_sequence))
+    if seq.ndim != 1:
+        raise ValueError(f"`searchsorted` needs a 1-D sorted sequence; received shape "
+                         f"{seq.shape}.")
+    vals = np.asarray(getattr(values, "_value", values))
+    return convert_to_tensor(np.searchsorted(seq, vals, side=side).astype(np.int32))
+
+
+def digitize(x, bins):
+    """The index of the bin of each element of `x` (keras.ops.digitize); int32."""
+    from fkeras.ops.core import convert_to_tensor
+
+    arr = np.asarray(getattr(x, "_value", x))
+    edges = np.asarray(getattr(bins, "_value", bins))
+    return convert_to_tensor(np.digitize(arr, edges).astype(np.int32))
+
+
+def select(condlist, choicelist, default=0):
+    """Elements from `choicelist[i]` where `condlist[i]` first holds, else `default`
+    (keras.ops.select); differentiable in the choices."""
+    from fkeras.ops.math import where
+
+    if len(condlist) != len(choicelist):
+        raise ValueError("`condlist` and `choicelist` must have the same length; received "
+                         f"{len(condlist)} and {len(choicelist)}.")
+    out = default
+    for cond, choice in zip(reversed(condlist), reversed(choicelist)):
+        out = where(cond, choice, out)
+    return out
+
+
+def unravel_index(indices, shape):
+    """The coordinates (a tuple of int tensors) of flat `indices` in an array of `shape`."""
+    from fkeras.ops.core import convert_to_tensor
+
+    idx = np.asarray(getattr(indices, "_value", indices))
+    return tuple(convert_to_tensor(c.astype(np.int32))
+                 for c in np.unravel_index(idx, tuple(int(d) for d in shape)))
