@@ -333,3 +333,31 @@ from fkeras.ops.statistics import (  # noqa: F401,E402
     ptp,
     quantile,
 )
+from fkeras.ops.composed_nn import (  # noqa: F401,E402
+    cdist,
+    depth_to_space,
+    dot_product_attention,
+    psnr,
+    rms_normalization,
+    space_to_depth,
+)
+from fkeras.ops.creation import (  # noqa: F401,E402
+    bartlett,
+    blackman,
+    hamming,
+    hanning,
+    kaiser,
+    vander,
+)
+from fkeras.ops.integer_ops import (  # noqa: F401,E402
+    bitwise_left_shift,
+    bitwise_right_shift,
+    gcd,
+    lcm,
+    ldexp,
+    left_shift,
+    nextafter,
+    right_shift,
+    saturate_cast,
+)
+from fkeras.ops.reductions import diff, nancumprod, nancumsum  # noqa: F401,E402

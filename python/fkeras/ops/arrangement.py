@@ -335,3 +335,10 @@ def get_item(x, key):
     from fkeras.ops.reshape_ops import getitem
 
     return getitem(x, key)
+
+
+def repeat_heads(x, n):
+    """Each head of x (B, S, K, H) repeated n times along axis 2 (grouped-query attention)."""
+    from fkeras.ops.reshape_ops import repeat
+
+    return x if n == 1 else repeat(x, n, axis=2)

@@ -146,3 +146,30 @@ def array(x, dtype=None):
     from fkeras.ops.core import convert_to_tensor
 
     return convert_to_tensor(x, dtype=dtype)
+
+
+def _window(fn):
+    def window(x):
+        return _out(fn(int(x)).astype(_np_dtype(None)))
+
+    window.__name__ = window.__qualname__ = fn.__name__
+    window.__doc__ = f"The {fn.__name__} window of `x` points (keras.ops.{fn.__name__})."
+    return window
+
+
+bartlett = _window(np.bartlett)
+blackman = _window(np.blackman)
+hamming = _window(np.hamming)
+hanning = _window(np.hanning)
+
+
+def kaiser(x, beta):
+    """The Kaiser window of `x` points with shape parameter `beta` (keras.ops.kaiser)."""
+    return _out(np.kaiser(int(x), float(beta)).astype(_np_dtype(None)))
+
+
+def vander(x, N=None, increasing=False):
+    """The Vandermonde matrix of the 1-D `x` (keras.ops.vander)."""
+    arr = np.asarray(getattr(x, "_value", x))
+    out = np.vander(arr, N, increasing)
+    return _out(out.astype(_np_dtype(None)) if out.dtype.kind == "f" else out)

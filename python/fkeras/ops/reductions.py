@@ -250,3 +250,33 @@ def amax(x, axis=None, keepdims=False):
 def amin(x, axis=None, keepdims=False):
     """keras.ops.amin: the same as `min`."""
     return _min(x, axis=_axis_attr(axis), keepdims=keepdims)
+
+
+def diff(a, n=1, axis=-1):
+    """The n-th discrete difference along `axis` (keras.ops.diff); differentiable."""
+    from fkeras.ops.math import subtract
+    from fkeras.ops.reshape_ops import getitem
+
+    rank = len(su.shape_of(a))
+    lead = (slice(None),) * (axis % rank)
+    for _ in range(int(n)):
+        a = subtract(getitem(a, lead + (slice(1, None),)), getitem(a, lead + (slice(None, -1),)))
+    return a
+
+
+def nancumsum(x, axis=None, dtype=None):
+    """cumsum with NaNs counted as zero (keras.ops.nancumsum)."""
+    from fkeras.ops.comparison import isnan
+    from fkeras.ops.math import where
+
+    x = _float_input(x)
+    return cumsum(where(isnan(x), 0.0, x), axis=axis, dtype=dtype)
+
+
+def nancumprod(x, axis=None, dtype=None):
+    """cumprod with NaNs counted as one (keras.ops.nancumprod)."""
+    from fkeras.ops.comparison import isnan
+    from fkeras.ops.math import where
+
+    x = _float_input(x)
+    return cumprod(where(isnan(x), 1.0, x), axis=axis, dtype=dtype)
