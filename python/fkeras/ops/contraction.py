@@ -72,8 +72,18 @@ def _dims(x, letters):
 def _prod(dims):
     n = 1
     for d in dims:
+        if d is None:
+            return None  # an unknown (batch) dimension of a KerasTensor
         n *= d
     return n
+
+
+def _reshape(x, shape):
+    shape = [-1 if d is None else d for d in shape]
+    if shape.count(-1) > 1:
+        raise ValueError("`einsum` on KerasTensors supports one unknown dimension per group of "
+                         f"merged axes; received shape {tuple(su.shape_of(x))}.")
+    return _r.reshape(x, shape)
 
 
 def _contract(a, la, b, lb, keep):
@@ -94,11 +104,11 @@ def _contract(a, la, b, lb, keep):
     nb, m, k, n = (_prod(da[c] for c in batch), _prod(da[c] for c in a_free),
                    _prod(da[c] for c in summed), _prod(db[c] for c in b_free))
     if batch:
-        y = _m.matmul(_r.reshape(at, (nb, m, k)), _r.reshape(bt, (nb, k, n)))
+        y = _m.matmul(_reshape(at, (nb, m, k)), _reshape(bt, (nb, k, n)))
     else:
-        y = _m.matmul(_r.reshape(at, (m, k)), _r.reshape(bt, (k, n)))
+        y = _m.matmul(_reshape(at, (m, k)), _reshape(bt, (k, n)))
     shape = [da[c] for c in batch + a_free] + [db[c] for c in b_free]
-    return _r.reshape(y, shape), batch + a_free + b_free
+    return _reshape(y, shape), batch + a_free + b_free
 
 
 def einsum(subscripts, *operands, **kwargs):
@@ -115,17 +125,6 @@ def einsum(subscripts, *operands, **kwargs):
     if len(ops_) == 2:
         ops_ = list(promote(*ops_))
     shapes = [su.shape_of(x) for x in ops_]
-    if any(None in s for s in shapes):
-        from fkeras.engine.keras_tensor import KerasTensor
-
-        letters, out = _parse(subscripts, shapes)
-        dims = {}
-        for t, s in zip(letters, shapes):
-            for c, d in zip(t, s):
-                if dims.get(c) is None:
-                    dims[c] = d
-        dtype = getattr(ops_[0], "dtype", "float32")
-        return KerasTensor(tuple(dims[c] for c in out), dtype)
     letters, out = _parse(subscripts, shapes)
     x, lx = ops_[0], letters[0]
     for i in range(1, len(ops_)):
