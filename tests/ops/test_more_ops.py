@@ -91,8 +91,18 @@ CASES = {
     "space_to_depth": (lambda o: o.space_to_depth(X4, 2), None),
     "psnr": (lambda o: o.psnr(X4, 0.9 * X4, 1.0), None),
     "cdist": (lambda o: o.cdist(M[:2], M[2:]), None),
+    "erfinv": (lambda o: o.erfinv(np.tanh(M)), None),
+    "i0": (lambda o: o.i0(M), lambda: np.i0(M)),
+    "angle": (lambda o: o.angle(M), lambda: np.angle(M)),
+    "extract_sequences": (lambda o: o.extract_sequences(M, 3, 2), None),
+    "segment_prod": (lambda o: o.segment_prod(M, np.array([0, 0, 2, 2]), num_segments=3),
+                     lambda: np.stack([M[:2].prod(0), np.ones(6), M[2:].prod(0)])),
+    "nanmedian": (lambda o: o.nanmedian(NANS, axis=1), lambda: np.nanmedian(NANS, 1)),
+    "nanquantile": (lambda o: o.nanquantile(NANS, 0.3), lambda: np.nanquantile(NANS, 0.3)),
+    "vectorize": (lambda o: o.vectorize(lambda a, b: a * b + 1.0)(M[0], M[:, :1]),
+                  lambda: M[0] * M[:, :1] + 1.0),
 }
-NO_KERAS = {"percentile", "nanargmax"}  # Keras's torch backend lacks these paths or differs
+NO_KERAS = {"percentile", "nanargmax", "nanquantile"}  # Keras's torch backend lacks these paths or differs
 
 
 def _np(x):
@@ -137,6 +147,10 @@ GRADS = {
     "rms_normalization": (ops.rms_normalization, [X4[:, :2]]),
     "space_to_depth": (lambda t: ops.space_to_depth(t, 2), [X4[:1]]),
     "cdist": (ops.cdist, [M[:2], M[2:]]),
+    "erfinv": (ops.erfinv, [np.tanh(M)]), "i0": (ops.i0, [M]),
+    "extract_sequences": (lambda t: ops.extract_sequences(t, 3, 2), [M]),
+    "segment_prod": (lambda t: ops.segment_prod(t, np.array([0, 0, 1, 1])), [M]),
+    "vectorize": (ops.vectorize(lambda a, b: ops.sin(a) * b), [M[0], M[:2, :1]]),
 }
 
 

@@ -361,3 +361,8 @@ from fkeras.ops.integer_ops import (  # noqa: F401,E402
     saturate_cast,
 )
 from fkeras.ops.reductions import diff, nancumprod, nancumsum  # noqa: F401,E402
+from fkeras.ops.arrangement import extract_sequences  # noqa: F401,E402
+from fkeras.ops.control_flow import vectorize  # noqa: F401,E402
+from fkeras.ops.elementwise import angle, erfinv, i0  # noqa: F401,E402
+from fkeras.ops.indexing import argpartition, segment_prod  # noqa: F401,E402
+from fkeras.ops.statistics import nanmedian, nanpercentile, nanquantile  # noqa: F401,E402

@@ -342,3 +342,15 @@ def repeat_heads(x, n):
     from fkeras.ops.reshape_ops import repeat
 
     return x if n == 1 else repeat(x, n, axis=2)
+
+
+def extract_sequences(x, sequence_length, sequence_stride):
+    """Frames of `sequence_length` along the last axis every `sequence_stride`
+    (keras.ops.extract_sequences): shape (..., num_frames, sequence_length)."""
+    from fkeras.ops.reshape_ops import getitem
+
+    n = su.shape_of(x)[-1]
+    length, stride = int(sequence_length), int(sequence_stride)
+    frames = [getitem(x, (Ellipsis, slice(s, s + length)))
+              for s in range(0, n - length + 1, stride)]
+    return stack(frames, axis=-2)

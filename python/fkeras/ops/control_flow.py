@@ -212,3 +212,32 @@ def custom_gradient(f):
         return out[0] if len(out) == 1 else tuple(out)
 
     return wrapped
+
+
+def vectorize(pyfunc, *, excluded=None, signature=None):
+    """`pyfunc` applied elementwise over broadcast tensor arguments (keras.ops.vectorize);
+    fkeras runs it element by element through ops, so it stays differentiable."""
+    import functools
+
+    if signature is not None:
+        raise ValueError("fkeras's `vectorize` supports elementwise functions only "
+                         "(signature=None).")
+    excluded = set(excluded or ())
+
+    @functools.wraps(pyfunc)
+    def wrapped(*args, **kwargs):
+        from fkeras.ops.arrangement import broadcast_to, ravel, stack
+        from fkeras.ops.reshape_ops import getitem, reshape
+
+        slots = [i for i in range(len(args)) if i not in excluded]
+        shape = np.broadcast_shapes(*[np.shape(getattr(args[i], "_value", args[i]))
+                                      for i in slots])
+        flat = {i: ravel(broadcast_to(args[i], shape)) for i in slots}
+        size = int(np.prod(shape))
+        outs = []
+        for k in range(size):
+            call = [getitem(flat[i], k) if i in flat else a for i, a in enumerate(args)]
+            outs.append(pyfunc(*call, **kwargs))
+        return reshape(stack(outs), shape)
+
+    return wrapped

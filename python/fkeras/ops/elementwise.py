@@ -307,3 +307,33 @@ def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
     return apply(_R["nan_to_num"], x, nan=float(nan),
                  posinf=None if posinf is None else float(posinf),
                  neginf=None if neginf is None else float(neginf))
+
+
+def _erfinv(y):
+    # Newton's method on erf(x) = y from Giles's single-precision approximation's start.
+    y = np.asarray(y, np.float64)
+    w = -np.log(np.clip((1.0 - y) * (1.0 + y), 1e-300, None))
+    x = np.where(w < 5.0, np.sqrt(np.pi) / 2 * y * (1 + np.pi / 12 * y * y), np.sign(y) * np.sqrt(w))
+    for _ in range(60):
+        err = _erf(x) - y
+        x = x - err / (_TWO_OVER_SQRT_PI * np.exp(-x * x))
+    return np.where(np.abs(y) >= 1.0, np.sign(y) * np.inf, x)
+
+
+def _i1(x):
+    # modified Bessel function of the first kind, order 1 (power series; |x| < ~20)
+    x = np.asarray(x, np.float64)
+    term = x / 2.0
+    total = term.copy()
+    for k in range(1, 60):
+        term = term * (x * x / 4.0) / (k * (k + 1))
+        total = total + term
+    return total
+
+
+_define("erfinv", _erfinv, lambda x, y: np.sqrt(np.pi) / 2.0 * np.exp(y * y))
+_define("i0", np.i0, lambda x, y: _i1(x))
+_define("angle", np.angle, lambda x, y: np.zeros_like(x))
+erfinv = _unary_fn("erfinv")
+i0 = _unary_fn("i0")
+angle = _unary_fn("angle")

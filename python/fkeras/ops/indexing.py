@@ -428,3 +428,31 @@ def unravel_index(indices, shape):
     idx = np.asarray(getattr(indices, "_value", indices))
     return tuple(convert_to_tensor(c.astype(np.int32))
                  for c in np.unravel_index(idx, tuple(int(d) for d in shape)))
+
+
+def argpartition(x, kth, axis=-1):
+    """Indices that partition `x` around its `kth` element along `axis`
+    (keras.ops.argpartition); int32, not differentiable."""
+    from fkeras.ops.core import convert_to_tensor
+
+    arr = np.asarray(getattr(x, "_value", x))
+    return convert_to_tensor(np.argpartition(arr, kth, axis=axis).astype(np.int32))
+
+
+def segment_prod(data, segment_ids, num_segments=None, sorted=False):
+    """Products of the rows of `data` per segment id, 1 for empty segments
+    (keras.ops.segment_prod); differentiable in `data`."""
+    from fkeras.ops.arrangement import stack, take
+    from fkeras.ops.creation import ones
+    from fkeras.ops.reductions import prod
+
+    ids = np.asarray(getattr(segment_ids, "_value", segment_ids)).astype(np.int64)
+    n = int(num_segments) if num_segments is not None else (int(ids.max()) + 1 if ids.size else 0)
+    rows = []
+    for s in range(n):
+        members = np.nonzero(ids == s)[0]
+        if members.size:
+            rows.append(prod(take(data, members, axis=0), axis=0))
+        else:
+            rows.append(ones(su.shape_of(data)[1:], dtype=getattr(data, "dtype", None)))
+    return stack(rows)

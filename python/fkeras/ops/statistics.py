@@ -211,3 +211,21 @@ def corrcoef(x):
     cov = einsum("ik,jk->ij", centered, centered)
     d = _m.sqrt(_m.sum(_m.square(centered), axis=-1))
     return _m.divide(cov, _m.multiply(expand_dims(d, 1), expand_dims(d, 0)))
+
+
+def _nan_stat(name, fn):
+    def stat(x, *args, **kwargs):
+        from fkeras.ops.core import convert_to_tensor
+
+        out = fn(_eager_numpy(x, name).astype(np.float64), *args, **kwargs)
+        return convert_to_tensor(np.asarray(out, np.float32))
+
+    stat.__name__ = stat.__qualname__ = name
+    stat.__doc__ = (f"NumPy's `{name}` (keras.ops.{name}); computed outside the tape in fkeras "
+                    "(no gradient).")
+    return stat
+
+
+nanmedian = _nan_stat("nanmedian", np.nanmedian)
+nanquantile = _nan_stat("nanquantile", np.nanquantile)
+nanpercentile = _nan_stat("nanpercentile", np.nanpercentile)
