@@ -101,7 +101,8 @@ def _clone_functional(model, input_tensors, fn, call_function):
     by_name = {layer.name: layer for layer in model._graph_layers}
     inputs = None
     if input_tensors is not None:
-        inputs = list(input_tensors) if isinstance(input_tensors, (list, tuple)) else [input_tensors]
+        inputs = (list(input_tensors) if isinstance(input_tensors, (list, tuple))
+                  else [input_tensors])
         names = [ref[0] for ref in config["input_layers"]]
         if len(inputs) != len(names) or not all(isinstance(t, KerasTensor) for t in inputs):
             raise ValueError(f"`input_tensors` must be {len(names)} KerasTensor(s), one per "

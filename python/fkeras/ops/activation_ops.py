@@ -30,7 +30,8 @@ def _mish_deriv(x, y):
 
 _define("relu6", lambda x: np.clip(x, 0.0, 6.0),
         lambda x, y: ((x > 0) & (x < 6)).astype(x.dtype))
-_define("celu", lambda x, alpha=1.0: np.maximum(x, 0.0) + alpha * np.expm1(np.minimum(x, 0.0) / alpha),
+_define("celu",
+        lambda x, alpha=1.0: np.maximum(x, 0.0) + alpha * np.expm1(np.minimum(x, 0.0) / alpha),
         lambda x, y, alpha=1.0: np.where(x > 0, 1.0, np.exp(np.minimum(x, 0.0) / alpha)))
 _define("hard_silu", lambda x: x * np.clip(x + 3.0, 0.0, 6.0) / 6.0,
         lambda x, y: np.where(x <= -3.0, 0.0, np.where(x >= 3.0, 1.0, (2.0 * x + 3.0) / 6.0)))

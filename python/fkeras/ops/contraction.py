@@ -150,7 +150,8 @@ def tensordot(x1, x2, axes=2):
     l2 = list(_LETTERS[r1:r1 + r2])
     for i, j in zip(a1, a2):
         l2[j] = l1[i]
-    out = [c for i, c in enumerate(l1) if i not in a1] + [c for j, c in enumerate(l2) if j not in a2]
+    out = ([c for i, c in enumerate(l1) if i not in a1]
+           + [c for j, c in enumerate(l2) if j not in a2])
     return einsum(f"{''.join(l1)},{''.join(l2)}->{''.join(out)}", x1, x2)
 
 
@@ -294,5 +295,6 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
         xr = len(su.shape_of(x))
         xa = ax if xr == rank else 0
         xl = (slice(None),) * xa
-        widths = _m.subtract(getitem(x, xl + (slice(1, None),)), getitem(x, xl + (slice(None, -1),)))
+        widths = _m.subtract(getitem(x, xl + (slice(1, None),)),
+                             getitem(x, xl + (slice(None, -1),)))
     return _m.sum(_m.multiply(_m.multiply(_m.add(hi, lo), 0.5), widths), axis=ax)

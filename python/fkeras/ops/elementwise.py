@@ -313,7 +313,8 @@ def _erfinv(y):
     # Newton's method on erf(x) = y from Giles's single-precision approximation's start.
     y = np.asarray(y, np.float64)
     w = -np.log(np.clip((1.0 - y) * (1.0 + y), 1e-300, None))
-    x = np.where(w < 5.0, np.sqrt(np.pi) / 2 * y * (1 + np.pi / 12 * y * y), np.sign(y) * np.sqrt(w))
+    x = np.where(w < 5.0, np.sqrt(np.pi) / 2 * y * (1 + np.pi / 12 * y * y),
+                 np.sign(y) * np.sqrt(w))
     for _ in range(60):
         err = _erf(x) - y
         x = x - err / (_TWO_OVER_SQRT_PI * np.exp(-x * x))

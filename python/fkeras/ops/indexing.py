@@ -338,8 +338,8 @@ def nonzero(x):
     return tuple(convert_to_tensor(i.astype(np.int32)) for i in np.nonzero(arr))
 
 
-def unique(x, sorted=True, return_index=False, return_inverse=False, return_counts=False, axis=None, size=None,
-           fill_value=None):
+def unique(x, sorted=True, return_index=False, return_inverse=False, return_counts=False,
+           axis=None, size=None, fill_value=None):
     """The unique values of `x` (sorted), optionally with the inverse indices and counts.
 
     Not differentiable; the output shape depends on the data, so KerasTensors are refused

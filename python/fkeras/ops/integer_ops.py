@@ -76,7 +76,8 @@ def saturate_cast(x, dtype):
         return cast(x, dtype)
     src = np.dtype(getattr(x, "dtype", None) or np.asarray(x).dtype)
     if src.kind in "iu" and target.kind in "iu":
-        lo, hi = max(int(info.min), int(np.iinfo(src).min)), min(int(info.max), int(np.iinfo(src).max))
+        src_info = np.iinfo(src)
+        lo, hi = max(int(info.min), int(src_info.min)), min(int(info.max), int(src_info.max))
         return cast(clip(x, lo, hi), dtype)
     if src.kind == "f" and target.kind in "iu":
         # the largest value of the source float type that does not exceed the integer max

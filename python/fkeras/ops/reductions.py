@@ -68,7 +68,8 @@ class LogSumExp(_Reduce):
         m = np.max(x, axis=axis, keepdims=True) if x.size else np.zeros((), x.dtype)
         m = np.where(np.isfinite(m), m, 0.0)
         y_keep = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
-        y = y_keep if keepdims else y_keep.reshape(su.reduced_shape(x.shape, _axes(axis, x.ndim), False))
+        y = y_keep if keepdims else y_keep.reshape(
+            su.reduced_shape(x.shape, _axes(axis, x.ndim), False))
         return np.asarray(y, x.dtype), (x, y_keep)
 
     def backward(self, dev, saved, g, needs, axis=None, keepdims=False):
@@ -141,13 +142,15 @@ class _IndexReduce(Op):
 class ArgMax(_IndexReduce):
     name = "argmax"
     out_dtype = "int32"
-    fn = staticmethod(lambda x, axis, keepdims: np.argmax(x, axis=axis, keepdims=keepdims).astype(np.int32))
+    fn = staticmethod(lambda x, axis, keepdims: np.argmax(x, axis=axis, keepdims=keepdims)
+                      .astype(np.int32))
 
 
 class ArgMin(_IndexReduce):
     name = "argmin"
     out_dtype = "int32"
-    fn = staticmethod(lambda x, axis, keepdims: np.argmin(x, axis=axis, keepdims=keepdims).astype(np.int32))
+    fn = staticmethod(lambda x, axis, keepdims: np.argmin(x, axis=axis, keepdims=keepdims)
+                      .astype(np.int32))
 
 
 class Any(_IndexReduce):
