@@ -140,3 +140,49 @@ def test_model_checkpoint_writes_a_loadable_h5(tmp_path):
     model.fit(X, Y, epochs=1, verbose=0,
               callbacks=[fkeras.callbacks.ModelCheckpoint(str(path))])
     np.testing.assert_allclose(_out(fkeras.models.load_model(path)), _out(model), rtol=1e-6)
+
+
+def test_tf_keras_layout_loads(tmp_path):
+    # The layout tf_keras 2.x writes: Keras 2 layer configs, byte-string attributes, weight
+    # names with ":0", and an optimizer state in TF's own variable order (not restorable:
+    # a warning, and the optimizer starts fresh).
+    config = {"class_name": "Sequential", "config": {"name": "sequential", "layers": [
+        {"class_name": "InputLayer", "config": {"batch_input_shape": [None, 3],
+                                                "dtype": "float32", "sparse": False,
+                                                "ragged": False, "name": "dense_input"}},
+        {"class_name": "Dense", "config": {
+            "name": "dense", "trainable": True, "dtype": "float32", "units": 2,
+            "activation": "relu", "use_bias": True,
+            "kernel_initializer": {"class_name": "GlorotUniform", "config": {"seed": None}},
+            "bias_initializer": {"class_name": "Zeros", "config": {}},
+            "kernel_regularizer": None, "bias_regularizer": None,
+            "activity_regularizer": None, "kernel_constraint": None,
+            "bias_constraint": None}}]}}
+    training = {"loss": "mse", "metrics": ["mae"], "weighted_metrics": None,
+                "loss_weights": None,
+                "optimizer_config": {"class_name": "Adam", "config": {
+                    "name": "Adam", "learning_rate": 0.001, "beta_1": 0.9, "beta_2": 0.999,
+                    "epsilon": 1e-07, "amsgrad": False}}}
+    kernel = np.arange(6, dtype=np.float32).reshape(3, 2)
+    bias = np.array([1.0, -20.0], np.float32)
+    path = tmp_path / "tf_keras.h5"
+    with h5py.File(path, "w") as f:
+        f.attrs["backend"] = "tensorflow"
+        f.attrs["keras_version"] = "2.15.0"
+        f.attrs["model_config"] = json.dumps(config).encode()
+        f.attrs["training_config"] = json.dumps(training).encode()
+        weights = f.create_group("model_weights")
+        weights.attrs["layer_names"] = [b"dense"]
+        dense = weights.create_group("dense")
+        dense.attrs["weight_names"] = [b"dense/kernel:0", b"dense/bias:0"]
+        dense.create_dataset("dense/kernel:0", data=kernel)
+        dense.create_dataset("dense/bias:0", data=bias)
+        opt = f.create_group("optimizer_weights")
+        opt.attrs["weight_names"] = [b"Adam/iter:0", b"Adam/dense/kernel/m:0"]
+        opt.create_dataset("Adam/iter:0", data=np.int64(3))
+        opt.create_dataset("Adam/dense/kernel/m:0", data=kernel)
+    with pytest.warns(UserWarning, match="optimizer state"):
+        model = fkeras.models.load_model(path)
+    assert type(model).__name__ == "Sequential" and model.compiled
+    x = np.ones((1, 3), np.float32)
+    np.testing.assert_allclose(model.predict(x, verbose=0), np.maximum(x @ kernel + bias, 0))
