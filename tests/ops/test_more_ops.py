@@ -5,6 +5,7 @@ Keras, gradients where Keras differentiates."""
 import numpy as np
 import pytest
 
+import fkeras
 from fkeras import ops
 from op_testing import fd_check
 
@@ -101,7 +102,14 @@ CASES = {
     "nanquantile": (lambda o: o.nanquantile(NANS, 0.3), lambda: np.nanquantile(NANS, 0.3)),
     "vectorize": (lambda o: o.vectorize(lambda a, b: a * b + 1.0)(M[0], M[:, :1]),
                   lambda: M[0] * M[:, :1] + 1.0),
+    "correlate_valid": (lambda o: o.correlate(M[0], M[1, :3]),
+                        lambda: np.correlate(M[0], M[1, :3])),
+    "correlate_same": (lambda o: o.correlate(M[0], M[1, :4], "same"),
+                       lambda: np.correlate(M[0], M[1, :4], "same")),
+    "correlate_full": (lambda o: o.correlate(M[0], M[1, :3], "full"),
+                       lambda: np.correlate(M[0], M[1, :3], "full")),
 }
+# unfold/fold are compared with torch's im2col/col2im through Keras in test_unfold_fold.
 NO_KERAS = {"percentile", "nanargmax", "nanquantile"}  # Keras's torch backend lacks these paths or differs
 
 
@@ -151,6 +159,9 @@ GRADS = {
     "extract_sequences": (lambda t: ops.extract_sequences(t, 3, 2), [M]),
     "segment_prod": (lambda t: ops.segment_prod(t, np.array([0, 0, 1, 1])), [M]),
     "vectorize": (ops.vectorize(lambda a, b: ops.sin(a) * b), [M[0], M[:2, :1]]),
+    "correlate": (lambda a, v: ops.correlate(a, v, "same"), [M[0], M[1, :3]]),
+    "unfold": (lambda t: ops.unfold(t, (2, 3), stride=2, padding=1), [X4[:1, :2, :5]]),
+    "fold": (lambda t: ops.fold(t, (4, 5), 2), [R.standard_normal((1, 8, 12))]),
 }
 
 
@@ -179,3 +190,19 @@ def test_forward_only_linalg_is_marked_and_correct():
     np.testing.assert_allclose(low @ up, SQ[0][perm], atol=1e-5)
     with pytest.raises(ValueError, match="positive definite"):
         ops.cholesky(-np.eye(2))
+
+
+@pytest.mark.parametrize("kwargs", [dict(kernel_size=2), dict(kernel_size=(2, 3), stride=2,
+                                                             padding=1),
+                                    dict(kernel_size=2, dilation=2)])
+def test_unfold_fold_match_torch_through_keras(kwargs):
+    keras = pytest.importorskip("keras")
+    torch = pytest.importorskip("torch")
+    x = R.random((2, 3, 5, 6)).astype(np.float32)
+    cols = ops.unfold(x, **kwargs)
+    np.testing.assert_allclose(np.asarray(cols), keras.ops.convert_to_numpy(
+        keras.ops.unfold(torch.tensor(x), **kwargs)), rtol=1e-6)
+    back = ops.fold(cols, (5, 6), **kwargs)
+    np.testing.assert_allclose(np.asarray(back), keras.ops.convert_to_numpy(
+        keras.ops.fold(torch.tensor(np.asarray(cols)), (5, 6), **kwargs)), rtol=1e-5, atol=1e-5)
+    assert ops.unfold(fkeras.Input((3, 5, 6)), 2).shape == (None, 12, 20)
