@@ -106,6 +106,9 @@ CASES = {
                         lambda: np.correlate(M[0], M[1, :3])),
     "correlate_same": (lambda o: o.correlate(M[0], M[1, :4], "same"),
                        lambda: np.correlate(M[0], M[1, :4], "same")),
+    "adaptive_average_pool": (lambda o: o.adaptive_average_pool(X4, (3, 4)), None),
+    "adaptive_max_pool": (lambda o: o.adaptive_max_pool(X4, 3, data_format="channels_first"),
+                          None),
     "correlate_full": (lambda o: o.correlate(M[0], M[1, :3], "full"),
                        lambda: np.correlate(M[0], M[1, :3], "full")),
 }
@@ -160,6 +163,7 @@ GRADS = {
     "segment_prod": (lambda t: ops.segment_prod(t, np.array([0, 0, 1, 1])), [M]),
     "vectorize": (ops.vectorize(lambda a, b: ops.sin(a) * b), [M[0], M[:2, :1]]),
     "correlate": (lambda a, v: ops.correlate(a, v, "same"), [M[0], M[1, :3]]),
+    "adaptive_average_pool": (lambda t: ops.adaptive_average_pool(t, (3, 4)), [X4[:1]]),
     "unfold": (lambda t: ops.unfold(t, (2, 3), stride=2, padding=1), [X4[:1, :2, :5]]),
     "fold": (lambda t: ops.fold(t, (4, 5), 2), [R.standard_normal((1, 8, 12))]),
 }

@@ -334,6 +334,8 @@ from fkeras.ops.statistics import (  # noqa: F401,E402
     quantile,
 )
 from fkeras.ops.composed_nn import (  # noqa: F401,E402
+    adaptive_average_pool,
+    adaptive_max_pool,
     cdist,
     depth_to_space,
     dot_product_attention,

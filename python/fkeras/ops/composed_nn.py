@@ -103,3 +103,44 @@ def cdist(x, y):
 
     diff = _m.subtract(expand_dims(_float_input(x), -2), expand_dims(_float_input(y), -3))
     return _m.sqrt(_m.sum(_m.square(diff), axis=-1))
+
+
+def _adaptive_pool(inputs, output_size, data_format, reduce, name):
+    import itertools
+
+    from fkeras import config
+    from fkeras.ops.arrangement import moveaxis, stack
+    from fkeras.ops.reshape_ops import getitem, reshape
+
+    x = _float_input(inputs)
+    rank = len(su.shape_of(x))
+    spatial = rank - 2
+    if spatial not in (1, 2, 3):
+        raise ValueError(f"`{name}` takes inputs of rank 3, 4 or 5; received shape "
+                         f"{su.shape_of(x)}.")
+    if config.data_format_or_default(data_format) == "channels_first":
+        x = moveaxis(x, 1, -1)
+    sizes = su.shape_of(x)[1:-1]
+    out = (int(output_size),) * spatial if np.ndim(output_size) == 0 else \
+        tuple(int(o) for o in output_size)
+    # PyTorch's bins: [floor(i * n / o), ceil((i + 1) * n / o))
+    bins = [[(i * n // o, -(-(i + 1) * n // o)) for i in range(o)] for n, o in zip(sizes, out)]
+    cells = []
+    for cell in itertools.product(*bins):
+        region = getitem(x, (slice(None),) + tuple(slice(a, b) for a, b in cell))
+        cells.append(reduce(region, axis=tuple(range(1, spatial + 1))))
+    y = reshape(stack(cells, axis=1), (-1,) + out + (su.shape_of(x)[-1],))
+    if config.data_format_or_default(data_format) == "channels_first":
+        y = moveaxis(y, -1, 1)
+    return y
+
+
+def adaptive_average_pool(inputs, output_size, data_format=None):
+    """Average pooling to a fixed `output_size` with PyTorch's bins
+    (keras.ops.adaptive_average_pool)."""
+    return _adaptive_pool(inputs, output_size, data_format, _m.mean, "adaptive_average_pool")
+
+
+def adaptive_max_pool(inputs, output_size, data_format=None):
+    """Max pooling to a fixed `output_size` with PyTorch's bins (keras.ops.adaptive_max_pool)."""
+    return _adaptive_pool(inputs, output_size, data_format, _m.max, "adaptive_max_pool")
