@@ -1,9 +1,9 @@
 """Activation functions by name (keras.activations): each works on arrays and KerasTensors."""
 
 from fkeras.engine.tensor import user_callable
+from fkeras.ops import activation_ops as _extra
 from fkeras.ops import nn as _nn
 
-relu = _nn.relu
 sigmoid = _nn.sigmoid
 tanh = _nn.tanh
 selu = _nn.selu
@@ -17,6 +17,33 @@ linear = _nn.linear
 elu = _nn.elu
 leaky_relu = _nn.leaky_relu
 log_softmax = _nn.log_softmax
+celu = _extra.celu
+glu = _extra.glu
+hard_shrink = _extra.hard_shrink
+hard_silu = _extra.hard_silu
+hard_swish = hard_silu
+hard_tanh = _extra.hard_tanh
+log_sigmoid = _extra.log_sigmoid
+mish = _extra.mish
+relu6 = _extra.relu6
+soft_shrink = _extra.soft_shrink
+sparse_plus = _extra.sparse_plus
+sparse_sigmoid = _extra.sparse_sigmoid
+sparsemax = _extra.sparsemax
+squareplus = _extra.squareplus
+tanh_shrink = _extra.tanh_shrink
+threshold = _extra.threshold
+
+
+def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
+    """max(x, 0) by default; with options, Keras 3's generalized relu: `negative_slope` below
+    `threshold`, values capped at `max_value`, zero between (keras.activations.relu)."""
+    if negative_slope == 0.0 and max_value is None and threshold == 0.0:
+        return _nn.relu(x)
+    from fkeras.ops.math import relu_general
+
+    return relu_general(x, negative_slope=negative_slope, max_value=max_value,
+                        threshold=threshold)
 
 
 def softmax(x, axis=-1):
@@ -32,7 +59,12 @@ _BY_NAME = {
     "relu": relu, "sigmoid": sigmoid, "tanh": tanh, "selu": selu, "softplus": softplus,
     "softsign": softsign, "silu": silu, "swish": swish, "hard_sigmoid": hard_sigmoid,
     "exponential": exponential, "linear": linear, "elu": elu, "leaky_relu": leaky_relu,
-    "softmax": softmax, "log_softmax": log_softmax, "gelu": gelu,
+    "softmax": softmax, "log_softmax": log_softmax, "gelu": gelu, "celu": celu, "glu": glu,
+    "hard_shrink": hard_shrink, "hard_silu": hard_silu, "hard_swish": hard_swish,
+    "hard_tanh": hard_tanh, "log_sigmoid": log_sigmoid, "mish": mish, "relu6": relu6,
+    "soft_shrink": soft_shrink, "sparse_plus": sparse_plus, "sparse_sigmoid": sparse_sigmoid,
+    "sparsemax": sparsemax, "squareplus": squareplus, "tanh_shrink": tanh_shrink,
+    "threshold": threshold,
 }
 
 
@@ -87,12 +119,30 @@ for _name, _fn in _BY_NAME.items():
 
 
 def serialize(fn):
+    """The name of a built-in activation ("relu6"; aliases give the first name: swish ->
+    "silu", hard_swish -> "hard_silu"), else the function's `__name__`."""
     name = _NAME_OF.get(id(fn))
     if name is not None and _BY_NAME[name] is fn:
         return name
     if getattr(fn, "_fk_user_wrapped", False):  # a user's function wrapped by `get`
         return serialize(fn.__wrapped__)
     return getattr(fn, "__name__", str(fn))
+
+
+def deserialize(config, custom_objects=None):
+    """An activation function from its name (or a Keras serialization dict); names in
+    `custom_objects` win over the built-in ones."""
+    if custom_objects:
+        name = config if isinstance(config, str) else (
+            config.get("config", {}).get("name") if isinstance(config.get("config"), dict)
+            else config.get("config") or config.get("class_name"))
+        if name in custom_objects:
+            return user_callable(custom_objects[name])
+    if isinstance(config, dict) and isinstance(config.get("config"), str):
+        return get(config["config"])
+    if not isinstance(config, (str, dict)):
+        raise ValueError(f"Could not interpret serialized activation function: {config!r}")
+    return get(config)
 
 
 # The alpha a fused kernel needs to match the activation's default (ELU's alpha, LeakyReLU's

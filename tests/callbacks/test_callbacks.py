@@ -251,6 +251,8 @@ def test_learning_rate_scheduler():
     sched = callbacks.LearningRateScheduler(lambda epoch, lr: 0.1 / (epoch + 1))
     hist = model.fit(x, y, epochs=3, verbose=0, callbacks=[sched])
     np.testing.assert_allclose(hist.history["learning_rate"], [0.1, 0.05, 0.1 / 3], rtol=1e-6)
+    # Keras 2 scripts read "lr": the same values under both keys, in history only.
+    assert hist.history["lr"] == hist.history["learning_rate"]
     bad = callbacks.LearningRateScheduler(lambda epoch: "fast")
     with pytest.raises(ValueError, match="should be a float"):
         model.fit(x, y, epochs=1, verbose=0, callbacks=[bad])
@@ -276,9 +278,17 @@ def test_reduce_lr_on_plateau_with_cooldown():
     # in cooldown, epoch 3 reduces to 0.25, epoch 4 cooldown, epoch 5 reduces to
     # max(0.125, min_lr=0.2); the rate is logged before the reduction of its epoch.
     assert lrs == [1.0, 1.0, 0.5, 0.5, 0.25, 0.25, 0.2, 0.2]
+    np.testing.assert_allclose(model.history.history["lr"], lrs, rtol=1e-6)
     assert float(model.optimizer.learning_rate) == pytest.approx(0.2)
     with pytest.raises(ValueError, match="factor >= 1.0"):
         callbacks.ReduceLROnPlateau(factor=1.5)
+
+
+def test_history_has_no_lr_key_without_a_learning_rate_callback():
+    model = small_model()
+    x, y = data()
+    hist = model.fit(x, y, epochs=1, verbose=0)
+    assert "lr" not in hist.history and "learning_rate" not in hist.history
 
 
 def test_terminate_on_nan(capsys):

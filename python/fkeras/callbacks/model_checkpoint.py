@@ -1,4 +1,4 @@
-"""ModelCheckpoint: saves the model (`.keras`) or its weights (`.weights.h5`) during training.
+"""ModelCheckpoint: saves the model (`.keras`, legacy `.h5`) or its weights (`.weights.h5`) during training.
 
 `model.save` and `model.save_weights` write atomically (fkeras/saving/file_io.py: temporary
 file in the target directory, fsync, rename, directory fsync): a crash or a kill -9 at any
@@ -53,9 +53,9 @@ class ModelCheckpoint(Callback):
             raise ValueError("When using `save_weights_only=True` in `ModelCheckpoint`, the "
                              "filepath provided must end in `.weights.h5` (Keras weights "
                              f"format). Received: filepath={self.filepath}")
-        if not save_weights_only and not self.filepath.endswith(".keras"):
-            raise ValueError("The filepath provided must end in `.keras` (Keras model "
-                             f"format). Received: filepath={self.filepath}")
+        if not save_weights_only and not self.filepath.endswith((".keras", ".h5")):
+            raise ValueError("The filepath provided must end in `.keras` (Keras model format) "
+                             f"or `.h5` (legacy HDF5). Received: filepath={self.filepath}")
         self._batches_seen = 0
         self._epoch = 0
 

@@ -28,3 +28,12 @@ def unique_name(prefix):
 def reset():
     with _lock:
         _counts.clear()
+
+
+def get_uid(prefix=""):
+    """Advances the counter of `prefix` and returns it (1 on the first call after a reset), the
+    counter automatic names use (keras.backend.get_uid)."""
+    with _lock:
+        n = _counts.get(prefix, 0) + 1
+        _counts[prefix] = n
+    return n

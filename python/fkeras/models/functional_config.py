@@ -53,7 +53,15 @@ def functional_get_config(model):
             "input_layers": refs(model._flat_inputs), "output_layers": refs(model._flat_outputs)}
 
 
-def functional_from_config(cls, config, custom_objects=None):
+def functional_from_config(cls, config, custom_objects=None, make_layer=None,
+                           call_function=None):
+    """Rebuilds a functional model from its config by replaying every layer call.
+
+    `make_layer(entry)` gives the layer of a config entry (default: deserialize it); an entry
+    it maps to a KerasTensor stands for an input layer's output (clone_model's
+    `input_tensors`). `call_function(layer, *args, **kwargs)` makes the calls (default:
+    `layer(*args, **kwargs)`).
+    """
     from fkeras.layers import deserialize_layer
 
     config = copy.deepcopy(config)
@@ -61,11 +69,15 @@ def functional_from_config(cls, config, custom_objects=None):
     outputs = {}   # layer name -> list (per model node) of output tensor lists
     pending = []
     for entry in config["layers"]:
-        layer = deserialize_layer(entry, custom_objects)
+        layer = (make_layer or (lambda e: deserialize_layer(e, custom_objects)))(entry)
         name = entry.get("name", layer.name)
+        if isinstance(layer, KerasTensor):
+            outputs[name] = [[layer]]
+            continue
         created[name] = layer
         outputs[name] = [list(layer._inbound_nodes[0].output_tensors)] if isinstance(layer, InputLayer) else []
         pending.extend((name, node) for node in entry.get("inbound_nodes", []))
+    call = call_function or (lambda layer, *args, **kwargs: layer(*args, **kwargs))
 
     while pending:
         progress = False
@@ -75,7 +87,8 @@ def functional_from_config(cls, config, custom_objects=None):
             if name not in blocked and all(len(outputs[ref[0]]) > ref[1] for ref in node):
                 tensors = [outputs[ref[0]][ref[1]][ref[2]] for ref in node]
                 kwargs = node[0][3] if node and len(node[0]) > 3 else {}
-                result = created[name](tensors[0] if len(tensors) == 1 else tensors, **kwargs)
+                result = call(created[name], tensors[0] if len(tensors) == 1 else tensors,
+                              **kwargs)
                 flat = result if isinstance(result, (list, tuple)) else [result]
                 outputs[name].append(list(flat))
                 progress = True

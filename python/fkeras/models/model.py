@@ -89,6 +89,16 @@ class Model(Trainer, Layer):
             return Functional.from_config(config, custom_objects)
         return cls(**config)
 
+    def to_json(self, **kwargs):
+        """The model's architecture as a JSON string, in Keras 3's layout (the model entry of a
+        `.keras` file's config.json, with the compile config when compiled); `kwargs` go to
+        `json.dumps`. `fkeras.models.model_from_json` reads it back."""
+        import json
+
+        from fkeras.saving.saving_lib import model_config
+
+        return json.dumps(model_config(self), **kwargs)
+
     # ---- inspection ----
     def get_layer(self, name=None, index=None):
         if index is not None and name is not None:

@@ -311,7 +311,9 @@ class Where(Op):
 
     def forward(self, dev, condition, x1, x2):
         cond = np.asarray(condition).astype(bool, copy=False)
-        out = np.where(cond, x1, x2).astype(dev.dtype, copy=False)
+        out = np.where(cond, x1, x2)
+        if out.dtype.kind == "f":
+            out = out.astype(dev.dtype, copy=False)
         return out, (cond, np.shape(x1), np.shape(x2))
 
     def backward(self, dev, saved, g, needs):
@@ -333,7 +335,7 @@ class ReluGeneral(_Unary):
         # 0), then a clip to [0, max_value], which keeps NaN.
         y = np.where(x > threshold, x, 0.0) if threshold else np.maximum(x, 0.0)
         if max_value is not None:
-            y = np.clip(y, 0.0, max_value)
+            y = np.clip(y, 0.0, max_value)  # also zeroes threshold < x < 0 (Keras 3)
         if negative_slope:
             y = y - negative_slope * np.maximum(threshold - x, 0.0)
         return y.astype(x.dtype, copy=False), x
@@ -343,7 +345,7 @@ class ReluGeneral(_Unary):
         # bound itself.
         slope = (x > threshold).astype(g.dtype)
         if max_value is not None:
-            slope *= x <= max_value
+            slope *= (x >= 0) & (x <= max_value)
         if negative_slope:
             slope += negative_slope * (x < threshold)
         return (g * slope,)
@@ -469,9 +471,18 @@ def min(x, axis=None, keepdims=False):  # noqa: A001
     return apply(_R["min"], x, axis=axis, keepdims=keepdims)
 
 
-def where(condition, x1, x2):
-    """Elements of x1 where condition holds, else of x2 (keras.ops.where, both branches given)."""
-    return apply(_R["where"], condition, x1, x2)
+def where(condition, x1=None, x2=None):
+    """Elements of x1 where condition holds, else of x2 (keras.ops.where).
+
+    With only `condition`, the indices of its nonzero elements (`nonzero(condition)`)."""
+    if x1 is None and x2 is None:
+        from fkeras.ops.indexing import nonzero
+
+        return nonzero(condition)
+    if x1 is None or x2 is None:
+        raise ValueError("`x1` and `x2` either both should be `None` or both should have "
+                         f"non-None value. Received: x1={x1!r}, x2={x2!r}")
+    return apply(_R["where"], condition, *promote(x1, x2))
 
 
 def relu_general(x, negative_slope=0.0, max_value=None, threshold=0.0):

@@ -116,22 +116,26 @@ def dense(x, kernel, bias=None, activation="linear", alpha=0.0):
     return apply(_R["activation"], y, code=code, alpha=float(alpha))
 
 
-def _act(code, alpha=0.0):
+def _act(name, code, alpha=0.0):
     def fn(x):
         return apply(_R["activation"], x, code=code, alpha=alpha)
+
+    # Its real name: a layer's `activation=ops.relu` serializes by `__name__`.
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"keras.ops.{name}: the {name} activation, elementwise."
     return fn
 
 
-relu = _act(codes.RELU)
-sigmoid = _act(codes.SIGMOID)
-tanh = _act(codes.TANH)
-selu = _act(codes.SELU)
-softplus = _act(codes.SOFTPLUS)
-softsign = _act(codes.SOFTSIGN)
-silu = _act(codes.SWISH)
+relu = _act("relu", codes.RELU)
+sigmoid = _act("sigmoid", codes.SIGMOID)
+tanh = _act("tanh", codes.TANH)
+selu = _act("selu", codes.SELU)
+softplus = _act("softplus", codes.SOFTPLUS)
+softsign = _act("softsign", codes.SOFTSIGN)
+silu = _act("silu", codes.SWISH)
 swish = silu
-hard_sigmoid = _act(codes.HARD_SIGMOID)
-exponential = _act(codes.EXPONENTIAL)
+hard_sigmoid = _act("hard_sigmoid", codes.HARD_SIGMOID)
+exponential = _act("exponential", codes.EXPONENTIAL)
 
 
 def elu(x, alpha=1.0):

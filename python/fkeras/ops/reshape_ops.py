@@ -109,10 +109,7 @@ class GetItem(Op):
         return tuple(result)
 
     def forward(self, dev, x, key=None):
-        out = x[key]
-        # np.ascontiguousarray makes a 0-d result 1-d; a scalar index must give shape ().
-        out = np.asarray(out) if np.ndim(out) == 0 else np.ascontiguousarray(out)
-        return out, x.shape
+        return np.asarray(x[key], order="C"), x.shape  # keeps 0-d results 0-d
 
     def backward(self, dev, shape, g, needs, key=None):
         out = np.zeros(shape, dtype=g.dtype)

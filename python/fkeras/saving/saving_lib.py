@@ -52,14 +52,18 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
     if kwargs:
         raise ValueError(f"The following argument(s) are not supported: {list(kwargs)}")
     filepath = os.fspath(filepath)
+    from fkeras.saving import legacy_h5
+
+    if legacy_h5.is_legacy_h5_path(filepath):
+        return legacy_h5.save_model(model, filepath, overwrite, include_optimizer)
     if zipped is False:
         raise NotImplementedError("fkeras saves zipped `.keras` files only (zipped=False is "
                                   "not supported).")
     if not filepath.endswith(".keras"):
         raise ValueError(
             "Invalid filepath extension for saving. Please add a `.keras` extension for the "
-            "native Keras format (`.h5` legacy files are not supported by fkeras; use "
-            f"`save_weights()` with a `.weights.h5` path for the weights only). Received: "
+            "native Keras format, or `.h5` for the legacy HDF5 format (`save_weights()` "
+            f"takes a `.weights.h5` path for the weights only). Received: "
             f"filepath={filepath}."
         )
     if os.path.exists(filepath) and not overwrite:
@@ -115,6 +119,10 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=None):
             shapes or dtypes do not match); no variable is changed then.
     """
     filepath = os.fspath(filepath)
+    from fkeras.saving import legacy_h5
+
+    if legacy_h5.is_legacy_h5_path(filepath):
+        return legacy_h5.load_model(filepath, custom_objects, compile)
     if not filepath.endswith(".keras"):
         raise ValueError(
             f"File format not supported: filepath={filepath}. Keras 3 only supports V3 "

@@ -1,0 +1,231 @@
+"""Whole models in the legacy HDF5 layout (`model.save("m.h5")`, `load_model("m.h5")`), as
+tf_keras (Keras 2) and Keras 3's legacy writer lay them out, through h5py (imported lazily).
+
+File layout:
+- root attributes: `backend`, `keras_version`, `model_config` (JSON: {"class_name",
+  "config"}: the model's architecture), `training_config` (JSON, when compiled: "loss",
+  "metrics", "loss_weights", "weighted_metrics", ..., "optimizer_config": {"class_name",
+  "config"});
+- `model_weights`: attribute `layer_names` (every layer of `model.layers`, in order); one group
+  per layer with attribute `weight_names` (`<layer>/<variable path>`, trainable weights first,
+  then non-trainable) and a dataset per name; an empty `top_level_model_weights` group;
+- `optimizer_weights` (when compiled and built): attribute `weight_names` and one dataset per
+  optimizer variable, in Keras 3's order (iteration, learning rate, then the slots per variable).
+
+Reading matches layers by name (then, for files whose names differ, by order among the layers
+that have weights, as Keras does), checks every shape before assigning anything, and restores
+the optimizer's state when its variable count matches (a warning otherwise, e.g. for tf_keras
+files, whose optimizers keep other variables). Files are written atomically.
+"""
+
+import json
+import os
+import warnings
+
+import numpy as np
+
+from fkeras.saving import file_io
+from fkeras.saving.weights_h5 import _h5py
+
+H5_EXTENSIONS = (".h5", ".hdf5")
+
+
+def is_legacy_h5_path(filepath):
+    """True for `.h5` / `.hdf5` paths (but not Keras 3's `.weights.h5`)."""
+    path = os.fspath(filepath) if not hasattr(filepath, "read") else ""
+    return path.endswith(H5_EXTENSIONS) and not path.endswith(".weights.h5")
+
+
+def _version():
+    from fkeras import _version
+
+    return f"fkeras {_version.__version__}"
+
+
+def _layer_weights(layer):
+    return list(layer.trainable_weights) + list(layer.non_trainable_weights)
+
+
+def _weight_names(prefix, variables):
+    names, used = [], set()
+    for i, v in enumerate(variables):
+        name = f"{prefix}/{getattr(v, 'path', None) or v.name}"
+        if name in used:
+            name = f"{name}_{i}"
+        used.add(name)
+        names.append(name)
+    return names
+
+
+def _string_array(names):
+    return np.array([n.encode("utf8") for n in names], dtype=object) if names else \
+        np.array([], dtype=np.float64)
+
+
+# ---- writing ----
+
+def save_model(model, filepath, overwrite=True, include_optimizer=True):
+    """Writes `model` (architecture, weights, compile config, optimizer state) as legacy HDF5.
+
+    Args:
+        model: a built Functional or Sequential model.
+        filepath: a path ending in `.h5` or `.hdf5`.
+        overwrite: if False and the file exists, raise instead of replacing it.
+        include_optimizer: also write the compile config and the optimizer's variables.
+    """
+    filepath = os.fspath(filepath)
+    if os.path.exists(filepath) and not overwrite:
+        raise ValueError(f"File {filepath} exists and overwrite=False.")
+    if not model.built:
+        raise ValueError("You are saving a model that has not yet been built. Try building the "
+                         "model first by calling it on some data or by using `build()`.")
+    from fkeras.saving.config_convert import keras3_model_config
+    from fkeras.saving.saving_lib import compile_config
+
+    config = keras3_model_config(model)
+    model_config = {"class_name": config["class_name"], "config": config["config"]}
+    training_config = None
+    if include_optimizer and getattr(model, "compiled", False):
+        c = compile_config(model)
+        training_config = {k: v for k, v in c.items() if k != "optimizer"}
+        opt = c["optimizer"]
+        training_config["optimizer_config"] = {"class_name": opt["class_name"],
+                                               "config": opt["config"]}
+
+    def write(tmp):
+        with _h5py().File(tmp, "w") as f:
+            f.attrs["backend"] = "fkeras"
+            f.attrs["keras_version"] = _version()
+            f.attrs["model_config"] = json.dumps(model_config)
+            if training_config is not None:
+                f.attrs["training_config"] = json.dumps(training_config)
+            _write_model_weights(model, f.create_group("model_weights"))
+            optimizer = getattr(model, "optimizer", None)
+            if training_config is not None and optimizer is not None and optimizer.built:
+                _write_optimizer_weights(optimizer, f.create_group("optimizer_weights"))
+
+    file_io.atomic_write(filepath, write)
+
+
+def _write_model_weights(model, group):
+    group.attrs["backend"] = "fkeras"
+    group.attrs["keras_version"] = _version()
+    layers = list(model.layers)
+    input_layer = getattr(model, "_input_layer", None)  # a Sequential's input is no layer
+    if input_layer is not None and input_layer not in layers:
+        layers.insert(0, input_layer)
+    group.attrs["layer_names"] = _string_array([layer.name for layer in layers])
+    for layer in layers:
+        variables = _layer_weights(layer)
+        names = _weight_names(layer.name, variables)
+        g = group.create_group(layer.name)
+        g.attrs["weight_names"] = _string_array(names)
+        for name, v in zip(names, variables):
+            g.create_dataset(name, data=np.asarray(v.numpy()))
+    group.create_group("top_level_model_weights").attrs["weight_names"] = _string_array([])
+
+
+def _write_optimizer_weights(optimizer, group):
+    variables = list(optimizer.variables)
+    names = _weight_names(optimizer.name, variables)
+    group.attrs["weight_names"] = _string_array(names)
+    for name, v in zip(names, variables):
+        group.create_dataset(name, data=np.asarray(v.numpy()))
+
+
+# ---- reading ----
+
+def _text(value):
+    return value.decode("utf8") if isinstance(value, bytes) else str(value)
+
+
+def _names(attr):
+    return [_text(n) for n in attr]
+
+
+def load_model(filepath, custom_objects=None, compile=True):
+    """Loads a legacy HDF5 model file written by fkeras, tf_keras or Keras 3.
+
+    Args:
+        filepath: a `.h5` / `.hdf5` path.
+        custom_objects: dict of custom classes/functions by name.
+        compile: compile the model with the saved training config (and restore the
+            optimizer's state) when there is one.
+    """
+    filepath = os.fspath(filepath)
+    if not os.path.exists(filepath):
+        raise ValueError(f"File not found: filepath={filepath}.")
+    from fkeras.saving.config_convert import model_from_config
+
+    with _h5py().File(filepath, "r") as f:
+        if "model_config" not in f.attrs:
+            raise ValueError(f"No model config found in the file at {filepath}: it holds "
+                             "weights only; build the model and call `load_weights`.")
+        model = model_from_config(json.loads(_text(f.attrs["model_config"])), custom_objects)
+        if "model_weights" in f:
+            load_weights_from_group(model, f["model_weights"])
+        training = f.attrs.get("training_config")
+        if compile and training is not None:
+            _compile(model, json.loads(_text(training)), custom_objects)
+            if "optimizer_weights" in f:
+                _load_optimizer_weights(model, f["optimizer_weights"])
+    return model
+
+
+def load_weights_from_group(model, group):
+    """Assigns the weights of a legacy `model_weights` group to `model`'s layers."""
+    stored = {}
+    for name in _names(group.attrs["layer_names"]):
+        g = group[name]
+        stored[name] = [np.asarray(g[w][()]) for w in _names(g.attrs["weight_names"])]
+    layers = [layer for layer in model.layers if _layer_weights(layer)]
+    by_name = all(layer.name in stored for layer in layers)
+    if not by_name:
+        saved = [values for values in stored.values() if values]
+        if len(saved) != len(layers):
+            raise ValueError(f"Layer count mismatch when loading weights from file. Model "
+                             f"expected {len(layers)} layers with weights, found {len(saved)} "
+                             "saved layers with weights.")
+    plan = []
+    for i, layer in enumerate(layers):
+        values = stored[layer.name] if by_name else saved[i]
+        variables = _layer_weights(layer)
+        if len(values) != len(variables):
+            raise ValueError(f"Layer '{layer.name}' expected {len(variables)} weights, but the "
+                             f"saved weights have {len(values)} elements.")
+        for v, value in zip(variables, values):
+            if tuple(v.shape) != tuple(value.shape):
+                raise ValueError(f"Shape mismatch in layer '{layer.name}' for weight "
+                                 f"'{v.name}': the weight has shape {tuple(v.shape)}, the "
+                                 f"saved value has shape {tuple(value.shape)}.")
+        plan.append((variables, values))
+    for variables, values in plan:
+        for v, value in zip(variables, values):
+            v.assign(value)
+
+
+def _compile(model, training, custom_objects):
+    from fkeras.saving.saving_lib import compile_from_config
+
+    config = dict(training)
+    opt = config.pop("optimizer_config", None)
+    if isinstance(opt, dict) and "module" not in opt:
+        opt = {"class_name": opt["class_name"], "config": opt.get("config") or {}}
+    config["optimizer"] = opt
+    model.compile(**compile_from_config(config, custom_objects))
+
+
+def _load_optimizer_weights(model, group):
+    from fkeras.trainers.step_state import get_state
+
+    values = [np.asarray(group[n][()]) for n in _names(group.attrs["weight_names"])]
+    optimizer = model.optimizer
+    optimizer.build(get_state(model).variables)
+    variables = optimizer.variables
+    if len(values) != len(variables) or any(tuple(v.shape) != tuple(x.shape)
+                                            for v, x in zip(variables, values)):
+        warnings.warn(f"The optimizer state in the file ({len(values)} variables) does not "
+                      f"match optimizer '{optimizer.name}' ({len(variables)} variables): the "
+                      "optimizer starts from a fresh state.", stacklevel=3)
+        return
+    optimizer.load_own_variables({str(i): x for i, x in enumerate(values)})
