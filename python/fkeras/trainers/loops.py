@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from fkeras.callbacks.callback_list import CallbackList
+from fkeras.distribution import data_parallel as _dp
 from fkeras.engine.tensor import wrap_structure
 from fkeras.trainers import arg_checks
 from fkeras.trainers import data_adapter as da
@@ -189,6 +190,8 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
     batches = _Batches(model, train, batch_size, shuffle, steps_per_epoch)
     if not model.optimizer.built and not state.needs_build:
         model.optimizer.build(state.variables)
+    _dp.check_batch_size(batches.batch_size if isinstance(train, da.ArrayDataset) else None)
+    _dp.start_fit(model, state, batches.batch_size, batches.target)
     cbs = callbacks if isinstance(callbacks, CallbackList) else CallbackList(
         callbacks, add_history=True, add_progbar=verbose != 0, model=model,
         verbose=verbose, epochs=epochs, steps=batches.target)
@@ -200,7 +203,7 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
     for epoch in range(initial_epoch, epochs):
         model.reset_metrics()
         cbs.on_epoch_begin(epoch)
-        for first, last, group in executions(model, batches.epoch(state)):
+        for first, last, group in executions(model, _dp.shard(batches.epoch(state), True)):
             if begin:
                 cbs.on_train_batch_begin(first)
             for xs, ys, sws in group:
@@ -215,7 +218,7 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
             if model.stop_training:
                 break
         # A custom train_step's last logs are the epoch's logs (Keras 3).
-        epoch_logs = dict(logs) if custom and logs else model.get_metrics_result()
+        epoch_logs = _global_logs(model, logs if custom else None)
         if val is not None and _should_validate(epoch, validation_freq):
             val_logs = _run_evaluate(model, val, validation_batch_size or batch_size,
                                      validation_steps, cbs)
@@ -227,6 +230,15 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
         model.optimizer.finalize_variable_values(state.variables)
     cbs.on_train_end(epoch_logs)
     return cbs._history
+
+
+def _global_logs(model, custom_logs):
+    """The logs of an epoch or an evaluation: a custom step's last logs (Keras 3) or the
+    metric results; under DataParallel, reduced over processes (the same on every rank)."""
+    if custom_logs:
+        return _dp.reduce_logs(dict(custom_logs))
+    _dp.reduce_metrics(model.metrics)
+    return model.get_metrics_result()
 
 
 def _should_validate(epoch, freq):
@@ -269,10 +281,10 @@ def _run_evaluate(model, data, batch_size, steps, cbs):
     model.reset_metrics()
     cbs.on_test_begin()
     logs = None
-    for first, last, group in executions(model, batches.epoch(state)):
+    for first, last, group in executions(model, _dp.shard(batches.epoch(state), False)):
         if begin:
             cbs.on_test_batch_begin(first)
-        for xs, ys, sws in group:
+        for xs, ys, sws in filter(None, group):  # None: this rank's part is empty
             if custom:
                 logs = pythonify_logs(
                     model.test_step(_structured(model, state, xs, ys, sws)))
@@ -281,7 +293,7 @@ def _run_evaluate(model, data, batch_size, steps, cbs):
                 logs = model.get_metrics_result() if end else None
         if end:
             cbs.on_test_batch_end(last, logs)
-    logs = dict(logs) if custom and logs else model.get_metrics_result()
+    logs = _global_logs(model, logs if custom else None)
     cbs.on_test_end(logs)
     return logs
 
@@ -311,10 +323,15 @@ def predict(model, x, batch_size, verbose, steps, callbacks):
     begin, end = cbs.wants("on_predict_batch_begin"), cbs.wants("on_predict_batch_end")
     cbs.on_predict_begin()
     outs = []
-    for first, last, group in executions(model, batches.epoch(state)):
+    flat = None
+    for first, last, group in executions(model, _dp.shard(batches.epoch(state), False)):
         if begin:
             cbs.on_predict_batch_begin(first)
-        for xs, _, _ in group:
+        for batch in group:
+            if batch is None:  # this rank's part of the batch is empty (DataParallel)
+                outs.append(None)
+                continue
+            xs = batch[0]
             if custom:
                 packed = _structured(model, state, xs, None, None)
                 x_batch = da.unpack_x_y_sample_weight(packed)[0]
@@ -325,6 +342,7 @@ def predict(model, x, batch_size, verbose, steps, callbacks):
         if end:
             cbs.on_predict_batch_end(last, {"outputs": flat})
     cbs.on_predict_end()
+    outs = _dp.gather_predictions(outs)
     if not outs:
         raise ValueError("Expected input data to be non-empty.")
     flat = [np.concatenate([o[i] for o in outs], axis=0) for i in range(len(outs[0]))]

@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from fkeras import optimizers
+from fkeras.distribution import data_parallel as _dp
 from fkeras.engine.tape import GradientTape
 from fkeras.engine.tensor import array_mode_method, builtin_method
 from fkeras.metrics.metric import Mean
@@ -345,3 +346,4 @@ class Trainer:
         from fkeras.saving import weights_h5
 
         weights_h5.load_weights(self, filepath, skip_mismatch=skip_mismatch)
+        _dp.broadcast_weights(self)  # DataParallel: every rank holds rank 0's weights
