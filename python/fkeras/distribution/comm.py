@@ -67,9 +67,6 @@ class _Watchdog:
                 sys.stderr.flush()
                 self.comm.Abort(1)
 
-    def __enter__(self):
-        return self
-
     def enter(self, what):
         self.what = what
         self.started = time.monotonic()
