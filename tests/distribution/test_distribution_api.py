@@ -104,6 +104,7 @@ def test_training_shards_are_disjoint_and_weighted(two_ranks):
     expected = [[(0, [0, 1]), (1, [4, 5]), (2, [8])], [(0, [2, 3]), (1, [6, 7]), (2, [9, 10])]]
     assert got == expected[rank]
     assert weights == [0.5, 0.5, [1 / 3, 2 / 3][rank]]
+    assert _state.GRAD_WEIGHT == 0.5  # reset after the epoch (train_on_batch, custom loops)
 
 
 @pytest.mark.parametrize("two_ranks", [0, 1], indirect=True)

@@ -69,6 +69,13 @@ def shard(steps, training):
         _state.GRAD_WEIGHT = 1.0 / comm.size
         yield from steps
         return
+    try:
+        yield from _shard(steps, training, comm)
+    finally:  # train_on_batch and custom loops: every rank's batch weighs the same
+        _state.GRAD_WEIGHT = 1.0 / comm.size
+
+
+def _shard(steps, training, comm):
     for step, (xs, ys, sws) in steps:
         m = len(xs[0]) if xs and np.ndim(xs[0]) else 1
         lo, hi = _rows(m, comm.rank, comm.size)
