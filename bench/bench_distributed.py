@@ -42,6 +42,20 @@ def _timed_fit(fkeras, model, x, y, batch, comm):
     return time.perf_counter() - t
 
 
+def _count_allreduce(comm):
+    """Wraps the communicator's allreduce with a clock (seconds in spent[0])."""
+    spent, inner = [0.0], comm.allreduce_sum
+
+    def timed(array):
+        t = time.perf_counter()
+        inner(array)
+        spent[0] += time.perf_counter() - t
+        return array
+
+    comm.allreduce_sum = timed
+    return spent
+
+
 def worker(names, repeats, weak):
     import fkeras
 
@@ -59,10 +73,13 @@ def worker(names, repeats, weak):
         fkeras.utils.set_random_seed(0)
         model = keras_like_model(fkeras, name)
         model.fit(x[:batch * 2], y[:batch * 2], batch_size=batch, epochs=1, verbose=0)
+        spent = _count_allreduce(comm)
         times = [_timed_fit(fkeras, model, x, y, batch, comm) for _ in range(repeats)]
         params = sum(int(np.prod(w.shape)) for w in model.trainable_weights)
         out[name] = {"samples_per_s": n / float(np.median(times)), "batch": batch,
-                     "params": params, "ms_per_step": float(np.median(times)) / STEPS[name] * 1e3}
+                     "params": params, "ms_per_step": float(np.median(times)) / STEPS[name] * 1e3,
+                     "allreduce_ms_per_step": spent[0] / (repeats * STEPS[name]) * 1e3}
+        del comm.allreduce_sum
     if comm.size > 1 and not weak:
         out["allreduce"] = allreduce_sweep(comm, repeats)
     if comm.rank == 0:
@@ -148,13 +165,14 @@ def main():
     weak = launch(args.ranks, names, args.repeats, weak=True)
     r = args.ranks
     print(f"| workload | 1 rank samples/s | {r} ranks, same global batch | eff. | "
-          f"{r} ranks, batch x {r} | eff. |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+          f"allreduce ms/step | {r} ranks, batch x {r} | eff. |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name in names:
         s1, s2, sw = (d[name]["samples_per_s"] for d in (one, many, weak))
+        ar, step = many[name]["allreduce_ms_per_step"], many[name]["ms_per_step"]
         print(f"| {name} (b{one[name]['batch']}, {one[name]['params']} params) | {s1:.0f} | "
-              f"{s2:.0f} ({s2 / s1:.2f}x) | {s2 / (r * s1):.0%} | {sw:.0f} ({sw / s1:.2f}x) | "
-              f"{sw / (r * s1):.0%} |")
+              f"{s2:.0f} ({s2 / s1:.2f}x) | {s2 / (r * s1):.0%} | {ar:.2f} of {step:.1f} | "
+              f"{sw:.0f} ({sw / s1:.2f}x) | {sw / (r * s1):.0%} |")
     print(f"\nAllreduce on {r} ranks (float32, median; bus bandwidth 2(R-1)/R x bytes / time):")
     print("| elements | MB | fkeras ms | MPI ms | fkeras GB/s | MPI GB/s |")
     print("| ---: | ---: | ---: | ---: | ---: | ---: |")
