@@ -119,3 +119,19 @@ def test_metric_states_are_summed(two_ranks):
     m.update_state([1.0, 3.0])
     dp.reduce_metrics([m])
     assert float(m.result()) == 2.0 and m._state[0][1] == 8.0 and m._state[1][1] == 4.0
+
+
+@pytest.mark.parametrize("two_ranks", [1], indirect=True)
+def test_dropout_masks_differ_by_rank_generators_stay_in_step(two_ranks):
+    fkeras.utils.set_random_seed(3)
+    x = np.ones((64, 32), "float32")
+    on_rank1 = np.asarray(fkeras.random.dropout(x, 0.5))
+    after1 = fkeras.utils.random.global_rng().integers(1 << 30)
+    _state.COMM = None
+    fkeras.utils.set_random_seed(3)
+    on_rank0 = np.asarray(fkeras.random.dropout(x, 0.5))
+    after0 = fkeras.utils.random.global_rng().integers(1 << 30)
+    assert after0 == after1  # the same stream: shuffles agree across ranks
+    assert not np.array_equal(on_rank0, on_rank1)
+    np.testing.assert_array_equal(np.asarray(fkeras.random.dropout(x, 0.5, seed=5)),
+                                  np.asarray(fkeras.random.dropout(x, 0.5, seed=5)))
