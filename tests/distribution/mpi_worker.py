@@ -8,6 +8,8 @@ Scenarios:
   syncbn    BatchNormalization(synchronized=True) between two Dense layers, 20 SGD steps.
   localbn   the same with synchronized=False (per-rank statistics: must differ from one
             process).
+  subclass  a subclassed Model (built on its first batch), rank 1 seeded differently: rank
+            0's initial weights are broadcast, so both match one process.
   raise     rank 1 raises in a callback after the first epoch.
   kill      rank 1 is killed (SIGKILL) during the second epoch; rank 0 checkpoints each epoch.
   hang      rank 1 stops answering (sleeps) during the second epoch: rank 0's watchdog
@@ -46,6 +48,16 @@ def mlp(bn=None):
     model.compile(optimizer=fkeras.optimizers.SGD(learning_rate=0.1),
                   loss="binary_crossentropy", metrics=["accuracy"])
     return model
+
+
+class TwoDense(fkeras.Model):
+    def __init__(self):
+        super().__init__()
+        self.hidden = layers.Dense(8, activation="relu")
+        self.out = layers.Dense(1, activation="sigmoid")
+
+    def call(self, x, training=None):
+        return self.out(self.hidden(x))
 
 
 def writers(outdir, rank):
@@ -99,6 +111,13 @@ def main(scenario, outdir):
         model = mlp(bn=scenario == "syncbn")
         n = BATCH * 20  # 20 full steps
         model.fit(x[:n], y[:n], batch_size=BATCH, epochs=1, shuffle=False, verbose=0)
+    elif scenario == "subclass":
+        fkeras.utils.set_random_seed(7 + rank)
+        model = TwoDense()
+        model.compile(optimizer=fkeras.optimizers.SGD(learning_rate=0.1),
+                      loss="binary_crossentropy")
+        # No shuffle: one process builds the model after drawing the epoch's permutation.
+        model.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0)
     elif scenario in ("raise", "kill", "hang"):
         model = mlp()
         action = {"raise": _raise, "kill": lambda: os.kill(os.getpid(), signal.SIGKILL),

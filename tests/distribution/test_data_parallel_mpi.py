@@ -128,6 +128,16 @@ def test_synchronized_batch_norm_equals_one_process(tmp_path):
             _close(a, b, rtol=1e-4, atol=1e-5)
 
 
+def test_subclassed_model_starts_from_rank_zero_weights(tmp_path):
+    _ok(run("subclass", tmp_path, 1))
+    _ok(run("subclass", tmp_path, 2))
+    one, two = results(tmp_path, "subclass", 1)[0], results(tmp_path, "subclass", 2)
+    assert len(_weights(one)) == 4
+    for rank in two:
+        for a, b in zip(_weights(one), _weights(rank)):
+            _close(a, b)
+
+
 def test_local_batch_norm_keeps_per_rank_statistics(tmp_path):
     _ok(run("localbn", tmp_path, 1))
     _ok(run("localbn", tmp_path, 2))

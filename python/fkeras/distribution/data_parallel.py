@@ -144,13 +144,19 @@ def _signature(model, batch_size, steps):
             "optimizer": type(model.optimizer).__name__ if model.optimizer else None}
 
 
-def start_fit(model, state, batch_size, steps):
-    """At fit start: refuses a job whose ranks differ in model or batch size, synchronizes
-    the random generators and broadcasts the weights from rank 0."""
+def start_fit(model, state, batches):
+    """At fit start: builds a subclassed model not built yet (one inference call on a row),
+    refuses a job whose ranks differ in model or batch size, synchronizes the random
+    generators and broadcasts the weights from rank 0."""
     comm = _state.COMM
     if comm is None:
         return
-    mine = _signature(model, batch_size, steps)
+    data = batches.data
+    if state.needs_build and getattr(data, "xs", None) and getattr(data, "n", 0):
+        state.build_with([a[:1] for a in data.xs])
+        if not model.optimizer.built:
+            model.optimizer.build(state.variables)
+    mine = _signature(model, batches.batch_size, batches.target)
     for r, other in enumerate(comm.allgather(mine)):
         if other != mine:
             diff = [k for k in mine if mine[k] != other[k]]

@@ -191,7 +191,7 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
     if not model.optimizer.built and not state.needs_build:
         model.optimizer.build(state.variables)
     _dp.check_batch_size(batches.batch_size if isinstance(train, da.ArrayDataset) else None)
-    _dp.start_fit(model, state, batches.batch_size, batches.target)
+    _dp.start_fit(model, state, batches)
     cbs = callbacks if isinstance(callbacks, CallbackList) else CallbackList(
         callbacks, add_history=True, add_progbar=verbose != 0, model=model,
         verbose=verbose, epochs=epochs, steps=batches.target)
