@@ -15,6 +15,7 @@ Scenarios:
   hang      rank 1 stops answering (sleeps) during the second epoch: rank 0's watchdog
             (FKERAS_DIST_TIMEOUT seconds) aborts the job.
   mismatch  rank 1 passes another batch size.
+  mismatch_model  rank 1 builds a wider hidden layer.
 """
 
 import os
@@ -37,9 +38,9 @@ def data(seed=1):
     return x, y
 
 
-def mlp(bn=None):
+def mlp(bn=None, width=8):
     inputs = fkeras.Input(shape=(6,))
-    h = layers.Dense(8, activation="relu" if bn is None else None)(inputs)
+    h = layers.Dense(width, activation="relu" if bn is None else None)(inputs)
     if bn is not None:
         h = layers.BatchNormalization(momentum=0.8, synchronized=bn)(h)
         h = layers.Activation("relu")(h)
@@ -129,6 +130,9 @@ def main(scenario, outdir):
     elif scenario == "mismatch":
         model = mlp()
         model.fit(x, y, batch_size=BATCH * (1 + rank), epochs=1, verbose=0)
+    elif scenario == "mismatch_model":
+        model = mlp(width=8 + rank)
+        model.fit(x, y, batch_size=BATCH, epochs=1, verbose=0)
     else:
         raise ValueError(f"unknown scenario {scenario!r}")
     for i, w in enumerate(model.weights):

@@ -170,7 +170,11 @@ def test_failing_rank_ends_the_job(tmp_path, scenario):
     model.load_weights(ckpt)
 
 
-def test_mismatched_batch_sizes_are_refused(tmp_path):
-    proc = run("mismatch", tmp_path, 2)
+@pytest.mark.parametrize("scenario, message", [
+    ("mismatch", "call fit with different batch_size, steps"),
+    ("mismatch_model", "call fit with different weight shapes"),
+])
+def test_mismatched_ranks_are_refused(tmp_path, scenario, message):
+    proc = run(scenario, tmp_path, 2)
     assert proc.returncode != 0
-    assert "different batch_size" in proc.stderr, proc.stderr[-3000:]
+    assert message in proc.stderr, proc.stderr[-3000:]

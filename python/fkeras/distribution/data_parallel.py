@@ -138,9 +138,9 @@ def gather_predictions(per_batch):
 
 
 def _signature(model, batch_size, steps):
-    weights = [(w.path if hasattr(w, "path") else w.name, tuple(w.shape))
-               for w in model.weights]
-    return {"weights": weights, "batch_size": batch_size, "steps": steps,
+    # Shapes, not names: automatic names depend on what else each process has built.
+    weights = [tuple(w.shape) for w in model.weights]
+    return {"weight shapes": weights, "batch_size": batch_size, "steps": steps,
             "optimizer": type(model.optimizer).__name__ if model.optimizer else None}
 
 
