@@ -131,6 +131,14 @@ class MPICommunicator:
     def abort(self, code=1):
         self.comm.Abort(code)
 
+    def local_size(self):
+        """The number of ranks on this machine."""
+        local = self.comm.Split_type(self._MPI.COMM_TYPE_SHARED)
+        try:
+            return local.Get_size()
+        finally:
+            local.Free()
+
 
 def install_excepthook(comm):
     """An unhandled exception on this rank prints its traceback, then aborts every rank."""

@@ -7,6 +7,7 @@ data-parallel (see `fkeras/distribution/data_parallel.py` for the semantics).
 """
 
 import contextlib
+import os
 
 import numpy as np
 
@@ -23,7 +24,9 @@ def initialize(job_addresses=None, num_processes=None, process_id=None, timeout=
     Without a launcher (or with one process) this is a no-op and mpi4py is not imported.
     Under MPI it also makes an unhandled exception on any rank abort the whole job, seeds
     every rank's random generators with rank 0's seed (the same initial weights and shuffles),
-    and starts a watchdog that aborts the job when a collective waits longer than `timeout`.
+    starts a watchdog that aborts the job when a collective waits longer than `timeout`, and,
+    unless FKERAS_NUM_THREADS or OMP_NUM_THREADS is set, gives each rank its share of the
+    machine's cores.
 
     Args:
         job_addresses, num_processes, process_id: Keras 3's arguments for JAX's coordinator;
@@ -51,11 +54,23 @@ def initialize(job_addresses=None, num_processes=None, process_id=None, timeout=
                              f"match the MPI launcher's value {actual}.")
     _comm.install_excepthook(comm)
     _world["comm"] = comm
+    _share_cores(comm)
     from fkeras.utils import random as _random
 
     seed = comm.broadcast(int(np.random.SeedSequence().entropy % (2**62)))
     _random.set_random_seed(seed)
     _activate()
+
+
+def _share_cores(comm):
+    """Without FKERAS_NUM_THREADS / OMP_NUM_THREADS, the ranks on one machine split its cores
+    (each would otherwise start a thread per core, oversubscribing them)."""
+    if os.environ.get("FKERAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS"):
+        return
+    from fkeras import config
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    config.set_num_threads(max(1, (cores or 1) // comm.local_size()))
 
 
 def get_communicator():
