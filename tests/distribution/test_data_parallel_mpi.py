@@ -94,6 +94,13 @@ def test_two_ranks_train_like_one(train_runs):
         np.testing.assert_array_equal(a, b)
 
 
+def test_one_allreduce_after_the_backward_gives_the_same_weights(train_runs, tmp_path):
+    _ok(run("train", tmp_path, 2, FKERAS_DIST_OVERLAP="0"))  # no bucketing
+    blocking = results(tmp_path, "train", 2)[0]
+    for a, b in zip(_weights(train_runs["two"][0]), _weights(blocking)):
+        _close(a, b, rtol=1e-6, atol=1e-7)
+
+
 @pytest.mark.parametrize("key", ["hist_loss", "hist_accuracy", "hist_val_loss",
                                  "hist_val_accuracy", "evaluate"])
 def test_metrics_are_global_on_every_rank(train_runs, key):

@@ -135,3 +135,26 @@ def test_dropout_masks_differ_by_rank_generators_stay_in_step(two_ranks):
     assert not np.array_equal(on_rank0, on_rank1)
     np.testing.assert_array_equal(np.asarray(fkeras.random.dropout(x, 0.5, seed=5)),
                                   np.asarray(fkeras.random.dropout(x, 0.5, seed=5)))
+
+
+def test_tape_reports_each_gradient_when_final():
+    inputs = fkeras.Input((3,))
+    h = fkeras.layers.Dense(4, activation="tanh")(inputs)
+    model = fkeras.Model(inputs, fkeras.layers.Dense(2)(h))
+    unused = fkeras.Variable(np.ones(3, "float32"))
+    sources = model.trainable_variables + [unused]
+    x = np.random.default_rng(0).normal(size=(5, 3)).astype("float32")
+    reported = []
+    with fkeras.GradientTape() as tape:
+        loss = fkeras.ops.sum(fkeras.ops.square(model(x)))
+    tape.on_gradient_ready = lambda j, g: reported.append(
+        (j, None if g is None else np.array(g)))
+    grads = tape.gradient(loss, sources)
+    order = [j for j, _ in reported]
+    assert sorted(order) == list(range(5))
+    assert order.index(2) < order.index(0) and order.index(3) < order.index(1)  # last layer first
+    for j, g in reported:
+        if j == 4:
+            assert g is None and grads[4] is None
+        else:
+            np.testing.assert_array_equal(g, np.asarray(grads[j]))

@@ -113,6 +113,18 @@ class MPICommunicator:
                     self._MPI.SUM)
         return array
 
+    def iallreduce_sum(self, array):
+        """Starts summing a contiguous array over ranks in place; returns the request."""
+        return self.comm.Iallreduce(self._MPI.IN_PLACE, array, self._MPI.SUM)
+
+    def test_all(self, requests):
+        """Progresses pending requests (MPI moves data only inside its calls)."""
+        return self._MPI.Request.Testall(requests)
+
+    def wait_all(self, requests):
+        if requests:
+            self._guard("allreduce (bucketed)", self._MPI.Request.Waitall, requests)
+
     def broadcast_array(self, array, root=0):
         """Overwrites `array` (contiguous) on every rank with root's values; returns it."""
         self._guard("broadcast", self.comm.Bcast, array, root)

@@ -190,6 +190,19 @@ def broadcast_weights(model):
             comm.broadcast_array(buf)
 
 
+def overlap_allreduce(tape, variables):
+    """Arms `tape` so that the gradients are allreduced bucket by bucket during its backward
+    (see bucketing.py); returns the reducer (call `finish()` after the backward) or None."""
+    if _state.COMM is None:
+        return None
+    from fkeras.distribution import bucketing
+
+    reducer = bucketing.reducer_for(variables)
+    if reducer is not None:
+        reducer.start(tape)
+    return reducer
+
+
 def is_writer():
     """Whether this rank prints progress and writes files (rank 0, or no distribution)."""
     comm = _state.COMM

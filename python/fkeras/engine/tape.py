@@ -48,6 +48,9 @@ class GradientTape:
         self._entries = []
         self._tracked = {}  # id(array) -> array
         self._used = False
+        # fkeras's DataParallel step: on_gradient_ready(i, grad) is called during `gradient`
+        # as soon as source i's gradient is final (grad None: the source is unconnected).
+        self.on_gradient_ready = None
 
     def __enter__(self):
         stack = getattr(_state, "stack", None)
@@ -144,7 +147,13 @@ class GradientTape:
                 g = np.asarray(_buffer(seeds[i]), t.dtype)
             _accumulate(grads, t, g)
 
-        for op, dev, arrays, needs, outs, saved, attrs in reversed(self._entries):
+        entries = self._entries
+        ready = _ReadySchedule(self.on_gradient_ready, entries, sources) \
+            if self.on_gradient_ready is not None else None
+        for i in range(len(entries) - 1, -1, -1):
+            if ready is not None:
+                ready.fire(i + 1, grads)
+            op, dev, arrays, needs, outs, saved, attrs = entries[i]
             if len(outs) == 1:
                 g = grads.pop(id(outs[0]), None)
                 if g is None:
@@ -162,6 +171,9 @@ class GradientTape:
                 if need and g is not None:
                     _accumulate(grads, a, g)
 
+        if ready is not None:
+            ready.fire(0, grads)
+            ready.fire(None, grads)
         out = []
         for s in nest.flatten(sources):
             arr = _buffer(s)
@@ -204,6 +216,29 @@ class GradientTape:
             j = np.stack(r).reshape(t.shape + tuple(np.shape(_buffer(s))))
             out.append(j if _t.in_array_mode() else _t.Tensor(j))
         return nest.pack_like(sources, out)
+
+
+class _ReadySchedule:
+    """When each source's gradient is final during the backward: after the entry that
+    first read it in the forward (the last one the backward reaches) has been processed."""
+
+    def __init__(self, callback, entries, sources):
+        from fkeras.utils import nest
+
+        first = {}
+        for i, (_, _, arrays, needs, _, _, _) in enumerate(entries):
+            for a, need in zip(arrays, needs):
+                if need:
+                    first.setdefault(id(a), i)
+        self.callback, self.at, self.buffers = callback, {}, []
+        for j, s in enumerate(nest.flatten(sources)):
+            arr = _buffer(s)
+            self.buffers.append(arr)
+            self.at.setdefault(first.get(id(arr)), []).append(j)
+
+    def fire(self, index, grads):
+        for j in self.at.pop(index, ()):
+            self.callback(j, grads.get(id(self.buffers[j])))
 
 
 def _buffer(x):

@@ -154,7 +154,10 @@ class Trainer:
             preds = state.forward(xs, training=True)
             loss = state.total_loss(ys, preds, sws, batch_size=n)
             loss = state.add_losses(loss, state.pop_added_losses())
+        reducer = _dp.overlap_allreduce(tape, state.variables)  # DataParallel only
         grads = tape.gradient(loss, state.variables)
+        if reducer is not None:
+            grads = reducer.finish()
         self.optimizer.apply(grads, state.variables)
         self._fk_update_metrics(state, ys, preds, sws, loss, n)
 
