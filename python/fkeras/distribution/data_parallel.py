@@ -12,7 +12,11 @@ Semantics (Keras 3's DataParallel, on N processes):
   the global batch's mean loss, also for an uneven last batch. A training batch with fewer
   rows than ranks is skipped on every rank (a warning), so step counts stay equal.
 - Metric states are summed over ranks before the epoch's (and evaluate's) results are read:
-  every rank logs the global figures, so callbacks decide the same on every rank.
+  every rank logs the global figures, so callbacks decide the same on every rank. Batch-level
+  logs (the progress bar's running figures within an epoch) are each rank's own: reducing them
+  would cost a collective per batch. Metric states are summed as increments from their
+  initial values: right for Keras's metrics (totals, counts, confusion counts), not for a
+  custom state that keeps a maximum.
 - `predict` gathers the shards of every batch in order on every rank.
 """
 
