@@ -78,9 +78,12 @@ def _close(a, b, rtol=1e-5, atol=1e-6):
                                rtol=rtol, atol=atol)
 
 
+def _weight_keys(res):
+    return sorted((k for k in res if k.startswith("w")), key=lambda k: int(k[1:]))
+
+
 def _weights(res):
-    return [res[k] for k in sorted((k for k in res if k.startswith("w")), key=lambda k:
-                                   int(k[1:]))]
+    return [res[k] for k in _weight_keys(res)]
 
 
 def test_two_ranks_train_like_one(train_runs):
@@ -149,7 +152,7 @@ def test_local_batch_norm_keeps_per_rank_statistics(tmp_path):
     _ok(run("localbn", tmp_path, 1))
     _ok(run("localbn", tmp_path, 2))
     one, two = results(tmp_path, "localbn", 1)[0], results(tmp_path, "localbn", 2)
-    moving = [k for k in one if k.startswith("w")][-4:]  # not the last Dense: compare all
+    moving = _weight_keys(one)[-4:]  # moving mean and variance, then the last Dense
     diffs = [np.max(np.abs(one[k] - two[0][k])) for k in moving]
     assert max(diffs) > 1e-4  # per-rank statistics: not the single-process run
 
