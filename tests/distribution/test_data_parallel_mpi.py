@@ -160,14 +160,16 @@ def test_local_batch_norm_keeps_per_rank_statistics(tmp_path):
 @pytest.mark.parametrize("scenario", ["raise", "kill", "hang"])
 def test_failing_rank_ends_the_job(tmp_path, scenario):
     start = time.monotonic()
-    proc = run(scenario, tmp_path, 2, FKERAS_DIST_TIMEOUT="3")
+    # Only the hang needs the watchdog; a short timeout could fire first on a loaded machine.
+    timeout = 10 if scenario == "hang" else 60
+    proc = run(scenario, tmp_path, 2, FKERAS_DIST_TIMEOUT=str(timeout))
     assert proc.returncode != 0
-    assert time.monotonic() - start < 30
+    assert time.monotonic() - start < 45
     if scenario == "raise":
         assert "rank 1 failed on purpose" in proc.stderr
         assert "aborting the job" in proc.stderr
     if scenario == "hang":
-        assert "rank 0 waited more than 3 s in the collective" in proc.stderr, proc.stderr
+        assert "rank 0 waited more than 10 s in the collective" in proc.stderr, proc.stderr
     # The checkpoint rank 0 wrote (atomically) before the failure still loads.
     ckpt = tmp_path / "ckpt.weights.h5"
     assert ckpt.exists()
