@@ -6,6 +6,7 @@ per call; None draws a seed from the global generator (`fkeras.utils.set_random_
 
 import numpy as np
 
+from fkeras.distribution import _state as _dist
 from fkeras.ops import random as _ops_random
 from fkeras.utils import random as _random
 
@@ -37,14 +38,25 @@ class SeedGenerator:
 
 
 def draw_seed(seed):
-    """An int seed from an int, a SeedGenerator or None (the global generator)."""
+    """An int seed from an int, a SeedGenerator or None (the global generator).
+
+    Under a DataParallel distribution the drawn seeds (not an int seed) are mixed with the
+    process rank: the generators stay in step across ranks (the same shuffles), while each
+    rank's dropout masks and noise are its own, as with one mask over the global batch."""
     if seed is None:
-        return _random.next_seed()
+        return _per_rank(_random.next_seed())
     if isinstance(seed, SeedGenerator):
-        return seed.next()
+        return _per_rank(seed.next())
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ValueError(f"`seed` must be an int, a SeedGenerator or None. Received: seed={seed!r}")
     return seed % (2**63 - 1)
+
+
+def _per_rank(seed):
+    comm = _dist.COMM
+    if comm is None or comm.rank == 0:
+        return seed
+    return (seed + comm.rank * 0x9E3779B97F4A7C15) % (2**63 - 1)
 
 
 def dropout(inputs, rate, noise_shape=None, seed=None):

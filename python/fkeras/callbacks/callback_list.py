@@ -10,6 +10,7 @@ from fkeras.callbacks.callback import Callback
 from fkeras.callbacks.history import History
 from fkeras.callbacks.progbar_logger import ProgbarLogger
 from fkeras.utils.python_utils import pythonify_logs
+from fkeras.distribution.data_parallel import is_writer
 
 _BATCH_HOOKS = ("on_train_batch_begin", "on_train_batch_end", "on_test_batch_begin",
                 "on_test_batch_end", "on_predict_batch_begin", "on_predict_batch_end")
@@ -49,6 +50,9 @@ class CallbackList(Callback):
             self.callbacks.append(self._history)
         if progbar is None and add_progbar:
             self.callbacks.append(ProgbarLogger())
+        if not is_writer():  # DataParallel: only rank 0 prints and writes files
+            self.callbacks = [c for c in self.callbacks
+                              if not getattr(c, "_fk_rank_zero_only", False)]
         self._batch_hooks = {h: [getattr(c, h) for c in self.callbacks if _overrides(c, h)]
                              for h in _BATCH_HOOKS}
         if model is not None:

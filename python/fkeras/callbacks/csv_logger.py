@@ -28,6 +28,8 @@ class CSVLogger(Callback):
         append: append to an existing file (the header is written only if it is empty).
     """
 
+    _fk_rank_zero_only = True  # DataParallel: kept on rank 0 only (CallbackList)
+
     def __init__(self, filename, separator=",", append=False):
         super().__init__()
         self.filename = os.fspath(filename)

@@ -30,6 +30,8 @@ class ModelCheckpoint(Callback):
         initial_value_threshold: the initial "best" value.
     """
 
+    _fk_rank_zero_only = True  # DataParallel: kept on rank 0 only (CallbackList)
+
     def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False,
                  save_weights_only=False, mode="auto", save_freq="epoch",
                  initial_value_threshold=None):

@@ -9,6 +9,8 @@ from fkeras.utils.progbar import Progbar
 
 
 class ProgbarLogger(Callback):
+    _fk_rank_zero_only = True  # DataParallel: kept on rank 0 only (CallbackList)
+
     def __init__(self):
         super().__init__()
         self.seen = 0

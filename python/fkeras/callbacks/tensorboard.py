@@ -87,6 +87,8 @@ class TensorBoard(Callback):
     ```
     """
 
+    _fk_rank_zero_only = True  # DataParallel: kept on rank 0 only (CallbackList)
+
     def __init__(self, log_dir="logs", histogram_freq=0, write_graph=True, write_images=False,
                  write_steps_per_second=False, update_freq="epoch", profile_batch=0,
                  embeddings_freq=0, embeddings_metadata=None):

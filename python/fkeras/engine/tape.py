@@ -51,6 +51,9 @@ class GradientTape:
         self._entries = []
         self._tracked = {}  # id(array) -> array
         self._used = False
+        # fkeras's DataParallel step: on_gradient_ready(i, grad) is called during `gradient`
+        # as soon as source i's gradient is final (grad None: the source is unconnected).
+        self.on_gradient_ready = None
 
     def __enter__(self):
         stack = getattr(_state, "stack", None)
@@ -161,7 +164,13 @@ class GradientTape:
                 g = np.asarray(_buffer(seeds[i]), t.dtype)
             _accumulate(grads, t, g)
 
-        for op, dev, arrays, needs, outs, saved, attrs in reversed(self._entries):
+        entries = self._entries
+        ready = _ReadySchedule(self.on_gradient_ready, entries, sources) \
+            if self.on_gradient_ready is not None else None
+        for i in range(len(entries) - 1, -1, -1):
+            if ready is not None:
+                ready.fire(i + 1, grads)
+            op, dev, arrays, needs, outs, saved, attrs = entries[i]
             if len(outs) == 1:
                 key = id(outs[0])
                 g = grads.get(key) if key in keep else grads.pop(key, None)
@@ -181,6 +190,9 @@ class GradientTape:
                 if need and g is not None:
                     _accumulate(grads, a, g)
 
+        if ready is not None:
+            ready.fire(0, grads)
+            ready.fire(None, grads)
         out = []
         for s in flat_sources:
             arr = getattr(s, "_value", s)  # a Variable's or Tensor's buffer
@@ -234,6 +246,29 @@ def _flat(structure):
     if type(structure) is dict:
         return nest.flatten(structure), True
     return (structure,), False
+
+
+class _ReadySchedule:
+    """When each source's gradient is final during the backward: after the entry that
+    first read it in the forward (the last one the backward reaches) has been processed."""
+
+    def __init__(self, callback, entries, sources):
+        from fkeras.utils import nest
+
+        first = {}
+        for i, (_, _, arrays, needs, _, _, _) in enumerate(entries):
+            for a, need in zip(arrays, needs):
+                if need:
+                    first.setdefault(id(a), i)
+        self.callback, self.at, self.buffers = callback, {}, []
+        for j, s in enumerate(nest.flatten(sources)):
+            arr = _buffer(s)
+            self.buffers.append(arr)
+            self.at.setdefault(first.get(id(arr)), []).append(j)
+
+    def fire(self, index, grads):
+        for j in self.at.pop(index, ()):
+            self.callback(j, grads.get(id(self.buffers[j])))
 
 
 def _buffer(x):

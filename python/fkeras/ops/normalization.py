@@ -8,6 +8,7 @@ axes to the end, giving (outer, C, 1), and transposes the result back.
 
 import numpy as np
 
+from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.ops import shape_utils as su
 from fkeras.ops.registry import REGISTRY as _R
 from fkeras.ops.registry import Op, apply
@@ -204,8 +205,17 @@ def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilo
 
 
 def moments(x, axes, keepdims=False, synchronized=False):
-    """keras.ops.moments: (mean, biased variance) over `axes`, differentiable."""
+    """keras.ops.moments: (mean, biased variance) over `axes`, differentiable.
+
+    synchronized=True under a DataParallel distribution: the moments of the global batch
+    (every process's rows); otherwise the local ones."""
+    from fkeras.distribution import _state as _dist
     from fkeras.ops import math
+
+    if synchronized and _dist.COMM is not None and not isinstance(x, KerasTensor):
+        from fkeras.distribution.sync_ops import synchronized_moments
+
+        return synchronized_moments(x, su.normalize_axes(axes, len(x.shape)), keepdims)
 
     mean = math.mean(x, axis=axes, keepdims=True)
     centred = math.subtract(x, mean)

@@ -19,6 +19,7 @@ import warnings
 
 import numpy as np
 
+from fkeras.distribution import _state as _dist
 from fkeras.engine import naming
 from fkeras.engine.variable import Variable
 from fkeras.optimizers import schedules
@@ -323,7 +324,7 @@ class Optimizer:
             if v._value is not value:
                 self._ensure_packed()
                 break
-        if same and self._per_variable and not (
+        if same and self._per_variable and _dist.COMM is None and not (
                 self.clipnorm or self.clipvalue or self.global_clipnorm or self.use_ema
                 or self.loss_scale_factor is not None or self.gradient_accumulation_steps
                 ) and not any(g is None for g in grads):
@@ -390,6 +391,8 @@ class Optimizer:
 
     def _apply_flat(self):
         """One step over the already-gathered flat gradients of every group."""
+        if _dist.COMM is not None:  # DataParallel: the global batch's gradient
+            _dist.reduce_gradients([g.grad for g in self._groups])
         if self.loss_scale_factor is not None:
             for g in self._groups:
                 g.grad /= self.loss_scale_factor

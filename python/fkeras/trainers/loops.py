@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from fkeras.callbacks.callback_list import CallbackList
+from fkeras.distribution import data_parallel as _dp
 from fkeras.engine.tensor import wrap_structure
 from fkeras.trainers import arg_checks
 from fkeras.trainers import data_adapter as da
@@ -222,6 +223,8 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
                        require_y=model.compiled_loss is not None)
     if not model.optimizer.built and not state.needs_build:
         model.optimizer.build(state.variables)
+    _dp.check_batch_size(batches.batch_size if isinstance(train, da.ArrayDataset) else None)
+    _dp.start_fit(model, state, batches)
     cbs = callbacks if isinstance(callbacks, CallbackList) else CallbackList(
         callbacks, add_history=True, add_progbar=verbose != 0, model=model,
         verbose=verbose, epochs=epochs, steps=batches.target)
@@ -233,7 +236,7 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
     for epoch in range(initial_epoch, epochs):
         model.reset_metrics()
         cbs.on_epoch_begin(epoch)
-        for first, last, group in executions(model, batches.epoch(state)):
+        for first, last, group in executions(model, _dp.shard(batches.epoch(state), True)):
             if begin:
                 cbs.on_train_batch_begin(first)
             for xs, ys, sws in group:
@@ -246,7 +249,7 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
                 cbs.on_train_batch_end(last, logs)
             if model.stop_training:
                 break
-        epoch_logs = dict(metrics_result_or_logs(model, logs)) if logs != {} else {}
+        epoch_logs = _global_logs(model, logs)
         if val is not None and _should_validate(epoch, validation_freq):
             val_logs = pythonify_logs(_run_evaluate(
                 model, val, validation_batch_size or batch_size, validation_steps, cbs))
@@ -258,6 +261,19 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
         model.optimizer.finalize_variable_values(state.variables)
     cbs.on_train_end(epoch_logs)
     return cbs._history
+
+
+def _global_logs(model, logs):
+    """The logs of an epoch or an evaluation: {} when no step ran, the metric results, or a
+    custom step's own last logs (Keras 3); under DataParallel reduced over processes (the
+    same on every rank)."""
+    if logs == {}:
+        return {}
+    _dp.reduce_metrics(model.metrics)
+    out = metrics_result_or_logs(model, logs)
+    if out is logs:  # a custom step's own keys (normalized later, by the callbacks)
+        return _dp.reduce_logs(out)
+    return dict(out)
 
 
 def _should_validate(epoch, freq):
@@ -289,10 +305,10 @@ def _run_evaluate(model, data, batch_size, steps, cbs):
     model.reset_metrics()
     cbs.on_test_begin()
     logs = {}
-    for first, last, group in executions(model, batches.epoch(state)):
+    for first, last, group in executions(model, _dp.shard(batches.epoch(state), False)):
         if begin:
             cbs.on_test_batch_begin(first)
-        for xs, ys, sws in group:
+        for xs, ys, sws in filter(None, group):  # None: this rank's part is empty
             if custom:
                 logs = model.test_step(_structured(model, state, xs, ys, sws))
             else:
@@ -300,7 +316,7 @@ def _run_evaluate(model, data, batch_size, steps, cbs):
                 logs = model.get_metrics_result() if end else None
         if end:
             cbs.on_test_batch_end(last, logs)
-    logs = metrics_result_or_logs(model, logs) if logs != {} else {}
+    logs = _global_logs(model, logs)
     cbs.on_test_end(logs)
     return logs
 
@@ -332,10 +348,15 @@ def predict(model, x, batch_size, verbose, steps, callbacks):
     begin, end = cbs.wants("on_predict_batch_begin"), cbs.wants("on_predict_batch_end")
     cbs.on_predict_begin()
     outs = []
-    for first, last, group in executions(model, batches.epoch(state)):
+    flat = None
+    for first, last, group in executions(model, _dp.shard(batches.epoch(state), False)):
         if begin:
             cbs.on_predict_batch_begin(first)
-        for xs, _, _ in group:
+        for batch in group:
+            if batch is None:  # this rank's part of the batch is empty (DataParallel)
+                outs.append(None)
+                continue
+            xs = batch[0]
             if custom:
                 packed = _structured(model, state, xs, None, None)
                 x_batch = da.unpack_x_y_sample_weight(packed)[0]
@@ -346,6 +367,7 @@ def predict(model, x, batch_size, verbose, steps, callbacks):
         if end:
             cbs.on_predict_batch_end(last, {"outputs": pack_outputs(model, flat)})
     cbs.on_predict_end()
+    outs = _dp.gather_predictions(outs)
     if not outs:
         raise ValueError("Expected input data to be non-empty.")
     flat = [np.concatenate([o[i] for o in outs], axis=0) for i in range(len(outs[0]))]

@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from fkeras import optimizers
+from fkeras.distribution import data_parallel as _dp
 from fkeras.engine.tape import GradientTape
 from fkeras.engine.tensor import array_mode_method, builtin_method
 from fkeras.metrics.metric import Mean, Metric
@@ -185,7 +186,10 @@ class Trainer:
             preds = state.forward(xs, training=True)
             loss = state.total_loss(ys, preds, sws, batch_size=n)
             loss = state.add_losses(loss, state.pop_added_losses())
+        reducer = _dp.overlap_allreduce(tape, state.variables)  # DataParallel only
         grads = tape.gradient(loss, state.variables)
+        if reducer is not None:
+            grads = reducer.finish()
         self.optimizer.apply(grads, state.variables)
         self._fk_update_metrics(state, ys, preds, sws, loss, n)
 
@@ -382,3 +386,4 @@ class Trainer:
         from fkeras.saving import weights_h5
 
         weights_h5.load_weights(self, filepath, skip_mismatch=skip_mismatch)
+        _dp.broadcast_weights(self)  # DataParallel: every rank holds rank 0's weights

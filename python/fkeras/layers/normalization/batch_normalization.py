@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from fkeras import constraints, initializers, ops, regularizers
+from fkeras.distribution import _state as _dist
 from fkeras.engine.input_spec import InputSpec
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.layers.layer import Layer
@@ -43,7 +44,9 @@ class BatchNormalization(Layer):
             renorm_stddev; moving_variance = relu(moving_stddev^2 - epsilon).
         renorm_clipping: dict with optional "rmax", "rmin", "dmax" (missing: inf, 0, inf).
         renorm_momentum: momentum of renorm_mean and renorm_stddev (0.99).
-        synchronized: cross-replica statistics; with one process it changes nothing.
+        synchronized: under a DataParallel distribution, the batch statistics of the global
+            batch (moments allreduced across processes, in the forward and the backward);
+            False keeps each process's own statistics; with one process it changes nothing.
         fused: tf_keras's switch: None uses the fused kernel when it can, True requires it
             (ValueError with renorm, virtual_batch_size, adjustment or a mask), False never
             uses it (batch moments, then the normalization op). Results are the same.
@@ -145,9 +148,10 @@ class BatchNormalization(Layer):
             return modes.masked_training(self, inputs, mask)
         if self.renorm or self.virtual_batch_size is not None or self.adjustment is not None:
             return modes.composed_training(self, inputs)
-        if self.fused is False:
+        sync = self.synchronized and _dist.COMM is not None
+        if self.fused is False or sync:
             reduce_axes = tuple(a for a in range(len(inputs.shape)) if a not in self._axes)
-            mean, var = ops.moments(inputs, reduce_axes)
+            mean, var = ops.moments(inputs, reduce_axes, synchronized=sync)
             y = ops.batch_normalization(inputs, mean, var, axis=self._axes, offset=self.beta,
                                         scale=self.gamma, epsilon=self.epsilon)
         else:
