@@ -117,7 +117,9 @@ def register_layer_classes(namespace):
 
 def serialize_layer(layer):
     """{"module", "class_name", "config"} for a layer (Keras 3 style)."""
-    return {"module": "fkeras.layers", "class_name": type(layer).__name__,
+    # A class exported under another name than its own (GroupQueryAttention) says so.
+    class_name = type(layer).__dict__.get("_fk_export_name", type(layer).__name__)
+    return {"module": "fkeras.layers", "class_name": class_name,
             "config": layer.get_config(), "registered_name": None}
 
 

@@ -40,6 +40,7 @@ class GroupedQueryAttention(Layer):
     """
 
     _fk_float_inputs = True
+    _fk_export_name = "GroupQueryAttention"  # Keras 3 writes this name; the class keeps its own
 
     def __init__(self, head_dim, num_query_heads, num_key_value_heads, dropout=0.0,
                  use_bias=True, sliding_window=None, flash_attention=None,

@@ -129,15 +129,15 @@ class MultiHeadAttention(Layer):
                              f"be equal. Received: value_shape={tuple(value_shape)} and "
                              f"key_shape={tuple(key_shape)}")
         q_rank = len(query_shape)
-        self._query_dense = self._projection(q_rank, self._key_dim, "query")
-        self._query_dense.build(tuple(query_shape))
-        self._key_dense = self._projection(len(key_shape), self._key_dim, "key")
-        self._key_dense.build(tuple(key_shape))
+        self.query_dense = self._projection(q_rank, self._key_dim, "query")
+        self.query_dense.build(tuple(query_shape))
+        self.key_dense = self._projection(len(key_shape), self._key_dim, "key")
+        self.key_dense.build(tuple(key_shape))
         if self._use_gate:
             self._gate_dense = self._projection(q_rank, self._value_dim, "gate", "sigmoid")
             self._gate_dense.build(tuple(query_shape))
-        self._value_dense = self._projection(len(value_shape), self._value_dim, "value")
-        self._value_dense.build(tuple(value_shape))
+        self.value_dense = self._projection(len(value_shape), self._value_dim, "value")
+        self.value_dense.build(tuple(value_shape))
         rank = len(value_shape) + 1
         axes = self._attention_axes
         axes = tuple(range(1, rank - 2)) if axes is None else \
@@ -148,12 +148,12 @@ class MultiHeadAttention(Layer):
         self._dropout_layer = Dropout(rate=self._dropout, seed=self.seed, dtype=self.dtype)
         out_shape = self._output_shape or (query_shape[-1],)
         eq, bias_axes = _projection_equation(q_rank - 1, 2, len(out_shape))
-        self._output_dense = EinsumDense(eq, output_shape=[None] * (q_rank - 2) +
+        self.output_dense = EinsumDense(eq, output_shape=[None] * (q_rank - 2) +
                                          list(out_shape),
                                          bias_axes=bias_axes if self._use_bias else None,
                                          name="attention_output", **self._sublayer_kwargs())
         heads_shape = tuple(query_shape[:-1]) + (self._num_heads, self._value_dim)
-        self._output_dense.build(heads_shape)
+        self.output_dense.build(heads_shape)
         self._built_from = (tuple(query_shape), tuple(value_shape), tuple(key_shape))
         self.built = True
 
@@ -172,10 +172,12 @@ class MultiHeadAttention(Layer):
                     kernel_constraint=self._kernel_constraint,
                     bias_constraint=self._bias_constraint, dtype=self.dtype)
 
-    query_dense = property(lambda self: self._query_dense)
-    key_dense = property(lambda self: self._key_dense)
-    value_dense = property(lambda self: self._value_dense)
-    output_dense = property(lambda self: self._output_dense)
+    # Keras 3 keeps these four under private names with public properties, and its weight
+    # files use the public ones ("query_dense/vars"); fkeras stores them publicly.
+    _query_dense = property(lambda self: self.query_dense)
+    _key_dense = property(lambda self: self.key_dense)
+    _value_dense = property(lambda self: self.value_dense)
+    _output_dense = property(lambda self: self.output_dense)
 
     # ---- calling ----
     def call(self, query, value, key=None, query_mask=None, value_mask=None, key_mask=None,
@@ -193,14 +195,14 @@ class MultiHeadAttention(Layer):
         mask = dot_attention.combine_masks(query_mask, value_mask, key_mask, attention_mask,
                                            use_causal_mask, query.shape[1], value.shape[1])
         gate = self._gate_dense(query) if self._use_gate else None
-        q = self._query_dense(query)
-        k = self._key_dense(key)
-        v = self._value_dense(value)
+        q = self.query_dense(query)
+        k = self.key_dense(key)
+        v = self.value_dense(value)
         out, scores = self._compute_attention(q, k, v, mask, training,
                                               return_attention_scores)
         if gate is not None:
             out = ops.multiply(out, gate)
-        out = self._output_dense(out)
+        out = self.output_dense(out)
         return (out, scores) if return_attention_scores else out
 
     def _compute_attention(self, query, key, value, attention_mask=None, training=None,

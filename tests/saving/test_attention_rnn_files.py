@@ -1,0 +1,113 @@
+"""`.keras` files with the attention family and RNN cells: fkeras round trips (same
+predictions, configs, weights), files written by real Keras 3 loaded by fkeras and files
+written by fkeras loaded by Keras 3 (skipped without keras), a registered user cell."""
+
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+
+import fkeras
+from fkeras import layers, ops
+
+pytest.importorskip("h5py")
+
+
+def transformer(lib):
+    L = lib.layers
+    inp = lib.Input((6, 8), name="x")
+    att = L.MultiHeadAttention(2, 4, name="mha")(inp, inp, use_causal_mask=True)
+    h = L.LayerNormalization(name="ln1")(L.Add()([inp, att]))
+    f = L.Dense(8, name="ff")(L.Dense(16, activation="relu", name="ff_in")(h))
+    h = L.RMSNormalization(name="rms")(L.Add()([h, f]))
+    g = L.GroupQueryAttention(head_dim=2, num_query_heads=4, num_key_value_heads=2,
+                              name="gqa")(h, h)
+    e = L.EinsumDense("abc,cd->abd", (None, 5), bias_axes="d", name="ein")(g)
+    a = L.Attention(use_scale=True, name="att")([e, e])
+    b = L.AdditiveAttention(name="add_att")([a, e])
+    return lib.Model(inp, L.Identity(name="id")(b))
+
+
+def recurrent(lib):
+    L = lib.layers
+    inp = lib.Input((5, 3), name="x")
+    h = L.RNN(L.LSTMCell(4), return_sequences=True, name="rnn_lstm")(inp)
+    h = L.RNN([L.GRUCell(3), L.SimpleRNNCell(2)], name="rnn_stack")(h)
+    return lib.Model(inp, L.Dense(1, name="out")(h))
+
+
+MODELS = {"transformer": (transformer, (2, 6, 8)), "recurrent": (recurrent, (2, 5, 3))}
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_fkeras_round_trip(tmp_path, name):
+    build, shape = MODELS[name]
+    model = build(fkeras)
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    model.save(tmp_path / "m.keras")
+    loaded = fkeras.models.load_model(tmp_path / "m.keras")
+    np.testing.assert_allclose(loaded.predict(x, verbose=0), model.predict(x, verbose=0),
+                               rtol=1e-6, atol=1e-6)
+    assert [type(layer).__name__ for layer in loaded.layers] == \
+        [type(layer).__name__ for layer in model.layers]
+    for a, b in zip(model.weights, loaded.weights):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+@fkeras.saving.register_keras_serializable(package="test_files")
+class CounterCell(layers.Layer):
+    def __init__(self, units, **kwargs):
+        super().__init__(**kwargs)
+        self.units, self.state_size = units, units
+
+    def build(self, input_shape):
+        self.w = self.add_weight(shape=(input_shape[-1], self.units), name="w")
+
+    def call(self, inputs, states):
+        h = ops.tanh(inputs @ self.w) + 0.5 * states[0]
+        return h, [h]
+
+    def get_config(self):
+        return {**super().get_config(), "units": self.units}
+
+
+def test_registered_user_cell_round_trips(tmp_path):
+    inp = fkeras.Input((4, 3))
+    model = fkeras.Model(inp, layers.RNN(CounterCell(2))(inp))
+    x = np.random.default_rng(1).standard_normal((2, 4, 3)).astype(np.float32)
+    model.save(tmp_path / "c.keras")
+    loaded = fkeras.models.load_model(tmp_path / "c.keras")
+    assert type(loaded.layers[1].cell) is CounterCell
+    np.testing.assert_allclose(loaded.predict(x, verbose=0), model.predict(x, verbose=0),
+                               rtol=1e-6)
+
+
+def _keras():
+    if "KERAS_BACKEND" not in os.environ and importlib.util.find_spec("torch") is not None:
+        os.environ["KERAS_BACKEND"] = "torch"
+    return pytest.importorskip("keras")
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_keras_files_load_in_fkeras(tmp_path, name):
+    keras = _keras()
+    build, shape = MODELS[name]
+    x = np.random.default_rng(2).standard_normal(shape).astype(np.float32)
+    model = build(keras)
+    model.save(tmp_path / "k.keras")
+    loaded = fkeras.models.load_model(tmp_path / "k.keras")
+    np.testing.assert_allclose(loaded.predict(x, verbose=0), model.predict(x, verbose=0),
+                               rtol=1e-5, atol=2e-6)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_fkeras_files_load_in_keras(tmp_path, name):
+    keras = _keras()
+    build, shape = MODELS[name]
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    model = build(fkeras)
+    model.save(tmp_path / "f.keras")
+    loaded = keras.models.load_model(tmp_path / "f.keras")
+    np.testing.assert_allclose(np.asarray(loaded.predict(x, verbose=0)),
+                               model.predict(x, verbose=0), rtol=1e-5, atol=2e-6)
