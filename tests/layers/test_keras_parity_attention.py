@@ -74,14 +74,22 @@ def test_mha_attention_axes_match_keras(axes):
     np.testing.assert_allclose(np.asarray(fs), to_np(ks), **TOL)
 
 
-def test_mha_padding_masks_from_embedding_match_keras():
-    """Query and value masks travel on the tensors (Embedding(mask_zero=True)) in a model."""
+@pytest.mark.parametrize("make", [
+    lambda L: L.MultiHeadAttention(2, 3),
+    lambda L: L.MultiHeadAttention(2, 3, dropout=0.2),  # Keras's explicit path
+    lambda L: L.GroupQueryAttention(head_dim=3, num_query_heads=2, num_key_value_heads=1),
+    lambda L: L.GroupQueryAttention(head_dim=3, num_query_heads=2, num_key_value_heads=1,
+                                    dropout=0.2),
+])
+def test_padding_masks_from_embedding_match_keras(make):
+    """Query and value masks travel on the tensors (Embedding(mask_zero=True)) in a model;
+    padded query rows (all keys masked) follow Keras's path-dependent values."""
     ids = np.array([[3, 5, 2, 0, 0], [7, 1, 0, 0, 0]])
     models = []
     for lib in (keras, fkeras):
         inp = lib.Input((5,), dtype="int32")
         h = lib.layers.Embedding(10, 6, mask_zero=True)(inp)
-        out = lib.layers.MultiHeadAttention(2, 3)(h, h)
+        out = make(lib.layers)(h, h)
         models.append(lib.Model(inp, out))
     models[1].set_weights(models[0].get_weights())
     want, got = to_np(models[0](ids)), np.asarray(models[1](ids))

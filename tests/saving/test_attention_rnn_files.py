@@ -37,20 +37,40 @@ def recurrent(lib):
     return lib.Model(inp, L.Dense(1, name="out")(h))
 
 
-MODELS = {"transformer": (transformer, (2, 6, 8)), "recurrent": (recurrent, (2, 5, 3))}
+def with_initial_state(lib):
+    """A call with tensors in its keyword arguments: Keras 3's {args, kwargs} node form."""
+    L = lib.layers
+    inp, h0, c0 = lib.Input((5, 3), name="x"), lib.Input((4,), name="h0"), \
+        lib.Input((4,), name="c0")
+    h = L.RNN(L.LSTMCell(4), name="rnn_init")(inp, initial_state=[h0, c0])
+    return lib.Model([inp, h0, c0], h)
+
+
+MODELS = {"transformer": (transformer, (2, 6, 8)), "recurrent": (recurrent, (2, 5, 3)),
+          "initial_state": (with_initial_state, [(2, 5, 3), (2, 4), (2, 4)])}
+
+
+def _data(shape, seed):
+    rng = np.random.default_rng(seed)
+    if isinstance(shape, list):
+        return [rng.standard_normal(s).astype(np.float32) for s in shape]
+    return rng.standard_normal(shape).astype(np.float32)
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_fkeras_round_trip(tmp_path, name):
     build, shape = MODELS[name]
     model = build(fkeras)
-    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    x = _data(shape, 0)
     model.save(tmp_path / "m.keras")
     loaded = fkeras.models.load_model(tmp_path / "m.keras")
     np.testing.assert_allclose(loaded.predict(x, verbose=0), model.predict(x, verbose=0),
                                rtol=1e-6, atol=1e-6)
     assert [type(layer).__name__ for layer in loaded.layers] == \
         [type(layer).__name__ for layer in model.layers]
+    nodes = [n for e in model.get_config()["layers"] for n in e["inbound_nodes"]]
+    multi = {"transformer": True, "recurrent": False, "initial_state": True}[name]
+    assert any(isinstance(n, dict) for n in nodes) == multi  # simple calls keep the list form
     for a, b in zip(model.weights, loaded.weights):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
@@ -93,7 +113,7 @@ def _keras():
 def test_keras_files_load_in_fkeras(tmp_path, name):
     keras = _keras()
     build, shape = MODELS[name]
-    x = np.random.default_rng(2).standard_normal(shape).astype(np.float32)
+    x = _data(shape, 2)
     model = build(keras)
     model.save(tmp_path / "k.keras")
     loaded = fkeras.models.load_model(tmp_path / "k.keras")
@@ -105,7 +125,7 @@ def test_keras_files_load_in_fkeras(tmp_path, name):
 def test_fkeras_files_load_in_keras(tmp_path, name):
     keras = _keras()
     build, shape = MODELS[name]
-    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    x = _data(shape, 3)
     model = build(fkeras)
     model.save(tmp_path / "f.keras")
     loaded = keras.models.load_model(tmp_path / "f.keras")
