@@ -132,3 +132,16 @@ def test_rnn_config_reads_in_keras_and_back():
         {"class_name": "RNN", "config": kl.get_config()}))
     assert [type(c).__name__ for c in back.cell.cells] == ["LSTMCell", "GRUCell"]
     assert back.cell.cells[1].units == 2
+
+
+@pytest.mark.parametrize("merge_mode", ["concat", "sum"])
+def test_bidirectional_rnn_with_cell_matches_keras(merge_mode):
+    x = randn(2, 5, 3, seed=11)
+    kb = keras.layers.Bidirectional(keras.layers.RNN(keras.layers.GRUCell(4),
+                                                     return_sequences=True),
+                                    merge_mode=merge_mode)
+    fb = layers.Bidirectional(layers.RNN(layers.GRUCell(4), return_sequences=True),
+                              merge_mode=merge_mode)
+    kb, fb = _pair(kb, fb, x.shape)
+    np.testing.assert_allclose(np.asarray(fb(x, mask=MASK[:2])), to_np(kb(x, mask=MASK[:2])),
+                               **TOL)

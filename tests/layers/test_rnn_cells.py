@@ -172,6 +172,8 @@ def test_rnn_symbolic_shapes_and_masks():
     data = np.array([[1, 2, 3, 0, 0], [4, 0, 0, 0, 0]])
     np.testing.assert_allclose(np.asarray(model(data))[0], np.asarray(model(data[:, :3]))[0],
                                rtol=1e-5, atol=1e-6)  # padding steps change nothing
+    with pytest.raises(ValueError, match="Cannot unroll"):
+        layers.RNN(layers.GRUCell(2), unroll=True)(layers.Input((None, 3)))
     with pytest.raises(ValueError, match="`call` method"):
         layers.RNN(object())
     with pytest.raises(ValueError, match="state_size"):
@@ -259,3 +261,18 @@ def test_user_cell_trains_with_fit(cell_cls):
     assert losses[-1] < 0.7 * losses[0]
     assert all(not np.array_equal(np.array(w), b)
                for w, b in zip(model.layers[1].cell.weights, cell_weights))
+
+
+class OnesStateCell(MinimalRNNCell):
+    """A user cell with its own get_initial_state (run in tensor mode)."""
+
+    def get_initial_state(self, batch_size=None):
+        return [ops.add(np.zeros((batch_size, self.units), np.float32), 1.0)]
+
+
+def test_user_initial_state_is_used():
+    x = np.zeros((2, 1, 3), np.float32)
+    layer = layers.RNN(OnesStateCell(2))
+    layer.build(x.shape)
+    layer.cell.recurrent_kernel.assign(np.eye(2, dtype=np.float32))
+    np.testing.assert_allclose(np.asarray(layer(x)), np.tanh(np.ones((2, 2))), rtol=1e-6)

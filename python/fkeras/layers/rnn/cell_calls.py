@@ -45,10 +45,13 @@ def output_size(cell):
 
 
 def initial_state(cell, batch_size):
-    """The cell's zero states (its own `get_initial_state` when it has one)."""
+    """The cell's zero states (its own `get_initial_state` when it has one; a user-written
+    one runs in tensor mode)."""
     fn = getattr(cell, "get_initial_state", None)
     if fn is not None:
-        return fn(batch_size=batch_size)
+        if is_builtin_function(type(cell).get_initial_state):
+            return fn(batch_size=batch_size)
+        return run_user(fn, batch_size=batch_size)
     sizes = cell.state_size
     if isinstance(sizes, int):
         return np.zeros((batch_size, sizes), np.float32)

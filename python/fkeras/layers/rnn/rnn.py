@@ -13,6 +13,7 @@ from fkeras import activations, ops
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.layers.layer import Layer
 from fkeras.layers.rnn import cell_calls
+from fkeras.layers.rnn.base_rnn import _UNROLL_ERROR
 from fkeras.layers.rnn.gru_cell import GRUCell
 from fkeras.layers.rnn.lstm_cell import LSTMCell
 from fkeras.layers.rnn.simple_rnn_cell import SimpleRNNCell
@@ -106,9 +107,8 @@ class RNN(Layer):
         self.built = True
 
     def get_initial_state(self, batch_size):
-        fn = getattr(self.cell, "get_initial_state", None)
-        if fn is not None:
-            return self._as_list(fn(batch_size=batch_size))
+        if getattr(self.cell, "get_initial_state", None) is not None:
+            return self._as_list(cell_calls.initial_state(self.cell, batch_size))
         return [np.zeros((batch_size, d), np.float32) for d in self.state_size]
 
     @staticmethod
@@ -125,6 +125,8 @@ class RNN(Layer):
 
     # ---- calling ----
     def call(self, sequences, initial_state=None, mask=None, training=False):
+        if self.unroll and sequences.shape[1] is None:
+            raise ValueError(_UNROLL_ERROR)
         if isinstance(sequences, KerasTensor):
             return self._symbolic_outputs(sequences)
         if isinstance(mask, (list, tuple)):
