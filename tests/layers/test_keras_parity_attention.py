@@ -37,7 +37,8 @@ def _visible_mask(rng, shape):
     dict(num_heads=2, key_dim=3, use_gate=True),
     dict(num_heads=2, key_dim=3, output_shape=(2, 3)),
 ])
-@pytest.mark.parametrize("call", ["plain", "mask", "causal", "mask+causal", "key"])
+@pytest.mark.parametrize("call", ["plain", "mask", "causal", "mask+causal", "key",
+                                  "self+causal"])
 def test_mha_forward_matches_keras(kwargs, call):
     rng = np.random.default_rng(0)
     q, v, k = randn(2, 5, 6, seed=1), randn(2, 7, 6, seed=2), randn(2, 7, 4, seed=3)
@@ -45,6 +46,10 @@ def test_mha_forward_matches_keras(kwargs, call):
         km, fm = _pair(keras.layers.MultiHeadAttention(**kwargs),
                        layers.MultiHeadAttention(**kwargs), q.shape, v.shape, k.shape)
         args = (q, v, k)
+    elif call == "self+causal":
+        km, fm = _pair(keras.layers.MultiHeadAttention(**kwargs),
+                       layers.MultiHeadAttention(**kwargs), q.shape, q.shape)
+        args = (q, q)
     else:
         km, fm = _pair(keras.layers.MultiHeadAttention(**kwargs),
                        layers.MultiHeadAttention(**kwargs), q.shape, v.shape)
