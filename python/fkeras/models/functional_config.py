@@ -11,6 +11,7 @@ import copy
 
 from fkeras.layers.core.input_layer import InputLayer
 from fkeras.models import node_config
+from fkeras.utils import nest
 
 
 def _model_node_index(model_nodes, layer):
@@ -73,7 +74,7 @@ def functional_from_config(cls, config, custom_objects=None):
                                            for ref in node_config.node_refs(node)):
                 result = node_config.call_node(
                     created[name], node, lambda ref: outputs[ref[0]][ref[1]][ref[2]])
-                flat = result if isinstance(result, (list, tuple)) else [result]
+                flat = nest.flatten(result)  # as Node numbers output tensors
                 outputs[name].append(list(flat))
                 progress = True
             else:

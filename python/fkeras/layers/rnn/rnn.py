@@ -228,22 +228,26 @@ class RNN(Layer):
         shapes = self.compute_output_shape(tuple(sequences.shape))
         if not self.return_state:
             return KerasTensor(shapes, sequences.dtype)
-        return [nest.map_structure(lambda s: KerasTensor(s, sequences.dtype), s)
-                if isinstance(s, list) else KerasTensor(s, sequences.dtype) for s in shapes]
+
+        def tensors(s):  # tuples are shapes, lists are structure
+            return [tensors(x) for x in s] if isinstance(s, list) else \
+                KerasTensor(s, sequences.dtype)
+
+        return tensors(shapes)
 
     def compute_output_shape(self, sequences_shape, initial_state_shape=None):
+        """The output shape, then (with return_state) one shape per entry of `state_size`
+        (a list of shapes for a StackedRNNCells cell with several states), as Keras 3."""
         batch, length = sequences_shape[0], sequences_shape[1]
-        states = []
-        for size in self.state_size:
-            if isinstance(size, int):
-                states.append((batch, size))
-            else:
-                states.append([(batch, s) for s in size])
         out_size = cell_calls.output_size(self.cell)
         if not isinstance(out_size, int):
             raise ValueError("output_size must be an integer.")
         output = (batch, length, out_size) if self.return_sequences else (batch, out_size)
-        return [output] + states if self.return_state else output
+        if not self.return_state:
+            return output
+        states = [(batch, size) if isinstance(size, int) else [(batch, s) for s in size]
+                  for size in self.state_size]
+        return [output] + states
 
     def compute_mask(self, inputs, previous_mask=None):
         mask = nest.flatten(previous_mask)[0] if previous_mask is not None else None
