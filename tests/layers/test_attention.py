@@ -262,7 +262,8 @@ def test_additive_attention_reference_and_errors():
     out = np.asarray(layer([q, v]))
     scale = np.asarray(layer.scale, np.float64)
     s = (scale * np.tanh(q[:, :, None, :] + v[:, None, :, :])).sum(-1)
-    np.testing.assert_allclose(out, np.einsum("bts,bsd->btd", _softmax(s), v), rtol=1e-5)
+    np.testing.assert_allclose(out, np.einsum("bts,bsd->btd", _softmax(s), v), rtol=1e-5,
+                               atol=1e-6)
     with pytest.raises(ValueError, match="list of inputs"):
         layer(q)
     with pytest.raises(ValueError, match="score_mode"):
@@ -346,3 +347,14 @@ def test_identity_passes_values_and_masks():
     np.testing.assert_array_equal(np.asarray(layers.Identity()(x)), x)
     run_layer_test(layers.Identity, {}, input_shape=(2, 3), expected_output_shape=(2, 3),
                    run_training_check=False)
+
+
+@pytest.mark.parametrize("cls,kwargs,n_weights", [
+    (layers.Attention, dict(use_scale=True), 1),
+    (layers.Attention, dict(score_mode="concat", use_scale=True), 2),
+    (layers.AdditiveAttention, dict(dropout=0.1), 1),
+])
+def test_attention_run_layer_test(cls, kwargs, n_weights):
+    run_layer_test(cls, kwargs, input_shape=[(2, 3, 4), (2, 5, 4)],
+                   expected_output_shape=(2, 3, 4), supports_masking=True,
+                   expected_num_trainable_weights=n_weights)
