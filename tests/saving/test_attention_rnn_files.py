@@ -55,9 +55,17 @@ def nested_states(lib):
     return lib.Model(inp, [y, c1, h2])
 
 
+def keywords(lib):
+    """MultiHeadAttention called with keywords only."""
+    q, v = lib.Input((4, 6), name="q"), lib.Input((5, 6), name="v")
+    y = lib.layers.MultiHeadAttention(2, 3, name="mha")(query=q, value=v, key=v)
+    return lib.Model([q, v], y)
+
+
 MODELS = {"transformer": (transformer, (2, 6, 8)), "recurrent": (recurrent, (2, 5, 3)),
           "initial_state": (with_initial_state, [(2, 5, 3), (2, 4), (2, 4)]),
-          "nested_states": (nested_states, (2, 5, 3))}
+          "nested_states": (nested_states, (2, 5, 3)),
+          "keywords": (keywords, [(2, 4, 6), (2, 5, 6)])}
 
 
 def _assert_close(got, want, rtol, atol):
@@ -87,7 +95,7 @@ def test_fkeras_round_trip(tmp_path, name):
         [type(layer).__name__ for layer in model.layers]
     nodes = [n for e in model.get_config()["layers"] for n in e["inbound_nodes"]]
     multi = {"transformer": True, "recurrent": False, "initial_state": True,
-             "nested_states": False}[name]
+             "nested_states": False, "keywords": True}[name]
     assert any(isinstance(n, dict) for n in nodes) == multi  # simple calls keep the list form
     for a, b in zip(model.weights, loaded.weights):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

@@ -115,6 +115,12 @@ class GroupedQueryAttention(Layer):
                     kernel_constraint=self.kernel_constraint,
                     bias_constraint=self.bias_constraint, dtype=self.dtype)
 
+    def __call__(self, *args, **kwargs):
+        # `layer(query=q, value=v)`: the query is the call's first (input) argument.
+        if not args and "query" in kwargs:
+            args = (kwargs.pop("query"),)
+        return super().__call__(*args, **kwargs)
+
     def call(self, query, value, key=None, query_mask=None, value_mask=None, key_mask=None,
              attention_mask=None, return_attention_scores=False, training=None,
              use_causal_mask=False):

@@ -180,6 +180,12 @@ class MultiHeadAttention(Layer):
     _output_dense = property(lambda self: self.output_dense)
 
     # ---- calling ----
+    def __call__(self, *args, **kwargs):
+        # `layer(query=q, value=v)`: the query is the call's first (input) argument.
+        if not args and "query" in kwargs:
+            args = (kwargs.pop("query"),)
+        return super().__call__(*args, **kwargs)
+
     def call(self, query, value, key=None, query_mask=None, value_mask=None, key_mask=None,
              attention_mask=None, return_attention_scores=False, training=None,
              use_causal_mask=False):
