@@ -238,6 +238,18 @@ def test_rms_normalization_matches_keras(axis):
     assert set(fc) == set(kc)
 
 
+def test_mask_propagation_matches_keras():
+    """Which of the new layers pass a mask on (it changes attention downstream)."""
+    ids = np.array([[3, 5, 0]])
+    for make in (lambda L: L.Identity(), lambda L: L.RMSNormalization(),
+                 lambda L: L.EinsumDense("abc,cd->abd", (None, 4))):
+        got = []
+        for lib in (keras, fkeras):
+            h = lib.layers.Embedding(10, 4, mask_zero=True)(lib.Input((3,), dtype="int32"))
+            got.append(getattr(make(lib.layers)(h), "_keras_mask", None) is not None)
+        assert got[0] == got[1], make
+
+
 def test_identity_matches_keras():
     x = randn(2, 3, seed=15)
     np.testing.assert_array_equal(np.asarray(layers.Identity()(x)),

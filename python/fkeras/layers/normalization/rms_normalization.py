@@ -10,6 +10,7 @@ class RMSNormalization(Layer):
 
     `y = x * rsqrt(mean(square(x), axis) + epsilon) * scale`, with a trainable `scale` (ones)
     of the input's size along `axis`. No centring and no offset (unlike LayerNormalization).
+    Like Keras 3.15's layer, it does not pass masks on.
 
     Args:
         axis: int or list of ints, the axes normalized over (default -1).
@@ -26,7 +27,6 @@ class RMSNormalization(Layer):
     def __init__(self, axis=-1, epsilon=1e-6, **kwargs):
         super().__init__(**kwargs)
         self.axis, self.epsilon = axis, epsilon
-        self.supports_masking = True
 
     def build(self, input_shape):
         rank = len(input_shape)
