@@ -288,3 +288,23 @@ def test_transformer_block_fit_matches_keras():
         # Adam divides by sqrt(v): small gradients (query/key) amplify float32 rounding.
         np.testing.assert_allclose(np.asarray(fw), to_np(kw), rtol=1e-3, atol=1e-3,
                                    err_msg=fw.path)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("cls,kwargs", [
+    ("MultiHeadAttention", dict(num_heads=2, key_dim=3, sliding_window=2)),
+    ("GroupQueryAttention", dict(head_dim=3, num_query_heads=2, num_key_value_heads=1,
+                                 sliding_window=3)),
+])
+def test_sliding_window_matches_keras(cls, kwargs, causal):
+    x = randn(2, 6, 4, seed=18)
+    kl, fl = _pair(getattr(keras.layers, cls)(**kwargs), getattr(layers, cls)(**kwargs),
+                   x.shape, x.shape)
+    for scores in (False, True):
+        want = kl(x, x, use_causal_mask=causal, return_attention_scores=scores)
+        got = fl(x, x, use_causal_mask=causal, return_attention_scores=scores)
+        for g, w in zip(got if scores else [got], want if scores else [want]):
+            np.testing.assert_allclose(np.asarray(g), to_np(w), **TOL)
+    assert fl.get_config()["sliding_window"] == kwargs["sliding_window"]
+    with pytest.raises(ValueError, match="sliding_window"):
+        getattr(layers, cls)(**{**kwargs, "sliding_window": 0})

@@ -16,11 +16,12 @@ _LARGE_NEGATIVE = -1e9
 
 
 def combine_masks(query_mask=None, value_mask=None, key_mask=None, attention_mask=None,
-                  use_causal_mask=False, q_len=None, v_len=None):
+                  use_causal_mask=False, q_len=None, v_len=None, sliding_window=None):
     """The boolean attention mask (B|1, T, S) from the pieces Keras 3 ANDs together: the query
     mask as (B, T, 1), the value and key masks as (B, 1, S), the causal mask (1, T, S) (key j
-    visible from query i when j <= i) and an explicit `attention_mask`. None when none is
-    given. Masks are constants (NumPy booleans): they carry no gradient."""
+    visible from query i when j <= i), the sliding-window band (|i - j| < window) and an
+    explicit `attention_mask`. None when none is given. Masks are constants (NumPy booleans):
+    they carry no gradient."""
     parts = []
     if query_mask is not None:
         parts.append(np.asarray(query_mask).astype(bool)[..., :, None])
@@ -30,6 +31,9 @@ def combine_masks(query_mask=None, value_mask=None, key_mask=None, attention_mas
         parts.append(np.asarray(key_mask).astype(bool)[..., None, :])
     if use_causal_mask:
         parts.append(np.tri(q_len, v_len, dtype=bool)[None])
+    if sliding_window is not None:
+        distance = np.abs(np.arange(q_len)[:, None] - np.arange(v_len)[None, :])
+        parts.append((distance < sliding_window)[None])
     if attention_mask is not None:
         parts.append(np.asarray(attention_mask).astype(bool))
     if not parts:

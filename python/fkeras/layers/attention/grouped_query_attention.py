@@ -27,7 +27,8 @@ class GroupedQueryAttention(Layer):
             be a multiple of num_key_value_heads.
         dropout: on the attention probabilities, training only. use_bias, use_gate, seed,
             initializers, regularizers, constraints: as MultiHeadAttention.
-        sliding_window, flash_attention: accepted as None / False only.
+        sliding_window: optional positive int, as MultiHeadAttention's.
+        flash_attention: accepted as None / False only.
 
     Call arguments: as MultiHeadAttention (query (B, T, dim), value (B, S, dim), key, masks,
         use_causal_mask, return_attention_scores, training); inputs are rank 3.
@@ -56,10 +57,14 @@ class GroupedQueryAttention(Layer):
             raise ValueError("`num_query_heads` must be divisible by `num_key_value_heads`.")
         self.num_repeats = num_query_heads // num_key_value_heads
         self.dropout, self.use_bias, self.use_gate = dropout, use_bias, use_gate
-        if sliding_window is not None or flash_attention:
-            raise NotImplementedError(f'Layer "{self.name}": `sliding_window` and '
-                                      "`flash_attention` are not supported by fkeras.")
-        self.sliding_window = None
+        if sliding_window is not None and (isinstance(sliding_window, bool) or not isinstance(
+                sliding_window, int) or sliding_window <= 0):
+            raise ValueError("`sliding_window` must be `None` or a positive integer. "
+                             f"Received: sliding_window={sliding_window}")
+        if flash_attention:
+            raise NotImplementedError(f'Layer "{self.name}": `flash_attention` is not '
+                                      "supported by fkeras. Received: flash_attention=True")
+        self.sliding_window = sliding_window
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.bias_initializer = initializers.get(bias_initializer)
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
@@ -139,7 +144,8 @@ class GroupedQueryAttention(Layer):
         if key_mask is None and key is not value:
             key_mask = get_keras_mask(key)
         mask = dot_attention.combine_masks(query_mask, value_mask, key_mask, attention_mask,
-                                           use_causal_mask, query.shape[1], value.shape[1])
+                                           use_causal_mask, query.shape[1], value.shape[1],
+                                           self.sliding_window)
         gate = self._gate_dense(query) if self.use_gate else None
         q = self._query_dense(query)
         k = ops.repeat(self._key_dense(key), self.num_repeats, axis=2)

@@ -35,7 +35,9 @@ class MultiHeadAttention(Layer):
         kernel/bias initializers, regularizers, constraints, activity_regularizer: passed to
             the projection layers (as Keras 3).
         seed: the dropout seed.
-        sliding_window, flash_attention: accepted as None / False only.
+        sliding_window: optional positive int: query i attends to keys j with
+            |i - j| < sliding_window (with use_causal_mask: the previous window only).
+        flash_attention: accepted as None / False only.
 
     Call arguments:
         query (B, T, dim), value (B, S, dim), key (B, S, dim) (default: value).
@@ -71,10 +73,10 @@ class MultiHeadAttention(Layer):
                                  f"a positive integer{' or `None`' if allow_none else ''}. "
                                  f"Received: {arg}={value}")
         super().__init__(**kwargs)
-        if sliding_window is not None:
-            raise NotImplementedError(f'Layer "{self.name}": `sliding_window` is not '
-                                      f"supported by fkeras. Received: "
-                                      f"sliding_window={sliding_window}")
+        if sliding_window is not None and (isinstance(sliding_window, bool) or not isinstance(
+                sliding_window, int) or sliding_window <= 0):
+            raise ValueError("`sliding_window` must be `None` or a positive integer. "
+                             f"Received: sliding_window={sliding_window}")
         if flash_attention:
             raise NotImplementedError(f'Layer "{self.name}": `flash_attention` is not '
                                       "supported by fkeras. Received: flash_attention=True")
@@ -105,7 +107,7 @@ class MultiHeadAttention(Layer):
             raise ValueError("`attention_axes` must be an int, list, or tuple."
                              f"Received: attention_axes={attention_axes}")
         self._attention_axes = attention_axes
-        self._sliding_window = None
+        self._sliding_window = sliding_window
         self.seed = seed
         self._inverse_sqrt_key_dim = 1.0 / math.sqrt(float(key_dim))
         self._built_from = None
@@ -199,7 +201,8 @@ class MultiHeadAttention(Layer):
         if key_mask is None and key is not value:
             key_mask = get_keras_mask(key)
         mask = dot_attention.combine_masks(query_mask, value_mask, key_mask, attention_mask,
-                                           use_causal_mask, query.shape[1], value.shape[1])
+                                           use_causal_mask, query.shape[1], value.shape[1],
+                                           self._sliding_window)
         gate = self._gate_dense(query) if self._use_gate else None
         q = self.query_dense(query)
         k = self.key_dense(key)
