@@ -1,6 +1,6 @@
 """Scaled dot-product attention over projected heads, shared by MultiHeadAttention and
-GroupedQueryAttention, composed of fkeras ops (transpose, reshape, batched matmul, softmax), so
-the tape differentiates it.
+GroupedQueryAttention, composed of fkeras ops (transpose, reshape, batch_matmul on the GEMM
+kernel, softmax), so the tape differentiates it.
 
 Layout (Keras 3's): projected query (B, <other axes>, <attention axes>, N, H) in any interleaving
 of other and attention axes; key/value alike with their own attention extents. The "batch
@@ -11,6 +11,7 @@ axis N); scores have shape (<batch axes>, <query attention axes>, <key attention
 import numpy as np
 
 from fkeras import ops
+from fkeras.ops.batch_matmul import batch_matmul
 
 _LARGE_NEGATIVE = -1e9
 
@@ -81,8 +82,7 @@ def attend(query, key, value, scale, attention_mask, attention_axes, softmax, dr
     q = ops.reshape(_permute(ops.multiply(query, scale), perm), lead + (T, qs[-1]))
     k = ops.reshape(_permute(key, perm), lead + (S, ks[-1]))
     v = ops.reshape(_permute(value, perm), lead + (S, value.shape[-1]))
-    scores = ops.reshape(ops.matmul(q, ops.transpose(k, _swap_last(len(lead) + 2))),
-                         lead + t_dims + s_dims)
+    scores = ops.reshape(batch_matmul(q, k, transpose_b=True), lead + t_dims + s_dims)
     mask = None
     if attention_mask is not None:
         mask = np.asarray(attention_mask)
@@ -95,14 +95,10 @@ def attend(query, key, value, scale, attention_mask, attention_axes, softmax, dr
     else:
         probs = ops.softmax(ops.where(mask, scores, _LARGE_NEGATIVE), axis=-1)
     dropped = dropout(probs, training=training)
-    out = ops.matmul(ops.reshape(dropped, lead + (T, S)), v)
+    out = batch_matmul(ops.reshape(dropped, lead + (T, S)), v)
     out = ops.reshape(out, lead + t_dims + (value.shape[-1],))
     return _permute(out, list(np.argsort(perm))), probs
 
 
 def _permute(x, perm):
     return x if list(perm) == sorted(perm) else ops.transpose(x, tuple(int(p) for p in perm))
-
-
-def _swap_last(rank):
-    return tuple(range(rank - 2)) + (rank - 1, rank - 2)
