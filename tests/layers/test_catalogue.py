@@ -52,6 +52,8 @@ MINIMAL = {
                                                                  "width_factor": 0.1},
     "MultiHeadAttention": {"num_heads": 2, "key_dim": 2},
     "GroupQueryAttention": {"head_dim": 2, "num_query_heads": 2, "num_key_value_heads": 1},
+    "GroupedQueryAttention": {"head_dim": 2, "num_query_heads": 2, "num_key_value_heads": 1},
+    "StackedRNNCells": lambda: layers.StackedRNNCells([layers.LSTMCell(2), layers.GRUCell(3)]),
 }
 for _name in ("Conv1D", "Conv2D", "Conv3D", "Convolution1D", "Convolution2D", "Convolution3D",
               "Conv1DTranspose", "Conv2DTranspose", "Conv3DTranspose",

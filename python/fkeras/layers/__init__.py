@@ -5,6 +5,13 @@ from fkeras.layers.activations.leaky_relu import LeakyReLU
 from fkeras.layers.activations.prelu import PReLU
 from fkeras.layers.activations.relu import ReLU
 from fkeras.layers.activations.softmax import Softmax
+from fkeras.layers.attention.additive_attention import AdditiveAttention
+from fkeras.layers.attention.attention import Attention
+from fkeras.layers.attention.grouped_query_attention import (
+    GroupedQueryAttention,
+    GroupQueryAttention,
+)
+from fkeras.layers.attention.multi_head_attention import MultiHeadAttention
 from fkeras.layers.convolutional.conv1d import Conv1D
 from fkeras.layers.convolutional.conv2d import Conv2D
 from fkeras.layers.convolutional.conv3d import Conv3D
@@ -17,7 +24,9 @@ from fkeras.layers.convolutional.depthwise_conv import DepthwiseConv1D, Depthwis
 from fkeras.layers.convolutional.separable_conv import SeparableConv1D, SeparableConv2D
 from fkeras.layers.core.activation import Activation
 from fkeras.layers.core.dense import Dense
+from fkeras.layers.core.einsum_dense import EinsumDense
 from fkeras.layers.core.embedding import Embedding
+from fkeras.layers.core.identity import Identity
 from fkeras.layers.core.input_layer import Input, InputLayer
 from fkeras.layers.core.lambda_layer import Lambda
 from fkeras.layers.core.masking import Masking
@@ -31,6 +40,7 @@ from fkeras.layers.merging.subtract import Subtract, subtract
 from fkeras.layers.normalization.batch_normalization import BatchNormalization
 from fkeras.layers.normalization.group_normalization import GroupNormalization
 from fkeras.layers.normalization.layer_normalization import LayerNormalization
+from fkeras.layers.normalization.rms_normalization import RMSNormalization
 from fkeras.layers.normalization.unit_normalization import UnitNormalization
 from fkeras.layers.pooling.average_pooling import AveragePooling1D, AveragePooling3D
 from fkeras.layers.pooling.average_pooling2d import AveragePooling2D
@@ -61,8 +71,13 @@ from fkeras.layers.reshaping.up_sampling import UpSampling1D, UpSampling2D, UpSa
 from fkeras.layers.reshaping.zero_padding import ZeroPadding1D, ZeroPadding2D, ZeroPadding3D
 from fkeras.layers.rnn.bidirectional import Bidirectional
 from fkeras.layers.rnn.gru import GRU
+from fkeras.layers.rnn.gru_cell import GRUCell
 from fkeras.layers.rnn.lstm import LSTM
+from fkeras.layers.rnn.lstm_cell import LSTMCell
+from fkeras.layers.rnn.rnn import RNN
 from fkeras.layers.rnn.simple_rnn import SimpleRNN
+from fkeras.layers.rnn.simple_rnn_cell import SimpleRNNCell
+from fkeras.layers.rnn.stacked_rnn_cells import StackedRNNCells
 from fkeras.layers.rnn.time_distributed import TimeDistributed
 from fkeras.layers.layer import Layer
 from fkeras.engine.input_spec import InputSpec
@@ -102,7 +117,9 @@ def register_layer_classes(namespace):
 
 def serialize_layer(layer):
     """{"module", "class_name", "config"} for a layer (Keras 3 style)."""
-    return {"module": "fkeras.layers", "class_name": type(layer).__name__,
+    # A class exported under another name than its own (GroupQueryAttention) says so.
+    class_name = type(layer).__dict__.get("_fk_export_name", type(layer).__name__)
+    return {"module": "fkeras.layers", "class_name": class_name,
             "config": layer.get_config(), "registered_name": None}
 
 

@@ -2,13 +2,17 @@
 
 Each layer entry lists its calls inside this model as lists of
 [inbound_layer_name, node_index, tensor_index, kwargs], node indices counted among the inbound
-layer's nodes that belong to this model. from_config never mutates the dict it is given.
+layer's nodes that belong to this model; a call with several tensor arguments is written in
+Keras 3's {"args", "kwargs"} form instead (models/node_config.py). from_config never mutates
+the dict it is given.
 """
 
 import copy
 
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.layers.core.input_layer import InputLayer
+from fkeras.models import node_config
+from fkeras.utils import nest
 
 
 def _model_node_index(model_nodes, layer):
@@ -35,14 +39,9 @@ def functional_get_config(model):
     for layer in model._graph_layers:
         entry = serialize_layer(layer)
         entry["name"] = layer.name
-        nodes = []
-        for node in layer._inbound_nodes:
-            if id(node) not in model_nodes or node.is_input:
-                continue
-            kwargs = {k: v for k, v in node.call_kwargs.items() if not isinstance(v, KerasTensor)}
-            nodes.append([[h.layer.name, index_of(h.layer, h.node_index), h.tensor_index, kwargs]
-                          for h in node.inbound_history])
-        entry["inbound_nodes"] = nodes
+        entry["inbound_nodes"] = [node_config.serialize_node(node, index_of)
+                                  for node in layer._inbound_nodes
+                                  if id(node) in model_nodes and not node.is_input]
         layers.append(entry)
 
     def refs(tensors):
@@ -84,12 +83,11 @@ def functional_from_config(cls, config, custom_objects=None, make_layer=None,
         remaining = []
         blocked = set()  # a shared layer's calls are replayed in their original order
         for name, node in pending:
-            if name not in blocked and all(len(outputs[ref[0]]) > ref[1] for ref in node):
-                tensors = [outputs[ref[0]][ref[1]][ref[2]] for ref in node]
-                kwargs = node[0][3] if node and len(node[0]) > 3 else {}
-                result = call(created[name], tensors[0] if len(tensors) == 1 else tensors,
-                              **kwargs)
-                flat = result if isinstance(result, (list, tuple)) else [result]
+            if name not in blocked and all(len(outputs[ref[0]]) > ref[1]
+                                           for ref in node_config.node_refs(node)):
+                result = node_config.call_node(
+                    created[name], node, lambda ref: outputs[ref[0]][ref[1]][ref[2]], call)
+                flat = nest.flatten(result)  # as Node numbers output tensors
                 outputs[name].append(list(flat))
                 progress = True
             else:

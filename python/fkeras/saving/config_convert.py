@@ -243,10 +243,16 @@ def _tensor_ref(arg):
 
 
 def _legacy_node(node):
-    """Keras 3's {"args": [...], "kwargs": {...}} node as [[layer, node, tensor, kwargs]...]."""
+    """Keras 3's {"args": [...], "kwargs": {...}} node as [[layer, node, tensor, kwargs]...];
+    a call with several tensor arguments, or tensors among its keyword arguments, stays in
+    the dict form (fkeras's functional from_config reads both)."""
+    from fkeras.models.node_config import node_refs
+
     if not isinstance(node, dict):
         return node
     args, kwargs = node.get("args") or [], dict(node.get("kwargs") or {})
+    if len(args) > 1 or node_refs({"kwargs": kwargs}):
+        return node
     first = args[0] if args else None
     tensors = first if isinstance(first, (list, tuple)) else [first]
     refs = [_tensor_ref(t) for t in tensors]
