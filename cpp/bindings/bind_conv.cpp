@@ -76,7 +76,7 @@ void bind_conv(py::module_& m) {
     const float* px = fkb::in_f32(x, k, "x", {N, H, W, C});
     const float* pw = fkb::in_f32(w, k, "w", {R, S, C / groups, K});
     const float* pb = fkb::in_f32(bias, k, "bias", {K}, true);
-    fkb::check_no_overlap(k, {{"y", y}}, {{"x", x}, {"w", w}, {"bias", bias}});
+    if (!fkb::check_outputs(k, {{"y", y}}, {{"x", x}, {"w", w}, {"bias", bias}})) return;
     py::gil_scoped_release nogil;
     fk::conv2d_forward(py_, px, pw, pb, N, H, W, C, K, R, S, P, Q, stride_h, stride_w, dil_h,
                        dil_w, pad_top, pad_left, groups, activation, alpha);
@@ -98,7 +98,7 @@ void bind_conv(py::module_& m) {
     float* pdx = fkb::out_f32(dx, k, "dx", {N, H, W, C});
     const float* pdy = fkb::in_f32(dy, k, "dy", {N, P, Q, K});
     const float* pw = fkb::in_f32(w, k, "w", {R, S, C / groups, K});
-    fkb::check_no_overlap(k, {{"dx", dx}}, {{"dy", dy}, {"w", w}});
+    if (!fkb::check_outputs(k, {{"dx", dx}}, {{"dy", dy}, {"w", w}})) return;
     py::gil_scoped_release nogil;
     fk::conv2d_backward_input(pdx, pdy, pw, N, H, W, C, K, R, S, P, Q, stride_h, stride_w, dil_h,
                               dil_w, pad_top, pad_left, groups);
@@ -119,7 +119,7 @@ void bind_conv(py::module_& m) {
     float* pdw = fkb::out_f32(dw, k, "dw", {R, S, C / groups, K});
     const float* pdy = fkb::in_f32(dy, k, "dy", {N, P, Q, K});
     const float* px = fkb::in_f32(x, k, "x", {N, H, W, C});
-    fkb::check_no_overlap(k, {{"dw", dw}}, {{"dy", dy}, {"x", x}});
+    if (!fkb::check_outputs(k, {{"dw", dw}}, {{"dy", dy}, {"x", x}})) return;
     py::gil_scoped_release nogil;
     fk::conv2d_backward_weight(pdw, pdy, px, N, H, W, C, K, R, S, P, Q, stride_h, stride_w,
                                dil_h, dil_w, pad_top, pad_left, groups);
@@ -138,7 +138,7 @@ void bind_conv(py::module_& m) {
     float* py_ = fkb::out_f32(y, k, "y", {N, P, Q, C});
     int64_t* pi = fkb::out_i64(indices, k, "indices", {N, P, Q, C});
     const float* px = fkb::in_f32(x, k, "x", {N, H, W, C});
-    fkb::check_no_overlap(k, {{"y", y}, {"indices", indices}}, {{"x", x}});
+    if (!fkb::check_outputs(k, {{"y", y}, {"indices", indices}}, {{"x", x}})) return;
     py::gil_scoped_release nogil;
     fk::maxpool2d_forward(py_, pi, px, N, H, W, C, P, Q, R, S, stride_h, stride_w, pad_top,
                           pad_left);
@@ -156,7 +156,8 @@ void bind_conv(py::module_& m) {
     const int64_t* pi = fkb::in_i64(indices, k, "indices", {N, P, Q, C});
     // The indices are checked by the kernel itself, in parallel and more strictly than a range
     // check (each must lie in its own image), before any write; its fk::Error is a ValueError.
-    fkb::check_no_overlap(k, {{"dx", dx}}, {{"dy", dy}, {"indices", indices}});
+    // Called even when dx is empty: the kernel is where the indices are checked.
+    fkb::check_outputs(k, {{"dx", dx}}, {{"dy", dy}, {"indices", indices}});
     py::gil_scoped_release nogil;
     fk::maxpool2d_backward(pdx, pdy, pi, N, H, W, C, P, Q);
   }, py::arg("dx"), py::arg("dy"), py::arg("indices"), py::arg("N"), py::arg("H"), py::arg("W"),
@@ -171,7 +172,7 @@ void bind_conv(py::module_& m) {
     check_pool(k, N, H, W, C, P, Q, R, S, stride_h, stride_w, pad_top, pad_left);
     float* py_ = fkb::out_f32(y, k, "y", {N, P, Q, C});
     const float* px = fkb::in_f32(x, k, "x", {N, H, W, C});
-    fkb::check_no_overlap(k, {{"y", y}}, {{"x", x}});
+    if (!fkb::check_outputs(k, {{"y", y}}, {{"x", x}})) return;
     py::gil_scoped_release nogil;
     fk::avgpool2d_forward(py_, px, N, H, W, C, P, Q, R, S, stride_h, stride_w, pad_top,
                           pad_left);
@@ -188,7 +189,7 @@ void bind_conv(py::module_& m) {
     check_pool(k, N, H, W, C, P, Q, R, S, stride_h, stride_w, pad_top, pad_left);
     float* pdx = fkb::out_f32(dx, k, "dx", {N, H, W, C});
     const float* pdy = fkb::in_f32(dy, k, "dy", {N, P, Q, C});
-    fkb::check_no_overlap(k, {{"dx", dx}}, {{"dy", dy}});
+    if (!fkb::check_outputs(k, {{"dx", dx}}, {{"dy", dy}})) return;
     py::gil_scoped_release nogil;
     fk::avgpool2d_backward(pdx, pdy, N, H, W, C, P, Q, R, S, stride_h, stride_w, pad_top,
                            pad_left);

@@ -119,9 +119,9 @@ void check_axis(const char* kernel, Named size, Named out, Named k, Named stride
                   " + " + size.first);
 }
 
-void check_no_overlap(const char* kernel, std::initializer_list<NamedArray> outputs,
-                      std::initializer_list<NamedArray> inputs,
-                      std::initializer_list<std::pair<const char*, const char*>> in_place) {
+bool check_outputs(const char* kernel, std::initializer_list<NamedArray> outputs,
+                   std::initializer_list<NamedArray> inputs,
+                   std::initializer_list<std::pair<const char*, const char*>> in_place) {
   struct Range {
     const char* name;
     uintptr_t lo, hi;
@@ -164,6 +164,7 @@ void check_no_overlap(const char* kernel, std::initializer_list<NamedArray> outp
                             : " (this kernel cannot compute in place)");
     }
   }
+  return !outs.empty();
 }
 
 float* out_f32(const py::object& o, const char* k, const char* a, std::initializer_list<int64_t> d,

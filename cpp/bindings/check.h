@@ -4,7 +4,7 @@
 // (float32, or int64 for index buffers), C-contiguous, the element count the sizes imply, and
 // writable if it is an output. Outputs are never converted: a converted output is a lost result.
 // Sizes and window geometry are bounded (check_sizes, check_axis) and outputs may not overlap
-// inputs or each other unless the kernel allows it in place (check_no_overlap). Failures raise
+// inputs or each other unless the kernel allows it in place (check_outputs). Failures raise
 // ValueError naming the kernel, the argument, and the expected and received values.
 #pragma once
 
@@ -49,14 +49,17 @@ const int64_t* in_i64(const py::object& obj, const char* kernel, const char* arg
 // Raises ValueError unless every index in [0, n) lies in [0, bound).
 void check_index_range(const int64_t* idx, int64_t n, int64_t bound, const char* kernel,
                        const char* arg);
-// Raises ValueError when an output's memory overlaps another output's or an input's (the
-// arrays' byte ranges, not their identity: a view into the same buffer counts). `in_place`
-// lists the (output, input) pairs a kernel documents as safe in place: those may be the very
-// same buffer (same start and size), never a partial overlap. None and empty arrays are skipped.
+// Called last, on the validated arrays. Raises ValueError when an output's memory overlaps
+// another output's or an input's (byte ranges, not identity: a view into the same buffer
+// counts). `in_place` lists the (output, input) pairs a kernel documents as safe in place: those
+// may be the very same buffer (same start and size), never a partial overlap. None and empty
+// arrays are skipped. Returns false when every output is None or empty: the kernel has nothing
+// to write, and the binding returns without calling it (a kernel's loops could otherwise run
+// over a huge size whose buffers are all empty, e.g. T = 2**50 with N = 0).
 using NamedArray = std::pair<const char*, py::handle>;
-void check_no_overlap(const char* kernel, std::initializer_list<NamedArray> outputs,
-                      std::initializer_list<NamedArray> inputs,
-                      std::initializer_list<std::pair<const char*, const char*>> in_place = {});
+bool check_outputs(const char* kernel, std::initializer_list<NamedArray> outputs,
+                   std::initializer_list<NamedArray> inputs,
+                   std::initializer_list<std::pair<const char*, const char*>> in_place = {});
 // Raises ValueError unless `activation` is a code the kernel accepts (kernels.h):
 // kAny for activation_*, kFused for dense/conv epilogues, kRecurrent for the recurrent kernels.
 enum class ActUse { kAny, kFused, kRecurrent };
