@@ -60,3 +60,17 @@ def test_each_size_zero(kernel, threads, monkeypatch):
             rng = np.random.default_rng(seed)
             case = cases.GENERATORS[kernel](rng)
             assert run_case(case, rng) in ("ok", "refused"), kernel
+
+
+@pytest.mark.parametrize("beta", [0.0, 1.0, -0.5])
+@pytest.mark.parametrize("trans_a,trans_b", [(False, False), (True, True)])
+def test_gemm_with_an_empty_reduction_is_beta_c(threads, beta, trans_a, trans_b):
+    # K = 0: C = beta * C, and beta = 0 ignores C's contents (NaN does not leak).
+    _C.set_num_threads(3)
+    M, N = 67, 130
+    C0 = np.random.default_rng(0).standard_normal((M, N)).astype(np.float32)
+    C = C0.copy() if beta else np.full((M, N), np.nan, np.float32)
+    A = np.zeros((0, M) if trans_a else (M, 0), np.float32)
+    B = np.zeros((N, 0) if trans_b else (0, N), np.float32)
+    _C.gemm(C, A, B, M, N, 0, trans_a, trans_b, 2.0, beta)
+    np.testing.assert_array_equal(C, beta * C0 if beta else np.zeros((M, N), np.float32))
