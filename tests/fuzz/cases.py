@@ -415,7 +415,13 @@ def _rnn_case(kind, cell, backward):
         scalars = dict(N=N, T=T, F=F, U=U, go_backwards=bool(rng.integers(2)),
                        reset_after=reset_after, activation=int(rng.choice(RECURRENT_CODES)),
                        recurrent_activation=int(rng.choice(RECURRENT_CODES)))
-        values = {k: rand(rng, *shapes[k], scale=0.5)
+        # Linear or relu gates make the recurrence unbounded and ill-conditioned (a relative
+        # change of 1e-7 in the inputs can move an output of 100 by 0.5 after a few steps):
+        # smaller weights and a looser tolerance there, so the fuzzer flags bugs, not rounding.
+        unbounded = scalars["recurrent_activation"] in (0, 1) or (
+            kind == "simple_rnn" and scalars["activation"] in (0, 1))
+        tol = 1e-2 if unbounded else 2e-3
+        values = {k: rand(rng, *shapes[k], scale=0.25 if unbounded else 0.5)
                   for k in ("x", "h0", "c0", "h_prev", "c_prev", "kernel", "recurrent_kernel",
                             "bias")}
         fwd_params = list(REF[fwd_name].__code__.co_varnames[:REF[fwd_name].__code__.co_argcount])
@@ -429,7 +435,7 @@ def _rnn_case(kind, cell, backward):
                 fwd[p] = nans(*shapes[p])
         if not backward:
             outs = tuple(p for p in fwd_params if p not in scalars and p not in values)
-            return Case(name, fwd, outs, tol=1e-3)
+            return Case(name, fwd, outs, tol=tol)
         written = [p for p in fwd_params if p not in scalars and p not in values]
         saved = ref_outputs(fwd_name, fwd, written)
         params = REF[name].__code__.co_varnames[:REF[name].__code__.co_argcount]
@@ -446,7 +452,7 @@ def _rnn_case(kind, cell, backward):
                 args[p] = maybe(rng, nans(*shapes[p])) if p in OPTIONAL_RNN else nans(*shapes[p])
                 if args[p] is not None:
                     outs.append(p)
-        return Case(name, args, tuple(outs), tol=2e-3)
+        return Case(name, args, tuple(outs), tol=tol)
 
     make.__name__ = name
     return make
