@@ -415,11 +415,12 @@ def _rnn_case(kind, cell, backward):
         scalars = dict(N=N, T=T, F=F, U=U, go_backwards=bool(rng.integers(2)),
                        reset_after=reset_after, activation=int(rng.choice(RECURRENT_CODES)),
                        recurrent_activation=int(rng.choice(RECURRENT_CODES)))
-        # Linear or relu gates make the recurrence unbounded and ill-conditioned (a relative
-        # change of 1e-7 in the inputs can move an output of 100 by 0.5 after a few steps):
-        # smaller weights and a looser tolerance there, so the fuzzer flags bugs, not rounding.
-        unbounded = scalars["recurrent_activation"] in (0, 1) or (
-            kind == "simple_rnn" and scalars["activation"] in (0, 1))
+        # Gates outside [0, 1] (linear, relu, tanh) or an unbounded candidate (linear, relu) let
+        # the recurrence grow and make it ill-conditioned (measured: a relative change of 1e-7
+        # in the inputs moved an output of 1e3 by 20 to 70 after 7 steps): smaller weights and
+        # a looser tolerance there, so that the fuzzer flags bugs, not rounding.
+        unbounded = (scalars["recurrent_activation"] not in (2, 11)
+                     or scalars["activation"] in (0, 1))
         tol = 1e-2 if unbounded else 2e-3
         values = {k: rand(rng, *shapes[k], scale=0.25 if unbounded else 0.5)
                   for k in ("x", "h0", "c0", "h_prev", "c_prev", "kernel", "recurrent_kernel",
