@@ -68,6 +68,12 @@ def run_child(mode, requested, env_threads=None):
     return running, now, warned
 
 
+# AddressSanitizer's runtime maps memory for every new thread and aborts when that fails.
+not_under_asan = pytest.mark.skipif(os.environ.get("FKERAS_SANITIZED") == "1",
+                                    reason="ASan aborts when an address-space limit is hit")
+
+
+@not_under_asan
 @pytest.mark.parametrize("requested", [1000, 100000])
 def test_set_num_threads_under_an_address_space_limit(requested):
     running, now, warned = run_child("limit", requested)
@@ -76,6 +82,7 @@ def test_set_num_threads_under_an_address_space_limit(requested):
     assert warned
 
 
+@not_under_asan
 def test_lazy_pool_under_an_address_space_limit():
     # No set_num_threads call: the pool is built inside the first kernel (no GIL, no warning
     # possible there); the thread count drops to the threads that started.
