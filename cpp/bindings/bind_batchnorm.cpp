@@ -31,6 +31,8 @@ void bind_batchnorm(py::module_& m) {
     const float* px = fkb::in_f32(x, k, "x", {outer, C, inner});
     const float* pg = fkb::in_f32(gamma, k, "gamma", {C}, true);
     const float* pb = fkb::in_f32(beta, k, "beta", {C}, true);
+    if (!fkb::check_outputs(k, {{"y", y}, {"var", var}, {"mean", mean}, {"inv_std", inv_std}},
+                                 {{"x", x}, {"gamma", gamma}, {"beta", beta}})) return;
     py::gil_scoped_release nogil;
     fk::batchnorm_forward_train(py_, pvar, pmean, pinv, px, pg, pb, outer, C, inner, epsilon);
   }, py::arg("y"), py::arg("var"), py::arg("mean"), py::arg("inv_std"), py::arg("x"),
@@ -50,6 +52,8 @@ void bind_batchnorm(py::module_& m) {
     const float* pvar = fkb::in_f32(var, k, "var", {C});
     const float* pg = fkb::in_f32(gamma, k, "gamma", {C}, true);
     const float* pb = fkb::in_f32(beta, k, "beta", {C}, true);
+    if (!fkb::check_outputs(k, {{"y", y}}, {{"x", x}, {"mean", mean}, {"var", var},
+                                 {"gamma", gamma}, {"beta", beta}})) return;
     py::gil_scoped_release nogil;
     fk::batchnorm_forward_infer(py_, px, pmean, pvar, pg, pb, outer, C, inner, epsilon);
   }, py::arg("y"), py::arg("x"), py::arg("mean"), py::arg("var"), py::arg("gamma"),
@@ -70,6 +74,9 @@ void bind_batchnorm(py::module_& m) {
     const float* pmean = fkb::in_f32(mean, k, "mean", {C});
     const float* pinv = fkb::in_f32(inv_std, k, "inv_std", {C});
     const float* pg = fkb::in_f32(gamma, k, "gamma", {C}, true);
+    if (!fkb::check_outputs(k, {{"dx", dx}, {"dgamma", dgamma}, {"dbeta", dbeta}}, {{"dy", dy},
+                                 {"x", x}, {"mean", mean}, {"inv_std", inv_std},
+                                 {"gamma", gamma}})) return;
     py::gil_scoped_release nogil;
     fk::batchnorm_backward(pdx, pdg, pdb, pdy, px, pmean, pinv, pg, outer, C, inner);
   }, py::arg("dx"), py::arg("dgamma"), py::arg("dbeta"), py::arg("dy"), py::arg("x"),

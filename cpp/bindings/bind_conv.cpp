@@ -1,6 +1,7 @@
 // bind_conv.cpp: Python bindings of the convolution and pooling kernels (see fkeras/kernels.h).
-// Every argument is validated here (ValueError naming the kernel and argument); the kernels
-// run without the GIL.
+// Every argument is validated here (ValueError naming the kernel and argument), including the
+// window geometry's int64 range (fkb::check_axis) and overlapping outputs; the kernels run
+// without the GIL.
 #include <string>
 
 #include "check.h"
@@ -28,6 +29,10 @@ void check_conv(const char* k, int64_t N, int64_t H, int64_t W, int64_t C, int64
   fkb::check_sizes(k, {{"N", N}, {"H", H}, {"W", W}, {"C", C}, {"K", K}, {"R", R}, {"S", S},
                        {"P", P}, {"Q", Q}, {"pad_top", pad_top}, {"pad_left", pad_left}});
   check_window(k, stride_h, stride_w, dil_h, dil_w);
+  fkb::check_axis(k, {"H", H}, {"P", P}, {"R", R}, {"stride_h", stride_h}, {"dil_h", dil_h},
+                  {"pad_top", pad_top});
+  fkb::check_axis(k, {"W", W}, {"Q", Q}, {"S", S}, {"stride_w", stride_w}, {"dil_w", dil_w},
+                  {"pad_left", pad_left});
   if (groups < 1 || C % groups != 0 || K % groups != 0)
     bad(k, "argument 'groups' must be >= 1 and divide C and K, received groups=" +
                std::to_string(groups) + " with C=" + std::to_string(C) +
@@ -40,6 +45,10 @@ void check_pool(const char* k, int64_t N, int64_t H, int64_t W, int64_t C, int64
   fkb::check_sizes(k, {{"N", N}, {"H", H}, {"W", W}, {"C", C}, {"P", P}, {"Q", Q}, {"R", R},
                        {"S", S}, {"pad_top", pad_top}, {"pad_left", pad_left}});
   check_window(k, stride_h, stride_w, 1, 1);
+  fkb::check_axis(k, {"H", H}, {"P", P}, {"R", R}, {"stride_h", stride_h}, {"dilation", 1},
+                  {"pad_top", pad_top});
+  fkb::check_axis(k, {"W", W}, {"Q", Q}, {"S", S}, {"stride_w", stride_w}, {"dilation", 1},
+                  {"pad_left", pad_left});
   auto axis_ok = [](int64_t out, int64_t k_, int64_t stride, int64_t pad, int64_t size) {
     return out == 0 || (k_ - 1 - pad >= 0 && (out - 1) * stride - pad < size);
   };
@@ -67,6 +76,7 @@ void bind_conv(py::module_& m) {
     const float* px = fkb::in_f32(x, k, "x", {N, H, W, C});
     const float* pw = fkb::in_f32(w, k, "w", {R, S, C / groups, K});
     const float* pb = fkb::in_f32(bias, k, "bias", {K}, true);
+    if (!fkb::check_outputs(k, {{"y", y}}, {{"x", x}, {"w", w}, {"bias", bias}})) return;
     py::gil_scoped_release nogil;
     fk::conv2d_forward(py_, px, pw, pb, N, H, W, C, K, R, S, P, Q, stride_h, stride_w, dil_h,
                        dil_w, pad_top, pad_left, groups, activation, alpha);
@@ -88,6 +98,7 @@ void bind_conv(py::module_& m) {
     float* pdx = fkb::out_f32(dx, k, "dx", {N, H, W, C});
     const float* pdy = fkb::in_f32(dy, k, "dy", {N, P, Q, K});
     const float* pw = fkb::in_f32(w, k, "w", {R, S, C / groups, K});
+    if (!fkb::check_outputs(k, {{"dx", dx}}, {{"dy", dy}, {"w", w}})) return;
     py::gil_scoped_release nogil;
     fk::conv2d_backward_input(pdx, pdy, pw, N, H, W, C, K, R, S, P, Q, stride_h, stride_w, dil_h,
                               dil_w, pad_top, pad_left, groups);
@@ -108,6 +119,7 @@ void bind_conv(py::module_& m) {
     float* pdw = fkb::out_f32(dw, k, "dw", {R, S, C / groups, K});
     const float* pdy = fkb::in_f32(dy, k, "dy", {N, P, Q, K});
     const float* px = fkb::in_f32(x, k, "x", {N, H, W, C});
+    if (!fkb::check_outputs(k, {{"dw", dw}}, {{"dy", dy}, {"x", x}})) return;
     py::gil_scoped_release nogil;
     fk::conv2d_backward_weight(pdw, pdy, px, N, H, W, C, K, R, S, P, Q, stride_h, stride_w,
                                dil_h, dil_w, pad_top, pad_left, groups);
@@ -126,6 +138,7 @@ void bind_conv(py::module_& m) {
     float* py_ = fkb::out_f32(y, k, "y", {N, P, Q, C});
     int64_t* pi = fkb::out_i64(indices, k, "indices", {N, P, Q, C});
     const float* px = fkb::in_f32(x, k, "x", {N, H, W, C});
+    if (!fkb::check_outputs(k, {{"y", y}, {"indices", indices}}, {{"x", x}})) return;
     py::gil_scoped_release nogil;
     fk::maxpool2d_forward(py_, pi, px, N, H, W, C, P, Q, R, S, stride_h, stride_w, pad_top,
                           pad_left);
@@ -143,6 +156,8 @@ void bind_conv(py::module_& m) {
     const int64_t* pi = fkb::in_i64(indices, k, "indices", {N, P, Q, C});
     // The indices are checked by the kernel itself, in parallel and more strictly than a range
     // check (each must lie in its own image), before any write; its fk::Error is a ValueError.
+    // Called even when dx is empty: the kernel is where the indices are checked.
+    fkb::check_outputs(k, {{"dx", dx}}, {{"dy", dy}, {"indices", indices}});
     py::gil_scoped_release nogil;
     fk::maxpool2d_backward(pdx, pdy, pi, N, H, W, C, P, Q);
   }, py::arg("dx"), py::arg("dy"), py::arg("indices"), py::arg("N"), py::arg("H"), py::arg("W"),
@@ -157,6 +172,7 @@ void bind_conv(py::module_& m) {
     check_pool(k, N, H, W, C, P, Q, R, S, stride_h, stride_w, pad_top, pad_left);
     float* py_ = fkb::out_f32(y, k, "y", {N, P, Q, C});
     const float* px = fkb::in_f32(x, k, "x", {N, H, W, C});
+    if (!fkb::check_outputs(k, {{"y", y}}, {{"x", x}})) return;
     py::gil_scoped_release nogil;
     fk::avgpool2d_forward(py_, px, N, H, W, C, P, Q, R, S, stride_h, stride_w, pad_top,
                           pad_left);
@@ -173,6 +189,7 @@ void bind_conv(py::module_& m) {
     check_pool(k, N, H, W, C, P, Q, R, S, stride_h, stride_w, pad_top, pad_left);
     float* pdx = fkb::out_f32(dx, k, "dx", {N, H, W, C});
     const float* pdy = fkb::in_f32(dy, k, "dy", {N, P, Q, C});
+    if (!fkb::check_outputs(k, {{"dx", dx}}, {{"dy", dy}})) return;
     py::gil_scoped_release nogil;
     fk::avgpool2d_backward(pdx, pdy, N, H, W, C, P, Q, R, S, stride_h, stride_w, pad_top,
                            pad_left);

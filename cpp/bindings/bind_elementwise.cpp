@@ -23,6 +23,7 @@ void bind_activations(py::module_& m) {
     fkb::check_activation(activation, k, "activation", fkb::ActUse::kAny);
     float* py_ = fkb::out_f32(y, k, "y", {n});
     const float* px = fkb::in_f32(x, k, "x", {n});
+    if (!fkb::check_outputs(k, {{"y", y}}, {{"x", x}}, {{"y", "x"}})) return;
     py::gil_scoped_release nogil;
     fk::activation_forward(py_, px, n, activation, alpha);
   }, py::arg("y"), py::arg("x"), py::arg("n"), py::arg("activation"), py::arg("alpha"),
@@ -37,6 +38,8 @@ void bind_activations(py::module_& m) {
     const float* pdy = fkb::in_f32(dy, k, "dy", {n});
     const float* px = fkb::in_f32(x, k, "x", {n});
     const float* py_ = fkb::in_f32(y, k, "y", {n});
+    if (!fkb::check_outputs(k, {{"dx", dx}}, {{"dy", dy}, {"x", x}, {"y", y}}, {{"dx", "dy"},
+                                 {"dx", "x"}, {"dx", "y"}})) return;
     py::gil_scoped_release nogil;
     fk::activation_backward(pdx, pdy, px, py_, n, activation, alpha);
   }, py::arg("dx"), py::arg("dy"), py::arg("x"), py::arg("y"), py::arg("n"),
@@ -50,6 +53,7 @@ void def_row_forward(py::module_& m, const char* name) {
     fkb::check_sizes(name, {{"rows", rows}, {"cols", cols}});
     float* py_ = fkb::out_f32(y, name, "y", {rows, cols});
     const float* px = fkb::in_f32(x, name, "x", {rows, cols});
+    if (!fkb::check_outputs(name, {{"y", y}}, {{"x", x}}, {{"y", "x"}})) return;
     py::gil_scoped_release nogil;
     Kernel(py_, px, rows, cols);
   }, py::arg("y"), py::arg("x"), py::arg("rows"), py::arg("cols"));
@@ -63,6 +67,8 @@ void def_row_backward(py::module_& m, const char* name) {
     float* pdx = fkb::out_f32(dx, name, "dx", {rows, cols});
     const float* pdy = fkb::in_f32(dy, name, "dy", {rows, cols});
     const float* py_ = fkb::in_f32(y, name, "y", {rows, cols});
+    if (!fkb::check_outputs(name, {{"dx", dx}}, {{"dy", dy}, {"y", y}}, {{"dx", "dy"},
+                                 {"dx", "y"}})) return;
     py::gil_scoped_release nogil;
     Kernel(pdx, pdy, py_, rows, cols);
   }, py::arg("dx"), py::arg("dy"), py::arg("y"), py::arg("rows"), py::arg("cols"));
@@ -76,6 +82,7 @@ void bind_bias_dropout_embedding(py::module_& m) {
     float* py_ = fkb::out_f32(y, k, "y", {rows, cols});
     const float* px = fkb::in_f32(x, k, "x", {rows, cols});
     const float* pb = fkb::in_f32(b, k, "b", {cols});
+    if (!fkb::check_outputs(k, {{"y", y}}, {{"x", x}, {"b", b}})) return;
     py::gil_scoped_release nogil;
     fk::bias_add_forward(py_, px, pb, rows, cols);
   }, py::arg("y"), py::arg("x"), py::arg("b"), py::arg("rows"), py::arg("cols"));
@@ -85,6 +92,7 @@ void bind_bias_dropout_embedding(py::module_& m) {
     fkb::check_sizes(k, {{"rows", rows}, {"cols", cols}});
     float* pdb = fkb::out_f32(db, k, "db", {cols});
     const float* pdy = fkb::in_f32(dy, k, "dy", {rows, cols});
+    if (!fkb::check_outputs(k, {{"db", db}}, {{"dy", dy}})) return;
     py::gil_scoped_release nogil;
     fk::bias_add_backward(pdb, pdy, rows, cols);
   }, py::arg("db"), py::arg("dy"), py::arg("rows"), py::arg("cols"));
@@ -97,6 +105,7 @@ void bind_bias_dropout_embedding(py::module_& m) {
     float* py_ = fkb::out_f32(y, k, "y", {n});
     float* pmask = fkb::out_f32(mask, k, "mask", {n});
     const float* px = fkb::in_f32(x, k, "x", {n});
+    if (!fkb::check_outputs(k, {{"y", y}, {"mask", mask}}, {{"x", x}})) return;
     py::gil_scoped_release nogil;
     fk::dropout_forward(py_, pmask, px, n, rate, seed);
   }, py::arg("y"), py::arg("mask"), py::arg("x"), py::arg("n"), py::arg("rate"), py::arg("seed"),
@@ -108,6 +117,7 @@ void bind_bias_dropout_embedding(py::module_& m) {
     float* pdx = fkb::out_f32(dx, k, "dx", {n});
     const float* pdy = fkb::in_f32(dy, k, "dy", {n});
     const float* pmask = fkb::in_f32(mask, k, "mask", {n});
+    if (!fkb::check_outputs(k, {{"dx", dx}}, {{"dy", dy}, {"mask", mask}})) return;
     py::gil_scoped_release nogil;
     fk::dropout_backward(pdx, pdy, pmask, n);
   }, py::arg("dx"), py::arg("dy"), py::arg("mask"), py::arg("n"));
@@ -120,6 +130,7 @@ void bind_bias_dropout_embedding(py::module_& m) {
     const int64_t* pidx = fkb::in_i64(indices, k, "indices", {n});
     const float* ptable = fkb::in_f32(table, k, "table", {V, D});
     fkb::check_index_range(pidx, n, V, k, "indices");
+    if (!fkb::check_outputs(k, {{"y", y}}, {{"indices", indices}, {"table", table}})) return;
     py::gil_scoped_release nogil;
     fk::embedding_forward(py_, pidx, ptable, n, V, D);
   }, py::arg("y"), py::arg("indices"), py::arg("table"), py::arg("n"), py::arg("V"),
@@ -133,6 +144,7 @@ void bind_bias_dropout_embedding(py::module_& m) {
     const float* pdy = fkb::in_f32(dy, k, "dy", {n, D});
     const int64_t* pidx = fkb::in_i64(indices, k, "indices", {n});
     fkb::check_index_range(pidx, n, V, k, "indices");
+    if (!fkb::check_outputs(k, {{"dtable", dtable}}, {{"dy", dy}, {"indices", indices}})) return;
     py::gil_scoped_release nogil;
     fk::embedding_backward(pdt, pdy, pidx, n, V, D);
   }, py::arg("dtable"), py::arg("dy"), py::arg("indices"), py::arg("n"), py::arg("V"),
@@ -148,6 +160,8 @@ void bind_losses(py::module_& m) {
     float* pprobs = fkb::out_f32(probs, k, "probs", {rows, cols});
     const float* plogits = fkb::in_f32(logits, k, "logits", {rows, cols});
     const float* plabels = fkb::in_f32(labels, k, "labels", {rows, cols});
+    if (!fkb::check_outputs(k, {{"loss", loss}, {"probs", probs}}, {{"logits", logits},
+                                 {"labels", labels}})) return;
     py::gil_scoped_release nogil;
     fk::softmax_crossentropy_forward(ploss, pprobs, plogits, plabels, rows, cols);
   }, py::arg("loss"), py::arg("probs"), py::arg("logits"), py::arg("labels"), py::arg("rows"),
@@ -162,6 +176,8 @@ void bind_losses(py::module_& m) {
     const float* pdloss = fkb::in_f32(dloss, k, "dloss", {rows});
     const float* pprobs = fkb::in_f32(probs, k, "probs", {rows, cols});
     const float* plabels = fkb::in_f32(labels, k, "labels", {rows, cols});
+    if (!fkb::check_outputs(k, {{"dlogits", dlogits}}, {{"dloss", dloss}, {"probs", probs},
+                                 {"labels", labels}})) return;
     py::gil_scoped_release nogil;
     fk::softmax_crossentropy_backward(pd, pdloss, pprobs, plabels, rows, cols);
   }, py::arg("dlogits"), py::arg("dloss"), py::arg("probs"), py::arg("labels"), py::arg("rows"),
@@ -177,6 +193,8 @@ void bind_losses(py::module_& m) {
     const float* plogits = fkb::in_f32(logits, k, "logits", {rows, cols});
     const int64_t* plabels = fkb::in_i64(labels, k, "labels", {rows});
     fkb::check_index_range(plabels, rows, cols, k, "labels");
+    if (!fkb::check_outputs(k, {{"loss", loss}, {"probs", probs}}, {{"logits", logits},
+                                 {"labels", labels}})) return;
     py::gil_scoped_release nogil;
     fk::sparse_softmax_crossentropy_forward(ploss, pprobs, plogits, plabels, rows, cols);
   }, py::arg("loss"), py::arg("probs"), py::arg("logits"), py::arg("labels"), py::arg("rows"),
@@ -192,6 +210,8 @@ void bind_losses(py::module_& m) {
     const float* pprobs = fkb::in_f32(probs, k, "probs", {rows, cols});
     const int64_t* plabels = fkb::in_i64(labels, k, "labels", {rows});
     fkb::check_index_range(plabels, rows, cols, k, "labels");
+    if (!fkb::check_outputs(k, {{"dlogits", dlogits}}, {{"dloss", dloss}, {"probs", probs},
+                                 {"labels", labels}})) return;
     py::gil_scoped_release nogil;
     fk::sparse_softmax_crossentropy_backward(pd, pdloss, pprobs, plabels, rows, cols);
   }, py::arg("dlogits"), py::arg("dloss"), py::arg("probs"), py::arg("labels"), py::arg("rows"),
@@ -204,6 +224,7 @@ void bind_losses(py::module_& m) {
     float* ploss = fkb::out_f32(loss, k, "loss", {n});
     const float* plogits = fkb::in_f32(logits, k, "logits", {n});
     const float* plabels = fkb::in_f32(labels, k, "labels", {n});
+    if (!fkb::check_outputs(k, {{"loss", loss}}, {{"logits", logits}, {"labels", labels}})) return;
     py::gil_scoped_release nogil;
     fk::sigmoid_crossentropy_forward(ploss, plogits, plabels, n);
   }, py::arg("loss"), py::arg("logits"), py::arg("labels"), py::arg("n"));
@@ -216,6 +237,8 @@ void bind_losses(py::module_& m) {
     const float* pdloss = fkb::in_f32(dloss, k, "dloss", {n});
     const float* plogits = fkb::in_f32(logits, k, "logits", {n});
     const float* plabels = fkb::in_f32(labels, k, "labels", {n});
+    if (!fkb::check_outputs(k, {{"dlogits", dlogits}}, {{"dloss", dloss}, {"logits", logits},
+                                 {"labels", labels}})) return;
     py::gil_scoped_release nogil;
     fk::sigmoid_crossentropy_backward(pd, pdloss, plogits, plabels, n);
   }, py::arg("dlogits"), py::arg("dloss"), py::arg("logits"), py::arg("labels"), py::arg("n"));

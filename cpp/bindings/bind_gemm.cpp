@@ -15,6 +15,7 @@ void bind_gemm(py::module_& m) {
     float* c = fkb::out_f32(C, "gemm", "C", {M, N});
     const float* a = fkb::in_f32(A, "gemm", "A", {trans_a ? K : M, trans_a ? M : K});
     const float* b = fkb::in_f32(B, "gemm", "B", {trans_b ? N : K, trans_b ? K : N});
+    if (!fkb::check_outputs("gemm", {{"C", C}}, {{"A", A}, {"B", B}})) return;
     py::gil_scoped_release nogil;
     fk::gemm(c, a, b, M, N, K, trans_a, trans_b, alpha, beta);
   }, py::arg("C"), py::arg("A"), py::arg("B"), py::arg("M"), py::arg("N"), py::arg("K"),
@@ -30,6 +31,7 @@ void bind_gemm(py::module_& m) {
     const float* px = fkb::in_f32(x, k, "x", {M, K});
     const float* pw = fkb::in_f32(kernel, k, "kernel", {K, N});
     const float* pb = fkb::in_f32(bias, k, "bias", {N}, true);
+    if (!fkb::check_outputs(k, {{"y", y}}, {{"x", x}, {"kernel", kernel}, {"bias", bias}})) return;
     py::gil_scoped_release nogil;
     fk::dense_forward(py_, px, pw, pb, M, N, K, activation, alpha);
   }, py::arg("y"), py::arg("x"), py::arg("kernel"), py::arg("bias"), py::arg("M"), py::arg("N"),
@@ -48,6 +50,8 @@ void bind_gemm(py::module_& m) {
     const float* px = fkb::in_f32(x, k, "x", {M, K});
     const float* py_ = fkb::in_f32(y, k, "y", {M, N});
     const float* pw = fkb::in_f32(kernel, k, "kernel", {K, N});
+    if (!fkb::check_outputs(k, {{"dx", dx}, {"dkernel", dkernel}, {"dbias", dbias}}, {{"dy", dy},
+                                 {"x", x}, {"y", y}, {"kernel", kernel}})) return;
     py::gil_scoped_release nogil;
     fk::dense_backward(pdx, pdw, pdb, pdy, px, py_, pw, M, N, K, activation, alpha);
   }, py::arg("dx"), py::arg("dkernel"), py::arg("dbias"), py::arg("dy"), py::arg("x"),

@@ -30,6 +30,8 @@ void bind_optimizers(py::module_& m) {
     float* vel = fkb::out_f32(velocity, k, "velocity", {n}, true);
     if (momentum != 0.f && !vel) missing(k, "velocity", "when momentum != 0");
     const float* g = fkb::in_f32(grad, k, "grad", {n});
+    if (!fkb::check_outputs(k, {{"param", param}, {"velocity", velocity}},
+                                 {{"grad", grad}})) return;
     py::gil_scoped_release nogil;
     fk::sgd_update(p, vel, g, n, lr, momentum, nesterov, weight_decay);
   }, py::arg("param"), py::arg("velocity"), py::arg("grad"), py::arg("n"), py::arg("lr"),
@@ -47,6 +49,8 @@ void bind_optimizers(py::module_& m) {
     float* pv = fkb::out_f32(v, k, "v", {n});
     float* pvh = fkb::out_f32(vhat, k, "vhat", {n}, true);
     const float* g = fkb::in_f32(grad, k, "grad", {n});
+    if (!fkb::check_outputs(k, {{"param", param}, {"m", mo}, {"v", v}, {"vhat", vhat}},
+                                 {{"grad", grad}})) return;
     py::gil_scoped_release nogil;
     fk::adam_update(p, pm, pv, pvh, g, n, lr, beta1, beta2, epsilon, step, weight_decay);
   }, py::arg("param"), py::arg("m"), py::arg("v"), py::arg("vhat"), py::arg("grad"),
@@ -64,6 +68,7 @@ void bind_optimizers(py::module_& m) {
     float* pm = fkb::out_f32(mo, k, "m", {n});
     float* pu = fkb::out_f32(u, k, "u", {n});
     const float* g = fkb::in_f32(grad, k, "grad", {n});
+    if (!fkb::check_outputs(k, {{"param", param}, {"m", mo}, {"u", u}}, {{"grad", grad}})) return;
     py::gil_scoped_release nogil;
     fk::adamax_update(p, pm, pu, g, n, lr, beta1, beta2, epsilon, step, weight_decay);
   }, py::arg("param"), py::arg("m"), py::arg("u"), py::arg("grad"), py::arg("n"), py::arg("lr"),
@@ -81,6 +86,7 @@ void bind_optimizers(py::module_& m) {
     float* pm = fkb::out_f32(mo, k, "m", {n});
     float* pv = fkb::out_f32(v, k, "v", {n});
     const float* g = fkb::in_f32(grad, k, "grad", {n});
+    if (!fkb::check_outputs(k, {{"param", param}, {"m", mo}, {"v", v}}, {{"grad", grad}})) return;
     py::gil_scoped_release nogil;
     fk::nadam_update(p, pm, pv, g, n, lr, beta1, beta2, epsilon, step, u_t, u_t1, u_product_t,
                      weight_decay);
@@ -102,6 +108,9 @@ void bind_optimizers(py::module_& m) {
     if (momentum > 0.f && !mom) missing(k, "momentum_buf", "when momentum > 0");
     if (centered && !avg) missing(k, "average_grad", "when centered");
     const float* g = fkb::in_f32(grad, k, "grad", {n});
+    if (!fkb::check_outputs(k, {{"param", param}, {"velocity", velocity},
+                                 {"momentum_buf", momentum_buf}, {"average_grad", average_grad}},
+                                 {{"grad", grad}})) return;
     py::gil_scoped_release nogil;
     fk::rmsprop_update(p, vel, mom, avg, g, n, lr, rho, momentum, epsilon, centered,
                        weight_decay);
@@ -117,6 +126,8 @@ void bind_optimizers(py::module_& m) {
     float* p = fkb::out_f32(param, k, "param", {n});
     float* acc = fkb::out_f32(accumulator, k, "accumulator", {n});
     const float* g = fkb::in_f32(grad, k, "grad", {n});
+    if (!fkb::check_outputs(k, {{"param", param}, {"accumulator", accumulator}},
+                                 {{"grad", grad}})) return;
     py::gil_scoped_release nogil;
     fk::adagrad_update(p, acc, g, n, lr, epsilon, weight_decay);
   }, py::arg("param"), py::arg("accumulator"), py::arg("grad"), py::arg("n"), py::arg("lr"),
@@ -131,6 +142,9 @@ void bind_optimizers(py::module_& m) {
     float* ag = fkb::out_f32(accumulated_grad, k, "accumulated_grad", {n});
     float* ad = fkb::out_f32(accumulated_delta, k, "accumulated_delta", {n});
     const float* g = fkb::in_f32(grad, k, "grad", {n});
+    if (!fkb::check_outputs(k, {{"param", param}, {"accumulated_grad", accumulated_grad},
+                                 {"accumulated_delta", accumulated_delta}},
+                                 {{"grad", grad}})) return;
     py::gil_scoped_release nogil;
     fk::adadelta_update(p, ag, ad, g, n, lr, rho, epsilon, weight_decay);
   }, py::arg("param"), py::arg("accumulated_grad"), py::arg("accumulated_delta"),

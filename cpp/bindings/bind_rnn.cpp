@@ -36,6 +36,10 @@ void bind_lstm(py::module_& m) {
     const float* p_w = fkb::in_f32(kernel, k, "kernel", {F, 4 * U});
     const float* p_rw = fkb::in_f32(recurrent_kernel, k, "recurrent_kernel", {U, 4 * U});
     const float* p_b = fkb::in_f32(bias, k, "bias", {4 * U}, true);
+    if (!fkb::check_outputs(k, {{"hs", hs}, {"h_final", h_final}, {"c_final", c_final},
+                                 {"gates", gates}, {"cs", cs}}, {{"x", x}, {"h0", h0}, {"c0", c0},
+                                 {"kernel", kernel}, {"recurrent_kernel", recurrent_kernel},
+                                 {"bias", bias}})) return;
     py::gil_scoped_release nogil;
     fk::lstm_sequence_forward(p_hs, p_hf, p_cf, p_g, p_cs, p_x, p_h0, p_c0, p_w, p_rw, p_b, N, T,
                               F, U, go_backwards, activation, recurrent_activation);
@@ -71,6 +75,12 @@ void bind_lstm(py::module_& m) {
     const float* p_c0 = fkb::in_f32(c0, k, "c0", {N, U});
     const float* p_w = fkb::in_f32(kernel, k, "kernel", {F, 4 * U});
     const float* p_rw = fkb::in_f32(recurrent_kernel, k, "recurrent_kernel", {U, 4 * U});
+    if (!fkb::check_outputs(k, {{"dx", dx}, {"dh0", dh0}, {"dc0", dc0}, {"dkernel", dkernel},
+                                 {"drecurrent_kernel", drecurrent_kernel}, {"dbias", dbias}},
+                                 {{"dhs", dhs}, {"dh_final", dh_final}, {"dc_final", dc_final},
+                                 {"gates", gates}, {"cs", cs}, {"hs", hs}, {"x", x}, {"h0", h0},
+                                 {"c0", c0}, {"kernel", kernel},
+                                 {"recurrent_kernel", recurrent_kernel}})) return;
     py::gil_scoped_release nogil;
     fk::lstm_sequence_backward(p_dx, p_dh0, p_dc0, p_dw, p_drw, p_db, p_dhs, p_dhf, p_dcf, p_g,
                                p_cs, p_hs, p_x, p_h0, p_c0, p_w, p_rw, N, T, F, U, go_backwards,
@@ -97,6 +107,9 @@ void bind_lstm(py::module_& m) {
     const float* p_w = fkb::in_f32(kernel, k, "kernel", {F, 4 * U});
     const float* p_rw = fkb::in_f32(recurrent_kernel, k, "recurrent_kernel", {U, 4 * U});
     const float* p_b = fkb::in_f32(bias, k, "bias", {4 * U}, true);
+    if (!fkb::check_outputs(k, {{"h", h}, {"c", c}, {"gates", gates}}, {{"x", x},
+                                 {"h_prev", h_prev}, {"c_prev", c_prev}, {"kernel", kernel},
+                                 {"recurrent_kernel", recurrent_kernel}, {"bias", bias}})) return;
     py::gil_scoped_release nogil;
     fk::lstm_cell_forward(p_h, p_c, p_g, p_x, p_hp, p_cp, p_w, p_rw, p_b, N, F, U, activation,
                           recurrent_activation);
@@ -129,6 +142,12 @@ void bind_lstm(py::module_& m) {
     const float* p_cp = fkb::in_f32(c_prev, k, "c_prev", {N, U});
     const float* p_w = fkb::in_f32(kernel, k, "kernel", {F, 4 * U});
     const float* p_rw = fkb::in_f32(recurrent_kernel, k, "recurrent_kernel", {U, 4 * U});
+    if (!fkb::check_outputs(k, {{"dx", dx}, {"dh_prev", dh_prev}, {"dc_prev", dc_prev},
+                                 {"dkernel", dkernel}, {"drecurrent_kernel", drecurrent_kernel},
+                                 {"dbias", dbias}}, {{"dh", dh}, {"dc", dc}, {"gates", gates},
+                                 {"c", c}, {"x", x}, {"h_prev", h_prev}, {"c_prev", c_prev},
+                                 {"kernel", kernel},
+                                 {"recurrent_kernel", recurrent_kernel}})) return;
     py::gil_scoped_release nogil;
     fk::lstm_cell_backward(p_dx, p_dhp, p_dcp, p_dw, p_drw, p_db, p_dh, p_dc, p_g, p_c, p_x, p_hp,
                            p_cp, p_w, p_rw, N, F, U, activation, recurrent_activation);
@@ -167,6 +186,9 @@ void bind_gru(py::module_& m) {
     const float* p_w = fkb::in_f32(kernel, k, "kernel", {F, 3 * U});
     const float* p_rw = fkb::in_f32(recurrent_kernel, k, "recurrent_kernel", {U, 3 * U});
     const float* p_b = gru_bias(bias, k, U, reset_after);
+    if (!fkb::check_outputs(k, {{"hs", hs}, {"h_final", h_final}, {"gates", gates},
+                                 {"hproj", hproj}}, {{"x", x}, {"h0", h0}, {"kernel", kernel},
+                                 {"recurrent_kernel", recurrent_kernel}, {"bias", bias}})) return;
     py::gil_scoped_release nogil;
     fk::gru_sequence_forward(p_hs, p_hf, p_g, p_hp, p_x, p_h0, p_w, p_rw, p_b, N, T, F, U,
                              go_backwards, reset_after, activation, recurrent_activation);
@@ -199,6 +221,12 @@ void bind_gru(py::module_& m) {
     const float* p_h0 = fkb::in_f32(h0, k, "h0", {N, U});
     const float* p_w = fkb::in_f32(kernel, k, "kernel", {F, 3 * U});
     const float* p_rw = fkb::in_f32(recurrent_kernel, k, "recurrent_kernel", {U, 3 * U});
+    if (!fkb::check_outputs(k, {{"dx", dx}, {"dh0", dh0}, {"dkernel", dkernel},
+                                 {"drecurrent_kernel", drecurrent_kernel}, {"dbias", dbias}},
+                                 {{"dhs", dhs}, {"dh_final", dh_final}, {"gates", gates},
+                                 {"hproj", hproj}, {"hs", hs}, {"x", x}, {"h0", h0},
+                                 {"kernel", kernel},
+                                 {"recurrent_kernel", recurrent_kernel}})) return;
     py::gil_scoped_release nogil;
     fk::gru_sequence_backward(p_dx, p_dh0, p_dw, p_drw, p_db, p_dhs, p_dhf, p_g, p_hp, p_hs, p_x,
                               p_h0, p_w, p_rw, N, T, F, U, go_backwards, reset_after, activation,
@@ -224,6 +252,9 @@ void bind_gru(py::module_& m) {
     const float* p_w = fkb::in_f32(kernel, k, "kernel", {F, 3 * U});
     const float* p_rw = fkb::in_f32(recurrent_kernel, k, "recurrent_kernel", {U, 3 * U});
     const float* p_b = gru_bias(bias, k, U, reset_after);
+    if (!fkb::check_outputs(k, {{"h", h}, {"gates", gates}, {"hproj", hproj}}, {{"x", x},
+                                 {"h_prev", h_prev}, {"kernel", kernel},
+                                 {"recurrent_kernel", recurrent_kernel}, {"bias", bias}})) return;
     py::gil_scoped_release nogil;
     fk::gru_cell_forward(p_h, p_g, p_hp, p_x, p_hprev, p_w, p_rw, p_b, N, F, U, reset_after,
                          activation, recurrent_activation);
@@ -253,6 +284,11 @@ void bind_gru(py::module_& m) {
     const float* p_hprev = fkb::in_f32(h_prev, k, "h_prev", {N, U});
     const float* p_w = fkb::in_f32(kernel, k, "kernel", {F, 3 * U});
     const float* p_rw = fkb::in_f32(recurrent_kernel, k, "recurrent_kernel", {U, 3 * U});
+    if (!fkb::check_outputs(k, {{"dx", dx}, {"dh_prev", dh_prev}, {"dkernel", dkernel},
+                                 {"drecurrent_kernel", drecurrent_kernel}, {"dbias", dbias}},
+                                 {{"dh", dh}, {"gates", gates}, {"hproj", hproj}, {"x", x},
+                                 {"h_prev", h_prev}, {"kernel", kernel},
+                                 {"recurrent_kernel", recurrent_kernel}})) return;
     py::gil_scoped_release nogil;
     fk::gru_cell_backward(p_dx, p_dhp, p_dw, p_drw, p_db, p_dh, p_g, p_hp, p_x, p_hprev, p_w,
                           p_rw, N, F, U, reset_after, activation, recurrent_activation);
@@ -278,6 +314,9 @@ void bind_simple_rnn(py::module_& m) {
     const float* p_w = fkb::in_f32(kernel, k, "kernel", {F, U});
     const float* p_rw = fkb::in_f32(recurrent_kernel, k, "recurrent_kernel", {U, U});
     const float* p_b = fkb::in_f32(bias, k, "bias", {U}, true);
+    if (!fkb::check_outputs(k, {{"hs", hs}, {"h_final", h_final}}, {{"x", x}, {"h0", h0},
+                                 {"kernel", kernel}, {"recurrent_kernel", recurrent_kernel},
+                                 {"bias", bias}})) return;
     py::gil_scoped_release nogil;
     fk::simple_rnn_sequence_forward(p_hs, p_hf, p_x, p_h0, p_w, p_rw, p_b, N, T, F, U,
                                     go_backwards, activation);
@@ -306,6 +345,11 @@ void bind_simple_rnn(py::module_& m) {
     const float* p_h0 = fkb::in_f32(h0, k, "h0", {N, U});
     const float* p_w = fkb::in_f32(kernel, k, "kernel", {F, U});
     const float* p_rw = fkb::in_f32(recurrent_kernel, k, "recurrent_kernel", {U, U});
+    if (!fkb::check_outputs(k, {{"dx", dx}, {"dh0", dh0}, {"dkernel", dkernel},
+                                 {"drecurrent_kernel", drecurrent_kernel}, {"dbias", dbias}},
+                                 {{"dhs", dhs}, {"dh_final", dh_final}, {"hs", hs}, {"x", x},
+                                 {"h0", h0}, {"kernel", kernel},
+                                 {"recurrent_kernel", recurrent_kernel}})) return;
     py::gil_scoped_release nogil;
     fk::simple_rnn_sequence_backward(p_dx, p_dh0, p_dw, p_drw, p_db, p_dhs, p_dhf, p_hs, p_x,
                                      p_h0, p_w, p_rw, N, T, F, U, go_backwards, activation);
@@ -326,6 +370,8 @@ void bind_simple_rnn(py::module_& m) {
     const float* p_w = fkb::in_f32(kernel, k, "kernel", {F, U});
     const float* p_rw = fkb::in_f32(recurrent_kernel, k, "recurrent_kernel", {U, U});
     const float* p_b = fkb::in_f32(bias, k, "bias", {U}, true);
+    if (!fkb::check_outputs(k, {{"h", h}}, {{"x", x}, {"h_prev", h_prev}, {"kernel", kernel},
+                                 {"recurrent_kernel", recurrent_kernel}, {"bias", bias}})) return;
     py::gil_scoped_release nogil;
     fk::simple_rnn_cell_forward(p_h, p_x, p_hp, p_w, p_rw, p_b, N, F, U, activation);
   }, arg("h"), arg("x"), arg("h_prev"), arg("kernel"), arg("recurrent_kernel"), arg("bias"),
@@ -351,6 +397,11 @@ void bind_simple_rnn(py::module_& m) {
     const float* p_hp = fkb::in_f32(h_prev, k, "h_prev", {N, U});
     const float* p_w = fkb::in_f32(kernel, k, "kernel", {F, U});
     const float* p_rw = fkb::in_f32(recurrent_kernel, k, "recurrent_kernel", {U, U});
+    if (!fkb::check_outputs(k, {{"dx", dx}, {"dh_prev", dh_prev}, {"dkernel", dkernel},
+                                 {"drecurrent_kernel", drecurrent_kernel}, {"dbias", dbias}},
+                                 {{"dh", dh}, {"h", h}, {"x", x}, {"h_prev", h_prev},
+                                 {"kernel", kernel},
+                                 {"recurrent_kernel", recurrent_kernel}})) return;
     py::gil_scoped_release nogil;
     fk::simple_rnn_cell_backward(p_dx, p_dhp, p_dw, p_drw, p_db, p_dh, p_h, p_x, p_hp, p_w, p_rw,
                                  N, F, U, activation);

@@ -48,8 +48,21 @@ void bind_runtime(py::module_& m) {
   m.def("num_threads", &fk::num_threads, "Threads used by the kernels.");
   m.def("set_num_threads", [](int n) {
     if (n < 1) throw py::value_error("set_num_threads: expected a positive thread count, received " + std::to_string(n));
-    fk::set_num_threads(n);
-  }, py::arg("n"));
+    int running;
+    {
+      py::gil_scoped_release nogil;  // joining the old pool's workers can take a moment
+      running = fk::set_num_threads(n);
+    }
+    if (running < n) {
+      const std::string msg = "set_num_threads: the system refused to start more threads; "
+                              "requested " + std::to_string(n) + ", using " +
+                              std::to_string(running);
+      if (PyErr_WarnEx(PyExc_RuntimeWarning, msg.c_str(), 1) != 0) throw py::error_already_set();
+    }
+    return running;
+  }, py::arg("n"),
+     "Sets the kernels' thread count and starts the threads; returns the count in use, fewer "
+     "than n (with a RuntimeWarning) when the system refuses to start more threads.");
   m.def("_parallel_sum_for_test", [](int64_t n, int64_t grain) {
     // Sums 0..n-1 through the pool: lets the tests exercise the pool (and fork) directly.
     std::vector<int64_t> partial(static_cast<size_t>((n + grain - 1) / (grain > 0 ? grain : 1)) + 1, 0);

@@ -251,6 +251,10 @@ void conv2d_backward_input(float* dx, const float* dy, const float* w, int64_t N
                                          stride_h, stride_w, dil_h, dil_w, pad_top, pad_left,
                                          groups);
   if (N * H * W * C == 0) return;
+  if (K == 0 || P == 0 || Q == 0) {  // an empty reduction: no tap loops (R, S may be huge)
+    conv::zero_floats(dx, N * H * W * C);
+    return;
+  }
   if (conv::is_depthwise(s)) {
     conv::depthwise_backward_input(dx, dy, w, s);
     return;

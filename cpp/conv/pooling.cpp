@@ -54,7 +54,7 @@ int64_t row_grain(const Geom& g) {
 // Channel blocks for the backward scatters: (image, block) tasks with enough of them to share.
 int64_t channel_block(const Geom& g) {
   const int64_t want = 4 * num_threads();
-  if (g.N >= want || g.C <= 16) return std::max<int64_t>(g.C, 1);
+  if (g.N == 0 || g.N >= want || g.C <= 16) return std::max<int64_t>(g.C, 1);  // N = 0: no task
   const int64_t blocks = (want + g.N - 1) / g.N;
   return std::max<int64_t>(16, (g.C + blocks - 1) / blocks);
 }

@@ -11,6 +11,11 @@
 //
 // Fork: a forked child inherits no threads. pthread_atfork marks the pool dead in the child; the
 // next parallel_for there builds a new pool.
+//
+// Thread limits: when the OS refuses a thread (std::system_error from std::thread, under an
+// address-space limit or a process limit), the pool keeps the workers that started and the
+// thread count drops to what runs; nothing unwinds while a started worker waits on the pool's
+// condition variables.
 #include <pthread.h>
 #include <sched.h>
 
@@ -21,6 +26,8 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <new>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -99,8 +106,15 @@ struct Job {
 
 class Pool {
  public:
+  // Starts up to `workers` threads; stops at the first one the OS refuses (workers() says how
+  // many run). Never throws: a started worker must not outlive the members it waits on.
   explicit Pool(int workers) {
-    for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { loop(); });
+    try {
+      threads_.reserve(static_cast<size_t>(workers));
+      for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { loop(); });
+    } catch (const std::system_error&) {
+    } catch (const std::bad_alloc&) {
+    }
   }
   ~Pool() {
     {
@@ -192,9 +206,21 @@ int num_threads() {
   return n;
 }
 
-void set_num_threads(int n) {
+// Builds the pool for `threads` (caller holds g_pool_mu) unless it is already that size; when the
+// OS refuses some workers, lowers the thread count to the threads that run.
+static void ensure_pool(int threads) {
+  if (g_pool && g_pool->workers() == threads - 1) return;
+  g_pool.reset();
+  g_pool = std::make_unique<Pool>(threads - 1);
+  if (g_pool->workers() != threads - 1) g_threads.store(g_pool->workers() + 1);
+}
+
+int set_num_threads(int n) {
   FK_CHECK(n >= 1, "set_num_threads: expected a positive thread count, got ", n);
+  std::lock_guard<std::mutex> region(g_pool_mu);
   g_threads.store(n);
+  if (n > 1) ensure_pool(n);
+  return g_threads.load();
 }
 
 bool in_parallel_region() { return t_in_region; }
@@ -211,10 +237,7 @@ void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, in
     return;
   }
   std::lock_guard<std::mutex> region(g_pool_mu);
-  if (!g_pool || g_pool->workers() != threads - 1) {
-    g_pool.reset();
-    g_pool = std::make_unique<Pool>(threads - 1);
-  }
+  ensure_pool(threads);
   Job job;
   job.fn = &fn;
   job.n = n;

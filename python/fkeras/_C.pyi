@@ -300,7 +300,8 @@ def set_cpu_isa(name: str) -> None:
     """Switch the kernels to 'avx512', 'avx2' or 'scalar' (tests, benchmarks)."""
 
 
-def set_num_threads(n: int) -> None: ...
+def set_num_threads(n: int) -> int:
+    """Sets the kernels' thread count and starts the threads; returns the count in use, fewer than n (with a RuntimeWarning) when the system refuses to start more threads."""
 
 
 def sgd_update(

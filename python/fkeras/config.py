@@ -78,10 +78,16 @@ def num_threads():
 
 
 def set_num_threads(n):
-    """Sets the number of threads the CPU kernels use (n >= 1)."""
+    """Sets the number of threads the CPU kernels use (n >= 1) and starts them.
+
+    Returns:
+        The thread count in use. It is smaller than `n`, with a `RuntimeWarning`, when the
+        system refuses to start more threads (a process or address-space limit); the kernels
+        then run on the threads that did start.
+    """
     from fkeras import _native
 
-    _native._C.set_num_threads(int(n))
+    return _native._C.set_num_threads(int(n))
 
 
 set_device = _device.set_device

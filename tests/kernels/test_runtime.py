@@ -116,6 +116,8 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 
 
 @pytest.mark.skipif(os.uname().sysname != "Linux", reason="the malloc policy is glibc's")
+@pytest.mark.skipif(os.environ.get("FKERAS_SANITIZED") == "1",
+                    reason="AddressSanitizer replaces glibc's malloc (tools/sanitize.sh)")
 def test_large_blocks_are_reused_without_page_faults():
     # Loading fkeras._C sets glibc's malloc to keep large freed blocks (allocator.cpp):
     # arrays allocated again every training step must not page-fault (and be zeroed by the OS)

@@ -8,6 +8,9 @@
 // - Buffers are contiguous row-major float32, except index buffers (int64_t), named so.
 // - Every output is OVERWRITTEN (never accumulated) unless its kernel says otherwise; GEMM's beta
 //   is how a caller accumulates. Optimizer updates read and write their parameter and slots.
+// - Outputs never overlap inputs or each other, except where a kernel's file says it may run in
+//   place (activation_*, softmax and log-softmax: the very same buffer); the bindings refuse
+//   anything else. Any size may be 0.
 // - [opt] marks a pointer that may be null (None from Python): an optional input is treated as
 //   absent (no bias, ...), an optional output is simply not computed.
 // - Saved state is an explicit output written by the forward and read by the backward.

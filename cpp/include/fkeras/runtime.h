@@ -33,7 +33,10 @@ const char* isa_name(Isa isa);
 Isa isa_from_name(const std::string& name);  // throws fk::Error on an unknown name
 
 int num_threads();
-void set_num_threads(int n);  // n >= 1; takes effect for the next parallel region
+// n >= 1; starts the pool now and returns the thread count in use: fewer than n when the OS
+// refuses to start some threads (the pool keeps those that started; num_threads() then says
+// how many run). Takes effect for the next parallel region.
+int set_num_threads(int n);
 
 // Calls fn(begin, end) on disjoint chunks covering [0, n), each at most `grain` long (the last
 // may be shorter), spread over the pool; returns when all are done. The calling thread works
