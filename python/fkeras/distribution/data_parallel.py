@@ -67,12 +67,14 @@ def shard(steps, training):
     """
     comm = _state.COMM
     if comm is None:
-        yield from steps
-        return
+        return steps  # one process: the batches themselves, no generator in between
     if not _auto_shard():
         _state.GRAD_WEIGHT = 1.0 / comm.size
-        yield from steps
-        return
+        return steps
+    return _sharded(steps, training, comm)
+
+
+def _sharded(steps, training, comm):
     try:
         yield from _shard(steps, training, comm)
     finally:  # train_on_batch and custom loops: every rank's batch weighs the same

@@ -12,6 +12,7 @@ import threading
 import numpy as np
 
 from fkeras.engine import tensor as _tensor
+from fkeras.engine.variable import Variable
 from fkeras.utils import nest
 
 _state = threading.local()
@@ -54,16 +55,24 @@ class GradientTape:
         # fkeras's DataParallel step: on_gradient_ready(i, grad) is called during `gradient`
         # as soon as source i's gradient is final (grad None: the source is unconnected).
         self.on_gradient_ready = None
+        self._shared = False  # other tapes are active on this thread: every op goes to all
 
     def __enter__(self):
         stack = getattr(_state, "stack", None)
         if stack is None:
             stack = _state.stack = []
         stack.append(self)
+        if len(stack) > 1:
+            for tape in stack:
+                tape._shared = True
         return self
 
     def __exit__(self, *exc):
-        _state.stack.remove(self)
+        stack = _state.stack
+        stack.remove(self)
+        self._shared = False
+        if len(stack) == 1:
+            stack[0]._shared = False
 
     def watch(self, x):
         """Marks a Variable or tensor (or a nested structure of them) as a source."""
@@ -75,6 +84,17 @@ class GradientTape:
                     f"{type(item).__name__} of dtype {getattr(arr, 'dtype', None)}.")
             self._tracked[id(arr)] = arr
 
+    def watch_variable_buffer(self, value):
+        """A trainable float Variable's buffer was read by an op: every active tape that
+        watches accessed variables watches it."""
+        if not self._shared:
+            if self.watch_accessed_variables:
+                self._tracked[id(value)] = value
+            return
+        for tape in _state.stack:
+            if tape.watch_accessed_variables:
+                tape._tracked[id(value)] = value
+
     def maybe_watch_variable(self, var):
         """Called for the innermost active tape when an op reads `var`: every active tape
         that watches accessed variables watches it (trainable float variables only)."""
@@ -83,7 +103,11 @@ class GradientTape:
         value = var._value
         if value.dtype.kind != "f":
             return
-        for tape in getattr(_state, "stack", None) or (self,):
+        if not self._shared:
+            if self.watch_accessed_variables:
+                self._tracked[id(value)] = value
+            return
+        for tape in _state.stack:
             if tape.watch_accessed_variables:
                 tape._tracked[id(value)] = value
 
@@ -104,12 +128,19 @@ class GradientTape:
     def record(self, op, dev, arrays, outputs, saved, attrs):
         """Called for the innermost active tape: every active tape records the op call
         (nested and side-by-side tapes each see all the ops run inside them, as in TF)."""
-        stack = _state.stack
-        if len(stack) <= 1:
-            self._record(op, dev, arrays, outputs, saved, attrs)
-        else:
-            for tape in stack:
+        if self._shared:
+            for tape in _state.stack:
                 tape._record(op, dev, arrays, outputs, saved, attrs)
+            return
+        tracked = self._tracked  # one tape (the common case): _record inlined
+        needs = tuple([a is not None and id(a) in tracked for a in arrays])
+        if True not in needs:
+            return
+        outs = outputs if isinstance(outputs, tuple) else (outputs,)
+        for o in outs:
+            if o.dtype.kind == "f":
+                tracked[id(o)] = o
+        self._entries.append((op, dev, arrays, needs, outs, saved, attrs))
 
     def _record(self, op, dev, arrays, outputs, saved, attrs):
         tracked = self._tracked
@@ -145,14 +176,26 @@ class GradientTape:
                 "gradients (or jacobians)."
             )
         self._used = True
-        targets = [_buffer(t) for t in _flat(target)[0]]
+        targets = [target] if type(target) is np.ndarray else \
+            [_buffer(t) for t in _flat(target)[0]]
         seeds = None if output_gradients is None else nest.flatten(output_gradients)
         if seeds is not None and len(seeds) != len(targets):
             raise ValueError(f"`output_gradients` has {len(seeds)} entries for "
                              f"{len(targets)} targets.")
-        flat_sources, nested = _flat(sources)
-        # Sources may be intermediate results: their gradients stay in `grads` once complete.
-        keep = {id(getattr(s, "_value", s)) for s in flat_sources}
+        buffers = None
+        if type(sources) is list:  # the built-in step's case: a flat list of Variables
+            buffers = [s._value for s in sources if type(s) is Variable]
+            if len(buffers) == len(sources):
+                nested, keep = False, ()
+            else:
+                buffers = None
+        if buffers is None:
+            flat_sources, nested = _flat(sources)
+            buffers = [getattr(s, "_value", s) for s in flat_sources]  # Variables', Tensors'
+            # Sources may be intermediate results: their gradients stay in `grads` once
+            # complete (a Variable's buffer is a leaf: nothing records it as an output).
+            keep = {id(b) for s, b in zip(flat_sources, buffers)
+                    if not isinstance(s, Variable)}
         grads = {}
         for i, t in enumerate(targets):
             if not hasattr(t, "shape"):
@@ -165,6 +208,27 @@ class GradientTape:
             _accumulate(grads, t, g)
 
         entries = self._entries
+        if self.on_gradient_ready is None and not keep:
+            _backward(entries, grads)  # the common case: every source is a leaf
+        else:
+            self._backward_general(entries, grads, keep, sources)
+        out = []
+        for arr in buffers:
+            g = grads.get(id(arr))
+            if g is None and unconnected_gradients == "zero":
+                g = np.zeros_like(arr)
+            out.append(g)
+        if not self.persistent:
+            self._entries = []
+        if not _tensor._MODE.array:
+            out = [None if g is None else _tensor.Tensor(g) for g in out]
+        if nested:
+            return nest.pack_like(sources, out)
+        return out if type(sources) is list else tuple(out) if type(sources) is tuple else out[0]
+
+    def _backward_general(self, entries, grads, keep, sources):
+        """The backward walk when a source is an intermediate result (its gradient is kept) or
+        a DataParallel hook wants each gradient as soon as it is final."""
         ready = _ReadySchedule(self.on_gradient_ready, entries, sources) \
             if self.on_gradient_ready is not None else None
         for i in range(len(entries) - 1, -1, -1):
@@ -193,20 +257,6 @@ class GradientTape:
         if ready is not None:
             ready.fire(0, grads)
             ready.fire(None, grads)
-        out = []
-        for s in flat_sources:
-            arr = getattr(s, "_value", s)  # a Variable's or Tensor's buffer
-            g = grads.get(id(arr))
-            if g is None and unconnected_gradients == "zero":
-                g = np.zeros_like(arr)
-            out.append(g)
-        if not self.persistent:
-            self._entries = []
-        if not _tensor._MODE.array:
-            out = [None if g is None else _tensor.Tensor(g) for g in out]
-        if nested:
-            return nest.pack_like(sources, out)
-        return out if type(sources) is list else tuple(out) if type(sources) is tuple else out[0]
 
     def jacobian(self, target, sources, unconnected_gradients="none"):
         """d(target[i]) / d(source) for every element i of `target`, stacked in front of each
@@ -275,6 +325,27 @@ def _buffer(x):
     """The device buffer behind a Variable or Tensor (other values unchanged)."""
     value = getattr(x, "_value", None)
     return x if value is None else value
+
+
+def _backward(entries, grads):
+    """Walks the recorded entries back, accumulating input gradients (every source a leaf)."""
+    for op, dev, arrays, needs, outs, saved, attrs in reversed(entries):
+        if len(outs) == 1:
+            g = grads.pop(id(outs[0]), None)
+            if g is None:
+                continue
+            gin = op.backward(dev, saved, g, needs, **attrs)
+        else:
+            gouts = [grads.pop(id(o), None) for o in outs]
+            if all(g is None for g in gouts):
+                continue
+            gouts = [np.zeros_like(o) if g is None else g for o, g in zip(outs, gouts)]
+            gin = op.backward(dev, saved, gouts, needs, **attrs)
+        if not isinstance(gin, (tuple, list)):
+            gin = (gin,)
+        for a, need, g in zip(arrays, needs, gin):
+            if need and g is not None:
+                _accumulate(grads, a, g)
 
 
 def _accumulate(grads, array, g):

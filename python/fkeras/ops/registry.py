@@ -87,16 +87,32 @@ def _to_array(dev, x):
     return dev.asarray(x)
 
 
-def _link_conversions(tape, dev, inputs, arrays):
-    """Records, as a cast, every conversion `_to_array` made of a recorded float buffer (a
+def _recorded_inputs(tape, dev, inputs):
+    """The device buffers of `inputs` for an op the tape records: a Variable read is watched
+    (tf.GradientTape's rule), a converted float buffer is linked to its source."""
+    arrays = []
+    for x in inputs:
+        if isinstance(x, Variable):
+            value = x._value
+            if x.trainable and value.dtype.kind == "f":
+                tape.watch_variable_buffer(value)
+            arrays.append(value)
+            continue
+        a = _to_array(dev, x)
+        if a is not x and a is not None:
+            _link_conversion(tape, dev, x, a)
+        arrays.append(a)
+    return arrays
+
+
+def _link_conversion(tape, dev, x, a):
+    """Records, as a cast, a conversion `_to_array` made of a recorded float buffer (a
     float16/float64 value to the device dtype, a strided view to a contiguous copy), so the
     tape's chain from a source to this op is never cut."""
-    for x, a in zip(inputs, arrays):
-        if a is x or a is None:
-            continue
-        src = getattr(x, "_value", x)
-        if a is not src and type(src) is np.ndarray and src.dtype.kind == "f":
-            tape.record(REGISTRY["cast"], dev, [src], a, src.dtype, {"dtype": a.dtype})
+    t = type(x)
+    src = x._value if t is Tensor else x if t is np.ndarray else None
+    if src is not None and a is not src and src.dtype.kind == "f":
+        tape.record(REGISTRY["cast"], dev, [src], a, src.dtype, {"dtype": a.dtype})
 
 
 def _spec_to_tensor(spec):
@@ -112,16 +128,11 @@ def apply(op, *inputs, **attrs):
             return _apply_symbolic(op, inputs, attrs)
     dev = _device.get_device()
     tape = _tape.current_tape()
-    if tape is not None:
-        if not op.differentiable:
-            tape = None
-        else:
-            for x in inputs:
-                if isinstance(x, Variable):
-                    tape.maybe_watch_variable(x)
-    arrays = [_to_array(dev, x) for x in inputs]
-    if tape is not None:
-        _link_conversions(tape, dev, inputs, arrays)
+    if tape is not None and op.differentiable:
+        arrays = _recorded_inputs(tape, dev, inputs)
+    else:
+        tape = None
+        arrays = [_to_array(dev, x) for x in inputs]
     outputs, saved = op.forward(dev, *arrays, **attrs)
     outputs = _no_aliasing(outputs, arrays)
     if tape is not None:

@@ -14,6 +14,7 @@ import numpy as np
 from fkeras import optimizers
 from fkeras.distribution import data_parallel as _dp
 from fkeras.engine.tape import GradientTape
+from fkeras.engine import tensor as _tensor_mode
 from fkeras.engine.tensor import array_mode_method, builtin_method
 from fkeras.metrics.metric import Mean, Metric
 from fkeras.trainers import arg_checks
@@ -214,9 +215,15 @@ class Trainer:
         if cm.entries:
             cm.update_flat(ys, state.probabilities(preds), sws)
 
-    @array_mode_method
     def _fk_predict_step(self, state, xs):
-        return state.forward(xs, training=False, logits=False)
+        mode = _tensor_mode._MODE  # array mode, inline: this runs once per predict batch
+        if mode.array:
+            return state.forward(xs, training=False, logits=False)
+        mode.array = True
+        try:
+            return state.forward(xs, training=False, logits=False)
+        finally:
+            mode.array = False
 
     # ---- Keras's overridable steps ----
     def train_step(self, data):
