@@ -161,6 +161,9 @@ def install_excepthook(comm):
         sys.stderr.write(f"fkeras.distribution: rank {comm.rank} of {comm.size} raised "
                          f"{kind.__name__}; aborting the job on every rank.\n")
         sys.stderr.flush()
+        # MPI_Abort ends the launcher's output forwarding at once: give it a moment to pass
+        # the traceback on (the job is failing anyway).
+        time.sleep(0.5)
         comm.abort(1)
 
     sys.excepthook = hook
