@@ -77,9 +77,11 @@ def get(identifier):
     if isinstance(identifier, str):
         fn = _BY_NAME.get(identifier)
         if fn is None:
-            from fkeras.saving.object_registration import get_registered_object
+            from fkeras.saving.object_registration import find_custom_suffix
 
-            fn = get_registered_object(identifier)
+            # A registered function is also found by its bare name ("custom_fn" for
+            # "my_package>custom_fn"), as Keras 3 resolves it.
+            fn = find_custom_suffix(None, identifier)
         if fn is None or not callable(fn):
             raise ValueError(f"Could not interpret activation function identifier: {identifier}")
         return fn

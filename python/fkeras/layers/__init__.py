@@ -119,8 +119,14 @@ def serialize_layer(layer):
     """{"module", "class_name", "config"} for a layer (Keras 3 style)."""
     # A class exported under another name than its own (GroupQueryAttention) says so.
     class_name = type(layer).__dict__.get("_fk_export_name", type(layer).__name__)
-    return {"module": "fkeras.layers", "class_name": class_name,
-            "config": layer.get_config(), "registered_name": None}
+    config = layer.get_config()
+    # Layers a custom get_config returns as objects are serialized too (Keras 3 does).
+    config = {k: serialize_layer(v) if isinstance(v, Layer) else v for k, v in config.items()}
+    from fkeras.saving.object_registration import get_registered_name
+
+    registered = get_registered_name(type(layer))
+    return {"module": "fkeras.layers", "class_name": class_name, "config": config,
+            "registered_name": registered if registered != type(layer).__name__ else None}
 
 
 def deserialize_layer(entry, custom_objects=None):
@@ -150,6 +156,20 @@ def deserialize_layer(entry, custom_objects=None):
     if _takes_custom_objects(cls):
         return cls.from_config(config, custom_objects)
     return cls.from_config(config)
+
+
+def serialize(layer):
+    """keras.layers.serialize: a layer's `{"module", "class_name", "config",
+    "registered_name"}` dict."""
+    from fkeras.saving.serialization_lib import serialize_keras_object
+
+    return serialize_keras_object(layer)
+
+
+def deserialize(config, custom_objects=None):
+    """keras.layers.deserialize: a layer from `serialize`'s dict (built-in, registered or
+    `custom_objects` classes only)."""
+    return deserialize_layer(config, custom_objects)
 
 
 def _takes_custom_objects(cls):

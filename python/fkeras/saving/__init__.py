@@ -11,6 +11,7 @@ from fkeras.saving.object_registration import (
     register_keras_serializable,
 )
 from fkeras.saving.saving_lib import load_model, save_model
+from fkeras.saving.serialization_lib import deserialize_keras_object, serialize_keras_object
 
 
 def save_weights(model, filepath, overwrite=True):
@@ -25,4 +26,5 @@ def load_weights(model, filepath, skip_mismatch=False, **kwargs):
 
 __all__ = ["CustomObjectScope", "custom_object_scope", "get_custom_objects",
            "get_registered_name", "get_registered_object", "load_model", "load_weights",
-           "register_keras_serializable", "save_model", "save_weights"]
+           "register_keras_serializable", "save_model", "save_weights",
+           "serialize_keras_object", "deserialize_keras_object"]

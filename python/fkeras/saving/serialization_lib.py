@@ -1,0 +1,108 @@
+"""keras.saving.serialize_keras_object / deserialize_keras_object: any fkeras object (layer,
+regularizer, initializer, constraint, loss, metric, optimizer, schedule, activation or op
+function) to and from Keras 3's `{"module", "class_name", "config", "registered_name"}` dict.
+
+Deserialization resolves names only through the allow-list of safe_resolve (custom and
+registered objects, then fkeras's built-in tables): a module named in a config is never
+imported.
+"""
+
+import numpy as np
+
+from fkeras.saving import object_registration, safe_resolve
+
+# Namespaces whose classes `deserialize_keras_object` may build, in lookup order.
+CLASS_NAMESPACES = ("layers", "models", "regularizers", "initializers", "constraints", "losses",
+                    "metrics", "optimizers", "schedules")
+FUNCTION_NAMESPACES = ("activations", "ops", "losses", "metrics")
+
+
+def _namespace_of(cls):
+    module = getattr(cls, "__module__", "") or ""
+    parts = module.split(".")
+    if parts[0] == "fkeras" and len(parts) > 1:
+        if parts[1] == "optimizers" and "schedules" in parts:
+            return "optimizers.schedules"
+        return parts[1]
+    return None
+
+
+def serialize_keras_object(obj):
+    """A JSON-compatible dict (or plain value) describing `obj` (keras.saving's format)."""
+    if obj is None or isinstance(obj, (str, bool, int, float)):
+        return obj
+    if isinstance(obj, (np.generic,)):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, (list, tuple)):
+        return [serialize_keras_object(x) for x in obj]
+    if isinstance(obj, dict):
+        return {k: serialize_keras_object(v) for k, v in obj.items()}
+    registered = object_registration.get_registered_name(
+        obj if isinstance(obj, type) or not hasattr(obj, "get_config") else type(obj))
+    if hasattr(obj, "get_config") and not isinstance(obj, type):
+        from fkeras.layers import Layer, serialize_layer
+
+        if isinstance(obj, Layer):
+            entry = serialize_layer(obj)
+        else:
+            ns = _namespace_of(type(obj))
+            entry = {"module": f"keras.{ns}" if ns else type(obj).__module__,
+                     "class_name": type(obj).__name__,
+                     "config": serialize_keras_object(obj.get_config())}
+        entry["registered_name"] = registered if registered != entry["class_name"] else None
+        return entry
+    if callable(obj):
+        fn = getattr(obj, "__wrapped__", obj) if getattr(obj, "_fk_user_wrapped", False) else obj
+        for ns in FUNCTION_NAMESPACES:
+            name = safe_resolve.public_name(ns, fn)
+            if name is not None:
+                return {"module": f"keras.{ns}", "class_name": "function", "config": name,
+                        "registered_name": None}
+        name = object_registration.get_registered_name(fn)
+        return {"module": getattr(fn, "__module__", None), "class_name": "function",
+                "config": name, "registered_name": name}
+    raise TypeError(f"Cannot serialize {obj!r} of type {type(obj).__name__}: it has no "
+                    "`get_config` and is not a function.")
+
+
+def deserialize_keras_object(config, custom_objects=None, safe_mode=True, **kwargs):
+    """The object described by `config` (the inverse of `serialize_keras_object`).
+
+    Classes and functions resolve from `custom_objects`, the registered objects and
+    fkeras's built-ins only.
+    """
+    if config is None or isinstance(config, (str, bool, int, float)):
+        return config
+    if isinstance(config, (list, tuple)):
+        return [deserialize_keras_object(c, custom_objects, safe_mode) for c in config]
+    if not isinstance(config, dict):
+        raise TypeError(f"Cannot deserialize {config!r}: expected a config dict.")
+    if "class_name" not in config:
+        return {k: deserialize_keras_object(v, custom_objects, safe_mode)
+                for k, v in config.items()}
+    with safe_resolve.SafeModeScope(safe_mode):
+        if config["class_name"] == "function":
+            try:
+                return safe_resolve.resolve_function(config, custom_objects,
+                                                     FUNCTION_NAMESPACES)
+            except TypeError as e:
+                raise ValueError(str(e)) from None
+        if config["class_name"] == "__lambda__":
+            raise ValueError("Requested the deserialization of a Python lambda, which can run "
+                             "arbitrary code; only a `Lambda` layer may hold one (with "
+                             "`safe_mode=False`).")
+        try:
+            cls = safe_resolve.resolve_class(config, custom_objects, CLASS_NAMESPACES)
+        except TypeError as e:
+            raise ValueError(str(e)) from None
+        from fkeras.layers import Layer, deserialize_layer
+
+        if isinstance(cls, type) and issubclass(cls, Layer):
+            return deserialize_layer(config, custom_objects)
+        inner = config.get("config") or {}
+        if not isinstance(inner, dict):
+            raise TypeError(f"Expected a dict for the config of '{config['class_name']}', "
+                            f"received {inner!r}")
+        return cls.from_config(dict(inner))
