@@ -208,10 +208,9 @@ class GradientTape:
             _accumulate(grads, t, g)
 
         entries = self._entries
-        if self.on_gradient_ready is None and not keep:
-            _backward(entries, grads)  # the common case: every source is a leaf
-        else:
-            self._backward_general(entries, grads, keep, sources)
+        ready = None if self.on_gradient_ready is None else \
+            _ReadySchedule(self.on_gradient_ready, entries, sources)
+        _backward(entries, grads, keep, ready)
         out = []
         for arr in buffers:
             g = grads.get(id(arr))
@@ -225,38 +224,6 @@ class GradientTape:
         if nested:
             return nest.pack_like(sources, out)
         return out if type(sources) is list else tuple(out) if type(sources) is tuple else out[0]
-
-    def _backward_general(self, entries, grads, keep, sources):
-        """The backward walk when a source is an intermediate result (its gradient is kept) or
-        a DataParallel hook wants each gradient as soon as it is final."""
-        ready = _ReadySchedule(self.on_gradient_ready, entries, sources) \
-            if self.on_gradient_ready is not None else None
-        for i in range(len(entries) - 1, -1, -1):
-            if ready is not None:
-                ready.fire(i + 1, grads)
-            op, dev, arrays, needs, outs, saved, attrs = entries[i]
-            if len(outs) == 1:
-                key = id(outs[0])
-                g = grads.get(key) if key in keep else grads.pop(key, None)
-                if g is None:
-                    continue
-                gin = op.backward(dev, saved, g, needs, **attrs)
-            else:
-                gouts = [grads.get(id(o)) if id(o) in keep else grads.pop(id(o), None)
-                         for o in outs]
-                if all(g is None for g in gouts):
-                    continue
-                gouts = [np.zeros_like(o) if g is None else g for o, g in zip(outs, gouts)]
-                gin = op.backward(dev, saved, gouts, needs, **attrs)
-            if not isinstance(gin, (tuple, list)):
-                gin = (gin,)
-            for a, need, g in zip(arrays, needs, gin):
-                if need and g is not None:
-                    _accumulate(grads, a, g)
-
-        if ready is not None:
-            ready.fire(0, grads)
-            ready.fire(None, grads)
 
     def jacobian(self, target, sources, unconnected_gradients="none"):
         """d(target[i]) / d(source) for every element i of `target`, stacked in front of each
@@ -327,16 +294,26 @@ def _buffer(x):
     return x if value is None else value
 
 
-def _backward(entries, grads):
-    """Walks the recorded entries back, accumulating input gradients (every source a leaf)."""
-    for op, dev, arrays, needs, outs, saved, attrs in reversed(entries):
+def _backward(entries, grads, keep=(), ready=None):
+    """Walks the recorded entries back, accumulating input gradients into `grads`.
+
+    keep: ids of sources that are intermediate results (their gradients stay in `grads`
+    once complete; other gradients are dropped as soon as they are used). ready: a
+    DataParallel schedule told when each source's gradient is final.
+    """
+    for i in range(len(entries) - 1, -1, -1):
+        if ready is not None:
+            ready.fire(i + 1, grads)
+        op, dev, arrays, needs, outs, saved, attrs = entries[i]
         if len(outs) == 1:
-            g = grads.pop(id(outs[0]), None)
+            key = id(outs[0])
+            g = grads.get(key) if keep and key in keep else grads.pop(key, None)
             if g is None:
                 continue
             gin = op.backward(dev, saved, g, needs, **attrs)
         else:
-            gouts = [grads.pop(id(o), None) for o in outs]
+            gouts = [grads.get(id(o)) if keep and id(o) in keep else grads.pop(id(o), None)
+                     for o in outs]
             if all(g is None for g in gouts):
                 continue
             gouts = [np.zeros_like(o) if g is None else g for o, g in zip(outs, gouts)]
@@ -346,6 +323,9 @@ def _backward(entries, grads):
         for a, need, g in zip(arrays, needs, gin):
             if need and g is not None:
                 _accumulate(grads, a, g)
+    if ready is not None:
+        ready.fire(0, grads)
+        ready.fire(None, grads)
 
 
 def _accumulate(grads, array, g):

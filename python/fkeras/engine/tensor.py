@@ -60,13 +60,7 @@ class Tensor(TensorOperators):
         return _to_numpy(self._value)
 
     def __array__(self, dtype=None, copy=None):
-        a = _to_numpy(self._value)
-        if dtype is not None and a.dtype != dtype:
-            if copy is False:  # NumPy 2's protocol: copy=False forbids a copy
-                raise ValueError(f"Unable to avoid a copy while converting a {a.dtype} "
-                                 f"value to {np.dtype(dtype)}.")
-            return a.astype(dtype)
-        return a.copy() if copy else a
+        return as_numpy(_to_numpy(self._value), dtype, copy)
 
     def __pos__(self):
         return self  # a Tensor is immutable: +t is the same value (and the same tape node)
@@ -159,6 +153,16 @@ class Tensor(TensorOperators):
         return (Tensor, (np.array(_to_numpy(self._value), copy=True),))
 
 
+def as_numpy(a, dtype=None, copy=None):
+    """NumPy 2's `__array__` protocol over a NumPy view `a` of a buffer (Tensor, Variable)."""
+    if dtype is not None and a.dtype != dtype:
+        if copy is False:  # copy=False forbids a copy
+            raise ValueError(f"Unable to avoid a copy while converting a {a.dtype} value to "
+                             f"{np.dtype(dtype)}.")
+        return a.astype(dtype)
+    return a.copy() if copy else a
+
+
 def _to_numpy(value):
     return value if type(value) is np.ndarray else np.asarray(value)
 
@@ -249,30 +253,28 @@ def run_builtin(fn, *args, **kwargs):
     return wrap_structure(out)
 
 
-class array_mode:
+class _ModeScope:
+    __slots__ = ("_value", "_prev")
+
+    def __init__(self, value):
+        self._value = value
+
+    def __enter__(self):
+        self._prev = _MODE.array
+        _MODE.array = self._value
+
+    def __exit__(self, *exc):
+        _MODE.array = self._prev
+
+
+def array_mode():
     """Context manager: the enclosed fkeras-internal code gets bare buffers from ops."""
-
-    __slots__ = ("_prev",)
-
-    def __enter__(self):
-        self._prev = _MODE.array
-        _MODE.array = True
-
-    def __exit__(self, *exc):
-        _MODE.array = self._prev
+    return _ModeScope(True)
 
 
-class tensor_mode:
+def tensor_mode():
     """Context manager: the enclosed code gets Tensors from ops (user code)."""
-
-    __slots__ = ("_prev",)
-
-    def __enter__(self):
-        self._prev = _MODE.array
-        _MODE.array = False
-
-    def __exit__(self, *exc):
-        _MODE.array = self._prev
+    return _ModeScope(False)
 
 
 def user_callable(fn):

@@ -147,13 +147,9 @@ class Variable(TensorOperators):
 
     # ---- Python protocols ----
     def __array__(self, dtype=None, copy=None):
-        a = self._device.to_numpy(self._value)
-        if dtype is not None and a.dtype != dtype:
-            if copy is False:  # NumPy 2's protocol: copy=False forbids a copy
-                raise ValueError(f"Unable to avoid a copy while converting a {a.dtype} "
-                                 f"value to {np.dtype(dtype)}.")
-            return a.astype(dtype)
-        return a.copy() if copy else a
+        from fkeras.engine.tensor import as_numpy
+
+        return as_numpy(self._device.to_numpy(self._value), dtype, copy)
 
     def __pos__(self):
         return self.value
