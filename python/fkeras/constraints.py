@@ -64,6 +64,16 @@ ALIASES = {"non_neg": NonNeg, "max_norm": MaxNorm, "unit_norm": UnitNorm,
            "min_max_norm": MinMaxNorm}
 CLASSES = {"NonNeg": NonNeg, "MaxNorm": MaxNorm, "UnitNorm": UnitNorm, "MinMaxNorm": MinMaxNorm}
 get = make_get("constraint", Constraint, ALIASES, CLASSES, allow_callable=True)
+non_neg, max_norm, unit_norm, min_max_norm = NonNeg, MaxNorm, UnitNorm, MinMaxNorm  # Keras 3
+
+
+def deserialize(config, custom_objects=None):
+    """A constraint from its name or config dict (built-in or registered classes only)."""
+    from fkeras.saving.serialization_lib import deserialize_keras_object
+
+    if isinstance(config, dict) and "class_name" in config:
+        return deserialize_keras_object(config, custom_objects)
+    return get(config)
 
 
 def serialize(constraint):

@@ -212,6 +212,11 @@ ALIASES = {
 }
 CLASSES = {c.__name__: c for c in set(ALIASES.values())}
 CLASSES.update({"RandomNormal": RandomNormal, "Zeros": Zeros, "Ones": Ones})
+# Keras 3 exports every class under its lowercase name too (`initializers.he_normal(seed=1)`),
+# and Identity/Orthogonal under longer names.
+globals().update({name: cls for name, cls in ALIASES.items()
+                  if name not in ("uniform", "normal")})
+IdentityInitializer, OrthogonalInitializer = Identity, Orthogonal
 
 get = make_get("initializer", Initializer, ALIASES, CLASSES, allow_callable=True)
 

@@ -56,5 +56,14 @@ CLASSES = {"L1": L1, "L2": L2, "L1L2": L1L2}
 get = make_get("regularizer", Regularizer, ALIASES, CLASSES, allow_callable=True)
 
 
+def deserialize(config, custom_objects=None):
+    """A regularizer from its name or config dict (built-in or registered classes only)."""
+    from fkeras.saving.serialization_lib import deserialize_keras_object
+
+    if isinstance(config, dict) and "class_name" in config:
+        return deserialize_keras_object(config, custom_objects)
+    return get(config)
+
+
 def serialize(regularizer):
     return serialize_object(regularizer, "keras.regularizers")

@@ -88,3 +88,19 @@ def test_registered_activation_loads_by_its_bare_name(tmp_path):
         np.testing.assert_allclose(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
     finally:
         saving.get_custom_objects().clear()
+
+
+def test_keras3_lowercase_aliases_and_module_helpers():
+    assert fkeras.initializers.he_normal is fkeras.initializers.HeNormal
+    assert fkeras.initializers.zeros is fkeras.initializers.Zeros
+    assert fkeras.initializers.OrthogonalInitializer is fkeras.initializers.Orthogonal
+    assert fkeras.constraints.max_norm is fkeras.constraints.MaxNorm
+    reg = fkeras.regularizers.deserialize(saving.serialize_keras_object(fkeras.regularizers.L2(0.1)))
+    assert isinstance(reg, fkeras.regularizers.L2) and reg.get_config()["l2"] == pytest.approx(0.1)
+    con = fkeras.constraints.deserialize("non_neg")
+    assert isinstance(con, fkeras.constraints.NonNeg)
+    assert fkeras.utils.serialize_keras_object is saving.serialize_keras_object
+    assert fkeras.utils.is_keras_tensor(fkeras.Input((2,)))
+    assert fkeras.utils.standardize_dtype("float") == "float32"
+    x, y, sw = fkeras.utils.unpack_x_y_sample_weight(fkeras.utils.pack_x_y_sample_weight(1, 2))
+    assert (x, y, sw) == (1, 2, None)

@@ -21,14 +21,27 @@ _SAVING_NAMES = ("CustomObjectScope", "custom_object_scope", "get_custom_objects
                  "get_registered_name", "get_registered_object", "register_keras_serializable")
 
 
+_LAZY = {"serialize_keras_object": "fkeras.saving.serialization_lib",
+         "deserialize_keras_object": "fkeras.saving.serialization_lib",
+         "is_keras_tensor": "fkeras.engine.keras_tensor",
+         "standardize_dtype": "fkeras.ops.dtypes",
+         "pack_x_y_sample_weight": "fkeras.trainers.data_adapter",
+         "unpack_x_y_sample_weight": "fkeras.trainers.data_adapter"}
+
+
 def __getattr__(name):
-    # keras.utils re-exports the custom-object registry; fkeras.saving loads on first use.
+    # keras.utils re-exports the custom-object registry and a few helpers of other modules;
+    # they load on first use.
     if name in _SAVING_NAMES:
         from fkeras.saving import object_registration
 
         return getattr(object_registration, name)
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'fkeras.utils' has no attribute '{name}'")
 
 
 __all__ = ["Progbar", "PyDataset", "Sequence", "clear_session", "get_file", "normalize",
-           "pad_sequences", "set_random_seed", "to_categorical", *_SAVING_NAMES]
+           "pad_sequences", "set_random_seed", "to_categorical", *_SAVING_NAMES, *_LAZY]
