@@ -4,6 +4,7 @@ An initializer with a `seed` gives the same values every call; without one it dr
 global generator that `fkeras.utils.set_random_seed` seeds.
 """
 
+import abc
 import math
 
 import numpy as np
@@ -12,9 +13,12 @@ from fkeras.utils import random as _random
 from fkeras.utils.serialization import make_get, serialize_object
 
 
-class Initializer:
+class Initializer(abc.ABC):
+    """Base class of initializers: subclasses implement `__call__(shape, dtype)`."""
+
+    @abc.abstractmethod
     def __call__(self, shape, dtype=None):
-        raise NotImplementedError
+        """An array of `shape` (and `dtype`) holding the initial values."""
 
     def get_config(self):
         return {}

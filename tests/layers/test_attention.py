@@ -358,3 +358,12 @@ def test_attention_run_layer_test(cls, kwargs, n_weights):
     run_layer_test(cls, kwargs, input_shape=[(2, 3, 4), (2, 5, 4)],
                    expected_output_shape=(2, 3, 4), supports_masking=True,
                    expected_num_trainable_weights=n_weights)
+
+
+@pytest.mark.parametrize("cls", [layers.MultiHeadAttention, layers.GroupQueryAttention])
+def test_flash_attention_true_is_refused_naming_the_argument(cls):
+    kwargs = {"num_heads": 2, "key_dim": 4} if cls is layers.MultiHeadAttention else {
+        "head_dim": 4, "num_query_heads": 2, "num_key_value_heads": 1}
+    with pytest.raises(ValueError, match="flash_attention=True"):
+        cls(flash_attention=True, **kwargs)
+    cls(flash_attention=False, **kwargs)  # accepted, as None

@@ -335,9 +335,22 @@ def builtin_method(fn):
     return inner
 
 
+def is_builtin_method(cls, name):
+    """Whether `cls.<name>` (a layer's `call`, a loss's `call`, a metric's `update_state`) is
+    fkeras's own code. Cached in the class itself: the training step asks every time."""
+    key = "_fk_is_builtin_" + name  # (not "_fk_builtin_call": a Layer method)
+    flag = cls.__dict__.get(key)
+    if flag is None:
+        flag = is_builtin_function(getattr(cls, name))
+        type.__setattr__(cls, key, flag)
+    return flag
+
+
 def call_function(fn, *args, **kwargs):
     """Calls `fn` from fkeras code: directly when it is fkeras's own, in tensor mode (through
     `run_user`) when it is a user's function or callable object."""
-    if is_builtin_function(fn):
+    builtin = is_builtin_function(fn) if hasattr(fn, "__code__") else \
+        is_builtin_method(type(fn), "__call__")
+    if builtin:
         return fn(*args, **kwargs)
     return run_user(fn, *args, **kwargs)

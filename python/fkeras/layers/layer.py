@@ -17,7 +17,7 @@ from fkeras.engine.input_spec import check_input_spec
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.engine.masking import get_keras_mask, set_keras_mask
 from fkeras.engine.node import Node
-from fkeras.engine.tensor import (_MODE, call_function, is_builtin_function, run_builtin,
+from fkeras.engine.tensor import (_MODE, call_function, is_builtin_method, run_builtin,
                                   run_user)
 from fkeras.engine.tensor import wrap_structure
 from fkeras.engine.variable import Variable
@@ -190,12 +190,7 @@ class Layer:
 
     def _fk_builtin_call(self):
         """Whether this layer's `call` is fkeras's own code (cached per class)."""
-        cls = type(self)
-        flag = cls.__dict__.get("_fk_builtin_flag")
-        if flag is None:
-            flag = is_builtin_function(cls.call)
-            type.__setattr__(cls, "_fk_builtin_flag", flag)
-        return flag
+        return is_builtin_method(type(self), "call")
 
     def _fk_call_direct(self, *args, **kwargs):
         """`self.call(...)` from fkeras code, without `__call__`'s checks; a user-written

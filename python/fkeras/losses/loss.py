@@ -7,6 +7,7 @@ them) and reduces them with the sample weights in one op:
 - "none" / None: the weighted per-sample values.
 """
 
+import abc
 import contextvars
 
 import numpy as np
@@ -15,7 +16,7 @@ from fkeras.backend import devices as _devices
 from fkeras.engine import naming
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.engine.masking import apply_mask, get_keras_mask
-from fkeras.engine.tensor import is_builtin_function, run_user, user_callable
+from fkeras.engine.tensor import is_builtin_method, run_user, user_callable
 from fkeras.losses import loss_ops
 from fkeras.ops.registry import REGISTRY as _R
 from fkeras.ops.registry import apply
@@ -68,7 +69,7 @@ def reduce_weighted_values(values, sample_weight=None, reduction="sum_over_batch
     return apply(_R["loss_reduce_weighted"], values, sample_weight, reduction=reduction)
 
 
-class Loss:
+class Loss(abc.ABC):
     """Loss base class: subclasses implement `call(y_true, y_pred)` -> per-sample losses.
 
     Args:
@@ -92,14 +93,15 @@ class Loss:
 
     def __call__(self, y_true, y_pred, sample_weight=None):
         sample_weight = apply_mask(sample_weight, get_keras_mask(y_pred), self.reduction)
-        if is_builtin_function(type(self).call):
+        if is_builtin_method(type(self), "call"):
             values = self.call(as_tensor(y_true), as_pred(y_pred))
         else:  # a user's Loss subclass computes on Tensors (its operators reach the tape)
             values = run_user(self.call, as_tensor(y_true), as_pred(y_pred))
         return reduce_weighted_values(values, sample_weight, self.reduction)
 
+    @abc.abstractmethod
     def call(self, y_true, y_pred):
-        raise NotImplementedError
+        """Per-sample loss values of a batch."""
 
     def get_config(self):
         return {"name": self.name, "reduction": self.reduction}

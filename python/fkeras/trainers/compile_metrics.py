@@ -9,7 +9,7 @@ likewise. Names: the string given, prefixed by the output name for multi-output 
 """
 
 from fkeras import metrics as metrics_module
-from fkeras.engine.tensor import is_builtin_function, run_user
+from fkeras.engine.tensor import is_builtin_method, run_user
 from fkeras.metrics.metric import MeanMetricWrapper, Metric, to_numpy
 from fkeras.utils import nest
 
@@ -135,7 +135,7 @@ class CompileMetrics(Metric):
     def update_flat(self, ys, preds, sws=None):
         for i, m, weighted, _ in self.entries:
             sw = sws[i] if weighted and sws is not None else None
-            if is_builtin_function(type(m).update_state):
+            if is_builtin_method(type(m), "update_state"):
                 m.update_state(ys[i], preds[i], sw)
             else:  # a user's Metric subclass computes on Tensors
                 run_user(m.update_state, ys[i], preds[i], sw)

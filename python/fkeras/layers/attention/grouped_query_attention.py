@@ -62,8 +62,9 @@ class GroupedQueryAttention(Layer):
             raise ValueError("`sliding_window` must be `None` or a positive integer. "
                              f"Received: sliding_window={sliding_window}")
         if flash_attention:
-            raise NotImplementedError(f'Layer "{self.name}": `flash_attention` is not '
-                                      "supported by fkeras. Received: flash_attention=True")
+            raise ValueError(f'Layer "{self.name}": `flash_attention=True` is not available '
+                             "in fkeras (no flash-attention kernel); pass None or False. "
+                             "Received: flash_attention=True")
         self.sliding_window = sliding_window
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.bias_initializer = initializers.get(bias_initializer)

@@ -78,8 +78,9 @@ class MultiHeadAttention(Layer):
             raise ValueError("`sliding_window` must be `None` or a positive integer. "
                              f"Received: sliding_window={sliding_window}")
         if flash_attention:
-            raise NotImplementedError(f'Layer "{self.name}": `flash_attention` is not '
-                                      "supported by fkeras. Received: flash_attention=True")
+            raise ValueError(f'Layer "{self.name}": `flash_attention=True` is not available '
+                             "in fkeras (no flash-attention kernel); pass None or False. "
+                             "Received: flash_attention=True")
         self.supports_masking = True
         self._num_heads, self._key_dim = num_heads, key_dim
         self._value_dim = value_dim if value_dim else key_dim

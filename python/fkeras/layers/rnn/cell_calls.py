@@ -6,7 +6,7 @@ import inspect
 
 import numpy as np
 
-from fkeras.engine.tensor import is_builtin_function, run_user
+from fkeras.engine.tensor import is_builtin_method, run_user
 from fkeras.layers.layer import Layer
 from fkeras.utils import nest
 
@@ -16,7 +16,7 @@ def step(cell, inputs, states, training):
     kwargs = {"training": training} if _takes_training(cell) else {}
     if isinstance(cell, Layer):
         out, new_states = cell._fk_call_direct(inputs, states, **kwargs)
-    elif is_builtin_function(type(cell).call):
+    elif is_builtin_method(type(cell), "call"):
         out, new_states = cell.call(inputs, states, **kwargs)
     else:
         out, new_states = run_user(cell.call, inputs, states, **kwargs)
@@ -49,7 +49,7 @@ def initial_state(cell, batch_size):
     one runs in tensor mode)."""
     fn = getattr(cell, "get_initial_state", None)
     if fn is not None:
-        if is_builtin_function(type(cell).get_initial_state):
+        if is_builtin_method(type(cell), "get_initial_state"):
             return fn(batch_size=batch_size)
         return run_user(fn, batch_size=batch_size)
     sizes = cell.state_size
