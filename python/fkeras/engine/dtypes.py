@@ -16,6 +16,9 @@ DTYPES = frozenset((
 POLICIES = frozenset(("mixed_float16", "mixed_bfloat16"))
 _ALIASES = {"int": "int32", "str": "string", "double": "float64", "half": "float16",
             "bytes": "string", "object": "string"}
+# Python types as Keras 3 names them on its torch and jax backends.
+_PYTHON_TYPES = {bool: "bool", int: "int32", float: "float32", str: "string", bytes: "string",
+                 complex: "complex64"}
 
 
 def standardize_dtype(dtype, allow_policy=False):
@@ -35,9 +38,11 @@ def standardize_dtype(dtype, allow_policy=False):
         return "float32"
     if isinstance(dtype, dict):  # a serialized DTypePolicy
         dtype = (dtype.get("config") or {}).get("name", "float32")
+    if isinstance(dtype, type) and dtype in _PYTHON_TYPES:
+        return _PYTHON_TYPES[dtype]
     name = getattr(dtype, "name", None)
     if not isinstance(name, str):
-        if isinstance(dtype, type) and dtype not in (str, bytes):
+        if isinstance(dtype, type):
             try:
                 name = np.dtype(dtype).name
             except TypeError:

@@ -117,31 +117,23 @@ class Cast(Op):
 
 
 # Python types as Keras names them (keras.backend.standardize_dtype).
-_PYTHON_TYPES = {bool: "bool", int: "int32", float: "float32", str: "string",
-                 complex: "complex64"}
 
 
 def standardize_dtype(dtype):
-    """A dtype name string ("float32", "int64", "bool", "string", ...) for any dtype-like."""
+    """A dtype name string ("float32", "int64", "bool", "string", ...) for any dtype-like;
+    None gives `config.floatx()`. Mixed-precision policy names pass through."""
     if dtype is None:
         from fkeras import config
 
         return config.floatx()
-    if isinstance(dtype, type):
-        if dtype in _PYTHON_TYPES:
-            return _PYTHON_TYPES[dtype]
-        if issubclass(dtype, np.generic):  # np.float16, np.int8, ...
-            return np.dtype(dtype).name
-    if hasattr(dtype, "name") and not isinstance(dtype, str):
-        name = dtype.name
-    else:
-        name = str(dtype)
-    aliases = {"float": "float32", "int": "int32", "double": "float64", "str": "string",
-               "object": "string", "bool_": "bool", "half": "float16"}
-    name = aliases.get(name, name)
-    if name.startswith("torch."):
-        name = name[len("torch."):]
-    return name
+    from fkeras.engine.dtypes import standardize_dtype as standardize
+
+    # ops also take NumPy's spellings that Keras's Input refuses.
+    return standardize(_LENIENT.get(dtype, dtype) if isinstance(dtype, str) else dtype,
+                       allow_policy=True)
+
+
+_LENIENT = {"float": "float32", "bool_": "bool"}
 
 
 def cast(x, dtype):

@@ -17,14 +17,13 @@ CLASS_NAMESPACES = ("layers", "models", "regularizers", "initializers", "constra
 FUNCTION_NAMESPACES = ("activations", "ops", "losses", "metrics")
 
 
-def _namespace_of(cls):
-    module = getattr(cls, "__module__", "") or ""
-    parts = module.split(".")
-    if parts[0] == "fkeras" and len(parts) > 1:
-        if parts[1] == "optimizers" and "schedules" in parts:
-            return "optimizers.schedules"
-        return parts[1]
-    return None
+def _module_of(cls):
+    """The Keras module a built-in class is written under ("keras.regularizers",
+    "keras.optimizers.schedules"), from the namespace safe_resolve reads it back from."""
+    ns = safe_resolve.namespace_of(cls.__module__)
+    if ns is None:
+        return cls.__module__
+    return "keras.optimizers.schedules" if ns == "schedules" else f"keras.{ns}"
 
 
 def serialize_keras_object(obj):
@@ -47,8 +46,7 @@ def serialize_keras_object(obj):
         if isinstance(obj, Layer):
             entry = serialize_layer(obj)
         else:
-            ns = _namespace_of(type(obj))
-            entry = {"module": f"keras.{ns}" if ns else type(obj).__module__,
+            entry = {"module": _module_of(type(obj)),
                      "class_name": type(obj).__name__,
                      "config": serialize_keras_object(obj.get_config())}
         entry["registered_name"] = registered if registered != entry["class_name"] else None
