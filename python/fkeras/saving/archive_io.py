@@ -12,6 +12,7 @@ before anything is decompressed:
   counted as well.
 """
 
+import os
 import stat
 import zipfile
 
@@ -144,3 +145,37 @@ def open_archive(filepath):
         zf.close()
         raise
     return zf
+
+
+class DirectoryArchive:
+    """The unzipped `.keras` layout (a directory holding config.json, metadata.json and
+    model.weights.h5, Keras 3's `zipped=False`) behind the ZipFile calls `read_member` uses.
+    Only regular files of the known names count: links and other entries are ignored."""
+
+    class _Info:
+        def __init__(self, path):
+            self.path = path
+            self.file_size = self.compress_size = os.stat(path).st_size
+
+    def __init__(self, dirpath, names):
+        self.dirpath = dirpath
+        self._names = [n for n in names if _regular_file(os.path.join(dirpath, n))]
+
+    def namelist(self):
+        return list(self._names)
+
+    def getinfo(self, name):
+        return self._Info(os.path.join(self.dirpath, name))
+
+    def open(self, info):
+        return open(info.path, "rb")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _regular_file(path):
+    return os.path.isfile(path) and not os.path.islink(path)

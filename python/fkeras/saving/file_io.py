@@ -13,6 +13,7 @@ progress in another live process keeps its file).
 
 import os
 import re
+import shutil
 
 
 def _suffix(base):
@@ -93,3 +94,32 @@ def atomic_write(filepath, write):
             os.remove(tmp)
     if hasattr(os, "O_DIRECTORY"):
         _fsync_path(directory, os.O_RDONLY | os.O_DIRECTORY)
+
+
+def atomic_write_dir(dirpath, members):
+    """Writes `members` ({file name: bytes}) as the files of directory `dirpath`: built and
+    fsynced in a temporary sibling directory, then renamed into place (an existing directory
+    is swapped out first and removed after). On an exception `dirpath` is untouched."""
+    dirpath = os.path.abspath(os.fspath(dirpath))
+    parent, base = os.path.split(dirpath)
+    os.makedirs(parent, exist_ok=True)
+    tmp = os.path.join(parent, f".{base}.tmpdir{os.getpid()}")
+    old = os.path.join(parent, f".{base}.old{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    try:
+        for name, data in members.items():
+            path = os.path.join(tmp, name)
+            with open(path, "wb") as f:
+                f.write(data)
+            _fsync_path(path)
+        if hasattr(os, "O_DIRECTORY"):
+            _fsync_path(tmp, os.O_RDONLY | os.O_DIRECTORY)
+        if os.path.isdir(dirpath) and not os.path.islink(dirpath):
+            os.replace(dirpath, old)
+        os.replace(tmp, dirpath)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(old, ignore_errors=True)
+    if hasattr(os, "O_DIRECTORY"):
+        _fsync_path(parent, os.O_RDONLY | os.O_DIRECTORY)

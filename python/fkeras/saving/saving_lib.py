@@ -37,7 +37,8 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
         model: a built Functional or Sequential model.
         filepath: str or pathlib.Path ending in `.keras`.
         overwrite: if False and the file exists, raise instead of replacing it.
-        zipped: must be True or None (unzipped directories are not supported).
+        zipped: True or None: one `.keras` zip file; False: Keras 3's unzipped layout, a
+            directory (whose name must not end in `.keras`) holding the same three files.
 
     Example:
     ```python
@@ -57,8 +58,7 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
     if legacy_h5.is_legacy_h5_path(filepath):
         return legacy_h5.save_model(model, filepath, overwrite, include_optimizer)
     if zipped is False:
-        raise NotImplementedError("fkeras saves zipped `.keras` files only (zipped=False is "
-                                  "not supported).")
+        return _save_model_dir(model, filepath, overwrite, include_optimizer)
     if not filepath.endswith(".keras"):
         raise ValueError(
             "Invalid filepath extension for saving. Please add a `.keras` extension for the "
@@ -68,11 +68,30 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
         )
     if os.path.exists(filepath) and not overwrite:
         raise ValueError(f"File {filepath} exists and overwrite=False.")
+    config, metadata, weights = _members(model, include_optimizer)
+    file_io.atomic_write(filepath, lambda tmp: write_archive(tmp, config, metadata, weights))
+
+
+def _members(model, include_optimizer):
     config = model_config(model, include_optimizer)
     weights = _weights_bytes(model, include_optimizer)
     metadata = {"keras_version": _version(),
                 "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}
-    file_io.atomic_write(filepath, lambda tmp: write_archive(tmp, config, metadata, weights))
+    return config, metadata, weights
+
+
+def _save_model_dir(model, dirpath, overwrite, include_optimizer):
+    """Keras 3's `zipped=False`: the archive's three members as the files of a directory."""
+    if dirpath.endswith(".keras"):
+        raise ValueError("When using `zipped=False`, the `filepath` argument should not end "
+                         f"in `.keras`. Received: filepath={dirpath}")
+    if os.path.exists(dirpath) and not overwrite:
+        raise ValueError(f"File {dirpath} exists and overwrite=False.")
+    if os.path.exists(dirpath) and not os.path.isdir(dirpath):
+        raise ValueError(f"`zipped=False` saves a directory, but filepath={dirpath} is a file.")
+    config, metadata, weights = _members(model, include_optimizer)
+    file_io.atomic_write_dir(dirpath, {METADATA: json.dumps(metadata).encode(),
+                                       CONFIG: json.dumps(config).encode(), WEIGHTS: weights})
 
 
 def write_archive(path, config, metadata, weights):
@@ -100,7 +119,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=None):
     """Loads a model saved with `model.save()` (fkeras or Keras 3, `.keras`).
 
     Args:
-        filepath: path to a `.keras` file.
+        filepath: path to a `.keras` file, or to a directory saved with `zipped=False`.
         custom_objects: dict of custom classes/functions by name.
         compile: compile the model with the saved compile config (and restore the
             optimizer's state) when there is one.
@@ -123,6 +142,11 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=None):
 
     if legacy_h5.is_legacy_h5_path(filepath):
         return legacy_h5.load_model(filepath, custom_objects, compile)
+    from fkeras.saving import archive_io
+
+    if os.path.isdir(filepath) and os.path.isfile(os.path.join(filepath, CONFIG)):
+        archive = archive_io.DirectoryArchive(filepath, (CONFIG, METADATA, WEIGHTS))
+        return _load_archive(archive, filepath, custom_objects, compile, safe_mode)
     if not filepath.endswith(".keras"):
         raise ValueError(
             f"File format not supported: filepath={filepath}. Keras 3 only supports V3 "
@@ -135,9 +159,15 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=None):
     if not zipfile.is_zipfile(filepath):
         raise ValueError(f"File format not supported: filepath={filepath}. The file is not a "
                          "`.keras` zip archive.")
+    return _load_archive(archive_io.open_archive(filepath), filepath, custom_objects, compile,
+                         safe_mode)
+
+
+def _load_archive(archive, filepath, custom_objects, compile, safe_mode):
+    """The model of a checked archive (a zip, or the unzipped directory layout)."""
     from fkeras.saving import archive_io, object_registration, safe_resolve
 
-    with archive_io.open_archive(filepath) as zf:
+    with archive as zf:
         if CONFIG not in zf.namelist():
             raise ValueError(f"Invalid `.keras` file: filepath={filepath} has no {CONFIG}.")
         if METADATA in zf.namelist():
