@@ -301,19 +301,22 @@ def _backward(entries, grads, keep=(), ready=None):
     once complete; other gradients are dropped as soon as they are used). ready: a
     DataParallel schedule told when each source's gradient is final.
     """
-    for i in range(len(entries) - 1, -1, -1):
+    if keep:
+        def take(key, default=None):
+            return grads.get(key) if key in keep else grads.pop(key, default)
+    else:
+        take = grads.pop  # the built-in step: every source is a leaf
+    n = len(entries)
+    for j, (op, dev, arrays, needs, outs, saved, attrs) in enumerate(reversed(entries)):
         if ready is not None:
-            ready.fire(i + 1, grads)
-        op, dev, arrays, needs, outs, saved, attrs = entries[i]
+            ready.fire(n - j, grads)
         if len(outs) == 1:
-            key = id(outs[0])
-            g = grads.get(key) if keep and key in keep else grads.pop(key, None)
+            g = take(id(outs[0]), None)
             if g is None:
                 continue
             gin = op.backward(dev, saved, g, needs, **attrs)
         else:
-            gouts = [grads.get(id(o)) if keep and id(o) in keep else grads.pop(id(o), None)
-                     for o in outs]
+            gouts = [take(id(o), None) for o in outs]
             if all(g is None for g in gouts):
                 continue
             gouts = [np.zeros_like(o) if g is None else g for o, g in zip(outs, gouts)]

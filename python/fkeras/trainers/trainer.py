@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from fkeras import optimizers
+from fkeras.distribution import _state as _dp_state
 from fkeras.distribution import data_parallel as _dp
 from fkeras.engine.tape import GradientTape
 from fkeras.engine import tensor as _tensor_mode
@@ -187,10 +188,13 @@ class Trainer:
             preds = state.forward(xs, training=True)
             loss = state.total_loss(ys, preds, sws, batch_size=n)
             loss = state.add_losses(loss, state.pop_added_losses())
-        reducer = _dp.overlap_allreduce(tape, state.variables)  # DataParallel only
-        grads = tape.gradient(loss, state.variables)
-        if reducer is not None:
-            grads = reducer.finish()
+        if _dp_state.COMM is None:  # one process (checked inline: this runs every step)
+            grads = tape.gradient(loss, state.variables)
+        else:
+            reducer = _dp.overlap_allreduce(tape, state.variables)
+            grads = tape.gradient(loss, state.variables)
+            if reducer is not None:
+                grads = reducer.finish()
         self.optimizer.apply(grads, state.variables)
         self._fk_update_metrics(state, ys, preds, sws, loss, n)
 
