@@ -152,15 +152,33 @@ def deserialize(config, custom_objects=None):
 _FUSED_ALPHA = {"elu": 1.0, "leaky_relu": 0.2}
 
 
-def fused_alpha(fn):
-    """The kernel `alpha` that goes with `fused_code(fn)`."""
-    return _FUSED_ALPHA.get(serialize(fn), 0.0)
+_FUSED = {}  # id(fn) -> (fn, code, alpha): layers ask on every call
 
 
-def fused_code(fn):
-    """The kernel activation code if `fn` can be fused into a Dense/Conv epilogue, else None."""
+def fused(fn):
+    """(kernel activation code, alpha) if `fn` can be fused into a Dense/Conv epilogue, else
+    (None, 0.0); the answer for a function is computed once."""
+    entry = _FUSED.get(id(fn))
+    if entry is not None and entry[0] is fn:
+        return entry[1], entry[2]
     from fkeras.backend import codes
 
     name = serialize(fn)
     code = codes.ACTIVATION_CODES.get(name)
-    return code if code is not None and code in _nn.FUSABLE else None
+    if code is None or code not in _nn.FUSABLE:
+        code = None
+    alpha = _FUSED_ALPHA.get(name, 0.0)
+    if len(_FUSED) > 4096:  # functions made on the fly (lambdas) must not grow it forever
+        _FUSED.clear()
+    _FUSED[id(fn)] = (fn, code, alpha)
+    return code, alpha
+
+
+def fused_alpha(fn):
+    """The kernel `alpha` that goes with `fused_code(fn)`."""
+    return fused(fn)[1]
+
+
+def fused_code(fn):
+    """The kernel activation code if `fn` can be fused into a Dense/Conv epilogue, else None."""
+    return fused(fn)[0]

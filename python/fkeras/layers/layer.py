@@ -6,7 +6,6 @@ Keras 2 attribute semantics are kept (`input_shape`, `output_shape`, `input`, `o
 `get_input_at(i)`, ...), next to the Keras 3 API.
 """
 
-import contextlib
 import inspect
 import threading
 
@@ -38,16 +37,20 @@ def in_layer_call():
     return getattr(_CALLS, "depth", 0) > 0
 
 
-@contextlib.contextmanager
-def layer_call_scope():
+class layer_call_scope:
     """Marks the enclosed eager calls as nested (no loss clearing): the trainer's forward plan
-    runs a model's layers inside one scope, as a model call would."""
-    depth = getattr(_CALLS, "depth", 0)
-    _CALLS.depth = depth + 1
-    try:
-        yield
-    finally:
-        _CALLS.depth = depth
+    runs a model's layers inside one scope, as a model call would. (A class, not a generator
+    context manager: it is entered on every training step.)"""
+
+    __slots__ = ("_depth",)
+
+    def __enter__(self):
+        self._depth = depth = getattr(_CALLS, "depth", 0)
+        _CALLS.depth = depth + 1
+        return self
+
+    def __exit__(self, *exc):
+        _CALLS.depth = self._depth
 
 
 class Layer:

@@ -88,7 +88,10 @@ class _Elementwise(_PerSample):
     def values_forward(self, dev, y_true, y_pred, **attrs):
         t = self.prepare(y_true, y_pred)
         v = self.value(t, y_pred, **attrs)
-        out = v.sum(axis=-1) if self.reduce_sum else v.mean(axis=-1)
+        out = np.asarray(v.sum(axis=-1))
+        if not self.reduce_sum:  # NumPy's mean for float32/64: the same sum, then one divide
+            out = np.true_divide(out, v.shape[-1], out=out) if out.dtype.kind == "f" \
+                else v.mean(axis=-1)
         return np.asarray(out, dtype=y_pred.dtype), (y_true.shape, t, y_pred)
 
     def values_backward(self, dev, saved, g, needs, **attrs):

@@ -91,11 +91,15 @@ def _recorded_inputs(tape, dev, inputs):
     """The device buffers of `inputs` for an op the tape records: a Variable read is watched
     (tf.GradientTape's rule), a converted float buffer is linked to its source."""
     arrays = []
+    tracked = None if tape._shared or not tape.watch_accessed_variables else tape._tracked
     for x in inputs:
         if isinstance(x, Variable):
             value = x._value
             if x.trainable and value.dtype.kind == "f":
-                tape.watch_variable_buffer(value)
+                if tracked is not None:  # one tape: watch_variable_buffer inlined
+                    tracked[id(value)] = value
+                else:
+                    tape.watch_variable_buffer(value)
             arrays.append(value)
             continue
         a = _to_array(dev, x)

@@ -89,13 +89,13 @@ def causal_pad(layer, inputs):
 
 def fused_conv(layer, conv_fn, inputs, *weights):
     """act(conv_fn(...) + bias) with the activation fused into the kernel where it can be."""
-    code = activations.fused_code(layer.activation)
+    code, alpha = activations.fused(layer.activation)
     padding = layer.padding
     if padding == "causal":
         inputs, padding = causal_pad(layer, inputs), "valid"
     y = conv_fn(inputs, *weights, layer.bias, layer.strides, padding, layer.data_format,
                 layer.dilation_rate, activation=0 if code is None else code,
-                alpha=activations.fused_alpha(layer.activation))
+                alpha=alpha)
     return y if code is not None else layer.activation(y)
 
 

@@ -141,10 +141,10 @@ class BaseSeparableConv(_DepthwiseBase):
     def call(self, inputs):
         y = depthwise_conv(inputs, self.depthwise_kernel, self.strides, self.padding,
                            self.data_format, self.dilation_rate)
-        code = activations.fused_code(self.activation)
+        code, alpha = activations.fused(self.activation)
         y = ops.conv2d(y, self.pointwise_kernel, self.bias, 1, "valid", self.data_format, 1,
                        activation=0 if code is None else code,
-                       alpha=activations.fused_alpha(self.activation))
+                       alpha=alpha)
         return y if code is not None else self.activation(y)
 
     def compute_output_shape(self, input_shape):

@@ -80,10 +80,9 @@ class Dense(LoRAMixin, Layer):
 
     def call(self, inputs):
         kernel = self._lora_weight()
-        code = activations.fused_code(self.activation)
+        code, alpha = activations.fused(self.activation)
         if code is not None:
-            out = ops.dense(inputs, kernel, self.bias, activation=code,
-                            alpha=activations.fused_alpha(self.activation))
+            out = ops.dense(inputs, kernel, self.bias, activation=code, alpha=alpha)
         else:
             out = self.activation(ops.dense(inputs, kernel, self.bias))
         return out  # the base Layer adds activity_regularizer(out) / batch to the losses
