@@ -348,3 +348,20 @@ def test_custom_loss_subclass_is_differentiable():
             value = Quartic()(t, p)
         grad = tape.gradient(value, p)
     np.testing.assert_allclose(grad, 4 * (p - t) ** 3 / 8, rtol=1e-10)
+
+
+@pytest.mark.parametrize("name", ["MeanSquaredError", "BinaryCrossentropy", "Huber"])
+def test_variable_as_prediction_keeps_its_gradient(name):
+    """A Variable passed straight to a loss is a watched read (no silent None gradient)."""
+    p = np.array([[0.2, 0.7], [0.6, 0.1]], "float32")
+    t = np.array([[0.0, 1.0], [1.0, 0.0]], "float32")
+    v = fkeras.Variable(p)
+    with fkeras.GradientTape() as tape:
+        value = getattr(fkeras.losses, name)()(t, v)
+    g = tape.gradient(value, v)
+    assert g is not None
+    h = 1e-3
+    d = np.random.default_rng(0).standard_normal(p.shape).astype("float32")
+    fd = (float(getattr(fkeras.losses, name)()(t, p + h * d))
+          - float(getattr(fkeras.losses, name)()(t, p - h * d))) / (2 * h)
+    np.testing.assert_allclose((np.asarray(g) * d).sum(), fd, rtol=1e-2)

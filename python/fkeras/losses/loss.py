@@ -14,9 +14,11 @@ import numpy as np
 
 from fkeras.backend import devices as _devices
 from fkeras.engine import naming
+from fkeras.engine import tape as _tape
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.engine.masking import apply_mask, get_keras_mask
 from fkeras.engine.tensor import is_builtin_method, run_user, user_callable
+from fkeras.engine.variable import Variable
 from fkeras.losses import loss_ops
 from fkeras.ops.registry import REGISTRY as _R
 from fkeras.ops.registry import apply
@@ -39,12 +41,22 @@ def standardize_reduction(reduction):
     return reduction
 
 
+def _buffer(x):
+    """The device buffer of a Tensor or Variable; reading a Variable here is a read the active
+    GradientTape watches (as any op's read is), so its gradient is not cut."""
+    if isinstance(x, Variable):
+        tape = _tape.current_tape()
+        if tape is not None:
+            tape.maybe_watch_variable(x)
+    return x._value
+
+
 def as_tensor(x):
     """Arrays and KerasTensors pass through; lists and scalars become device arrays."""
     if isinstance(x, (np.ndarray, KerasTensor)):
         return x
     if isinstance(getattr(x, "_value", None), np.ndarray):
-        return x._value
+        return _buffer(x)
     a = np.asarray(x)
     if a.dtype.kind in "iub":
         return a.astype(np.int64)
@@ -56,7 +68,7 @@ def as_pred(x):
     if isinstance(x, KerasTensor):
         return x
     if isinstance(getattr(x, "_value", None), np.ndarray):
-        return x._value
+        return _buffer(x)
     if isinstance(x, np.ndarray) and x.dtype.kind == "f":
         return x
     return _devices.get_device().asarray(np.asarray(x, dtype=np.float64))
