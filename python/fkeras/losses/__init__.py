@@ -7,6 +7,21 @@ its backward (fkeras/losses/loss_ops.py).
 
 from fkeras.losses import loss_ops  # noqa: F401  (registers the loss ops)
 from fkeras.losses.loss import Loss, LossFunctionWrapper, reduce_weighted_values
+from fkeras.losses import composed as _composed
+from fkeras.losses.composed import (
+    BinaryFocalCrossentropy,
+    CategoricalFocalCrossentropy,
+    CategoricalGeneralizedCrossEntropy,
+    Circle,
+    Dice,
+    Tversky,
+    binary_focal_crossentropy,
+    categorical_focal_crossentropy,
+    categorical_generalized_cross_entropy,
+    circle,
+    dice,
+    tversky,
+)
 from fkeras.losses.losses import (
     ALIASES,
     CLASSES,
@@ -42,6 +57,9 @@ from fkeras.losses.losses import (
     sparse_categorical_crossentropy,
     squared_hinge,
 )
+
+FUNCTIONS.update((f.__name__, f) for f in _composed.FUNCTIONS)
+CLASSES.update((c.__name__, c) for c in _composed.CLASSES)
 
 mse = MSE = mean_squared_error
 mae = MAE = mean_absolute_error
@@ -92,7 +110,11 @@ def deserialize(config, custom_objects=None):
 
 
 __all__ = [
-    "ALIASES", "CLASSES", "FUNCTIONS", "BinaryCrossentropy", "CategoricalCrossentropy",
+    "ALIASES", "CLASSES", "FUNCTIONS", "BinaryCrossentropy", "BinaryFocalCrossentropy",
+    "CategoricalCrossentropy", "CategoricalFocalCrossentropy",
+    "CategoricalGeneralizedCrossEntropy", "Circle", "Dice", "Tversky",
+    "binary_focal_crossentropy", "categorical_focal_crossentropy",
+    "categorical_generalized_cross_entropy", "circle", "dice", "tversky",
     "CategoricalHinge", "CosineSimilarity", "Hinge", "Huber", "KLD", "KLDivergence", "LogCosh",
     "Loss", "LossFunctionWrapper", "MAE", "MAPE", "MSE", "MSLE", "MeanAbsoluteError",
     "MeanAbsolutePercentageError", "MeanSquaredError", "MeanSquaredLogarithmicError", "Poisson",

@@ -67,14 +67,21 @@ class LogSumExp(_Reduce):
     def forward(self, dev, x, axis=None, keepdims=False):
         m = np.max(x, axis=axis, keepdims=True) if x.size else np.zeros((), x.dtype)
         m = np.where(np.isfinite(m), m, 0.0)
-        y_keep = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+        with np.errstate(divide="ignore"):  # an all -inf slice gives -inf, as Keras
+            y_keep = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
         y = y_keep if keepdims else y_keep.reshape(
             su.reduced_shape(x.shape, _axes(axis, x.ndim), False))
         return np.asarray(y, x.dtype), (x, y_keep)
 
     def backward(self, dev, saved, g, needs, axis=None, keepdims=False):
         x, y = saved
-        return (_expand(g, x.shape, axis, keepdims) * np.exp(x - y),)
+        # A slice that is all -inf (a fully masked row) has sum 0 and gets zero gradient,
+        # where exp(-inf - (-inf)) would give NaN.
+        with np.errstate(invalid="ignore"):
+            w = np.exp(x - y)
+        if not np.isfinite(y).all():
+            w = np.where(np.isneginf(y), 0.0, w).astype(x.dtype, copy=False)
+        return (_expand(g, x.shape, axis, keepdims) * w,)
 
 
 class _Scan(Op):
