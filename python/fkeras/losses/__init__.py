@@ -9,6 +9,7 @@ from fkeras.losses import loss_ops  # noqa: F401  (registers the loss ops)
 from fkeras.losses.loss import Loss, LossFunctionWrapper, reduce_weighted_values
 from fkeras.losses import composed as _composed
 from fkeras.losses.composed import (
+    CTC,
     BinaryFocalCrossentropy,
     CategoricalFocalCrossentropy,
     CategoricalGeneralizedCrossEntropy,
@@ -19,6 +20,7 @@ from fkeras.losses.composed import (
     categorical_focal_crossentropy,
     categorical_generalized_cross_entropy,
     circle,
+    ctc,
     dice,
     tversky,
 )
@@ -110,11 +112,11 @@ def deserialize(config, custom_objects=None):
 
 
 __all__ = [
-    "ALIASES", "CLASSES", "FUNCTIONS", "BinaryCrossentropy", "BinaryFocalCrossentropy",
+    "ALIASES", "CLASSES", "CTC", "FUNCTIONS", "BinaryCrossentropy", "BinaryFocalCrossentropy",
     "CategoricalCrossentropy", "CategoricalFocalCrossentropy",
     "CategoricalGeneralizedCrossEntropy", "Circle", "Dice", "Tversky",
     "binary_focal_crossentropy", "categorical_focal_crossentropy",
-    "categorical_generalized_cross_entropy", "circle", "dice", "tversky",
+    "categorical_generalized_cross_entropy", "circle", "ctc", "dice", "tversky",
     "CategoricalHinge", "CosineSimilarity", "Hinge", "Huber", "KLD", "KLDivergence", "LogCosh",
     "Loss", "LossFunctionWrapper", "MAE", "MAPE", "MSE", "MSLE", "MeanAbsoluteError",
     "MeanAbsolutePercentageError", "MeanSquaredError", "MeanSquaredLogarithmicError", "Poisson",

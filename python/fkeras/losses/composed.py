@@ -216,3 +216,33 @@ FUNCTIONS = (binary_focal_crossentropy, categorical_focal_crossentropy, dice, tv
              categorical_generalized_cross_entropy)
 CLASSES = (BinaryFocalCrossentropy, CategoricalFocalCrossentropy, Dice, Tversky, Circle,
            CategoricalGeneralizedCrossEntropy)
+
+
+# ---- CTC ----
+
+def ctc(y_true, y_pred):
+    """CTC loss per sample with Keras 3's conventions: `y_true` (batch, max_length) integer
+    labels padded with 0, which is also the blank class; `y_pred` (batch, time, classes)
+    logits over full-length sequences."""
+    if len(np.shape(y_true)) != 2:
+        raise ValueError("Targets `y_true` are expected to be a tensor of shape "
+                         "`(batch_size, max_length)` in integer format. "
+                         f"Received: y_true.shape={tuple(np.shape(y_true))}")
+    if len(y_pred.shape) != 3:
+        raise ValueError("Logits `y_pred` are expected to be a tensor of shape "
+                         "`(batch_size, max_length, num_classes)`. "
+                         f"Received: y_pred.shape={tuple(y_pred.shape)}")
+    labels = np.asarray(as_tensor(y_true)).astype(np.int32)
+    batch, steps = y_pred.shape[0], y_pred.shape[1]
+    input_length = np.full((batch,), steps, np.int32)
+    label_length = (labels != 0).sum(axis=-1).astype(np.int32)
+    return ops.ctc_loss(labels, as_pred(y_pred), label_length, input_length, mask_index=0)
+
+
+class CTC(LossFunctionWrapper):
+    def __init__(self, reduction="sum_over_batch_size", name="ctc", dtype=None):
+        super().__init__(ctc, reduction=reduction, name=name, dtype=dtype)
+
+
+FUNCTIONS = FUNCTIONS + (ctc,)
+CLASSES = CLASSES + (CTC,)

@@ -27,6 +27,7 @@ from fkeras.ops.comparison import (  # noqa: F401
     not_equal,
 )
 from fkeras.ops.conv import conv, conv2d  # noqa: F401
+from fkeras.ops.ctc import ctc_decode, ctc_loss  # noqa: F401
 from fkeras.ops.core import (  # noqa: F401
     convert_to_numpy,
     convert_to_tensor,
