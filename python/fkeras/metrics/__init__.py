@@ -27,6 +27,21 @@ from fkeras.metrics.confusion import (
     TrueNegatives,
     TruePositives,
 )
+from fkeras.metrics.confusion import (
+    PrecisionAtRecall,
+    RecallAtPrecision,
+    SensitivityAtSpecificity,
+    SpecificityAtSensitivity,
+)
+from fkeras.metrics.correlation import (
+    ConcordanceCorrelation,
+    PearsonCorrelation,
+    R2Score,
+    concordance_correlation,
+    pearson_correlation,
+)
+from fkeras.metrics.f_score import F1Score, FBetaScore
+from fkeras.metrics.iou import BinaryIoU, IoU, MeanIoU, OneHotIoU, OneHotMeanIoU
 from fkeras.metrics.metric import Mean, MeanMetricWrapper, Metric, Sum
 from fkeras.metrics.regression import (
     FUNCTIONS as _LOSS_FUNCTIONS,
@@ -56,12 +71,16 @@ CLASSES = {c.__name__: c for c in (
     MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError,
     MeanSquaredLogarithmicError, RootMeanSquaredError, LogCoshError, CosineSimilarity, Hinge,
     SquaredHinge, CategoricalHinge, KLDivergence, Poisson, BinaryCrossentropy,
-    CategoricalCrossentropy, SparseCategoricalCrossentropy)}
+    CategoricalCrossentropy, SparseCategoricalCrossentropy, PrecisionAtRecall,
+    RecallAtPrecision, SensitivityAtSpecificity, SpecificityAtSensitivity,
+    ConcordanceCorrelation, PearsonCorrelation, R2Score, F1Score, FBetaScore, BinaryIoU, IoU,
+    MeanIoU, OneHotIoU, OneHotMeanIoU)}
 
 FUNCTIONS = dict(_LOSS_FUNCTIONS)
 FUNCTIONS.update({f.__name__: f for f in (
     accuracy, binary_accuracy, categorical_accuracy, sparse_categorical_accuracy,
-    top_k_categorical_accuracy, sparse_top_k_categorical_accuracy)})
+    top_k_categorical_accuracy, sparse_top_k_categorical_accuracy, pearson_correlation,
+    concordance_correlation)})
 ALIASES = {
     "mse": "mean_squared_error", "MSE": "mean_squared_error",
     "mae": "mean_absolute_error", "MAE": "mean_absolute_error",

@@ -218,3 +218,107 @@ class AUC(Metric):
         return {"name": self.name, "dtype": self.dtype, "num_thresholds": self.num_thresholds,
                 "curve": self.curve, "summation_method": self.summation_method,
                 "from_logits": self.from_logits}
+
+
+class _AtConstraint(Metric):
+    """Counts at `num_thresholds` evenly spaced thresholds in [0, 1] (0.5 alone when 1), and
+    the best value of one rate among the thresholds where another meets `value` (Keras 3's
+    SensitivitySpecificityBase)."""
+
+    _direction = "up"
+    _value_arg = None  # the constructor argument holding the constraint
+
+    def __init__(self, value, num_thresholds=200, class_id=None, name=None, dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        if value < 0 or value > 1:
+            raise ValueError(f"Argument `{self._value_arg}` must be in the range [0, 1]. "
+                             f"Received: {self._value_arg}={value}")
+        if num_thresholds <= 0:
+            raise ValueError("Argument `num_thresholds` must be an integer > 0. Received: "
+                             f"num_thresholds={num_thresholds}")
+        self.value, self.num_thresholds, self.class_id = value, num_thresholds, class_id
+        setattr(self, self._value_arg, value)
+        if num_thresholds == 1:
+            self.thresholds, self._evenly = np.array([0.5]), False
+        else:
+            inner = [(i + 1) / (num_thresholds - 1) for i in range(num_thresholds - 2)]
+            self.thresholds, self._evenly = np.array([0.0] + inner + [1.0]), True
+        n = len(self.thresholds)
+        self.true_positives = self._add_state((n,), name="true_positives")
+        self.false_positives = self._add_state((n,), name="false_positives")
+        self.true_negatives = self._add_state((n,), name="true_negatives")
+        self.false_negatives = self._add_state((n,), name="false_negatives")
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        labels, preds, w = _flatten_inputs(y_true, y_pred, sample_weight,
+                                           class_id=self.class_id)
+        if self._evenly:
+            preds = np.clip(preds, 0.0, 1.0)
+        tp, fp, tn, fn = confusion_counts(labels, preds, w, self.thresholds)
+        self.true_positives += tp
+        self.false_positives += fp
+        self.true_negatives += tn
+        self.false_negatives += fn
+
+    def _rates(self):
+        tp, fp, tn, fn = (self.true_positives, self.false_positives, self.true_negatives,
+                          self.false_negatives)
+        return {"sensitivity": _ratio(tp, tp + fn), "specificity": _ratio(tn, tn + fp),
+                "precision": _ratio(tp, tp + fp)}
+
+    def _best(self, constrained, dependent):
+        rates = self._rates()
+        feasible = rates[constrained] >= self.value
+        return np.float32(np.max(np.where(feasible, rates[dependent], 0.0), initial=0.0))
+
+    def get_config(self):
+        return {"name": self.name, "dtype": self.dtype, "num_thresholds": self.num_thresholds,
+                "class_id": self.class_id, self._value_arg: self.value}
+
+
+class SensitivityAtSpecificity(_AtConstraint):
+    """The best sensitivity (recall) among thresholds whose specificity is >= `specificity`."""
+
+    _value_arg = "specificity"
+
+    def __init__(self, specificity, num_thresholds=200, class_id=None, name=None, dtype=None):
+        super().__init__(specificity, num_thresholds, class_id, name, dtype)
+
+    def result(self):
+        return self._best("specificity", "sensitivity")
+
+
+class SpecificityAtSensitivity(_AtConstraint):
+    """The best specificity among thresholds whose sensitivity is >= `sensitivity`."""
+
+    _value_arg = "sensitivity"
+
+    def __init__(self, sensitivity, num_thresholds=200, class_id=None, name=None, dtype=None):
+        super().__init__(sensitivity, num_thresholds, class_id, name, dtype)
+
+    def result(self):
+        return self._best("sensitivity", "specificity")
+
+
+class PrecisionAtRecall(_AtConstraint):
+    """The best precision among thresholds whose recall is >= `recall`."""
+
+    _value_arg = "recall"
+
+    def __init__(self, recall, num_thresholds=200, class_id=None, name=None, dtype=None):
+        super().__init__(recall, num_thresholds, class_id, name, dtype)
+
+    def result(self):
+        return self._best("sensitivity", "precision")
+
+
+class RecallAtPrecision(_AtConstraint):
+    """The best recall among thresholds whose precision is >= `precision`."""
+
+    _value_arg = "precision"
+
+    def __init__(self, precision, num_thresholds=200, class_id=None, name=None, dtype=None):
+        super().__init__(precision, num_thresholds, class_id, name, dtype)
+
+    def result(self):
+        return self._best("precision", "sensitivity")

@@ -102,4 +102,7 @@ FUNCTIONS = {
     "binary_crossentropy": _no_tape(losses.binary_crossentropy),
     "categorical_crossentropy": _no_tape(losses.categorical_crossentropy),
     "sparse_categorical_crossentropy": _no_tape(losses.sparse_categorical_crossentropy),
+    "binary_focal_crossentropy": _no_tape(losses.binary_focal_crossentropy),
+    "categorical_focal_crossentropy": _no_tape(losses.categorical_focal_crossentropy),
+    "huber": _no_tape(losses.huber),
 }
