@@ -1,5 +1,9 @@
 """Weight regularizers (Keras 3): L1, L2, L1L2, OrthogonalRegularizer; each returns a loss."""
 
+import math
+
+import numpy as np
+
 from fkeras import ops
 from fkeras.utils.serialization import make_get, serialize_object
 
@@ -49,10 +53,50 @@ class L2(L1L2):
         return {"l2": self.l2}
 
 
-ALIASES = {"l1": L1, "l2": L2, "l1_l2": L1L2}
+def _non_negative_float(value, name):
+    if not isinstance(value, (float, int)) or isinstance(value, bool) or math.isinf(value) \
+            or math.isnan(value) or value < 0:
+        raise ValueError(f"Invalid value for argument {name}: expected a non-negative float."
+                         f"Received: {name}={value}")
+    return float(value)
+
+
+class OrthogonalRegularizer(Regularizer):
+    """Pushes the rows (`mode="rows"`) or columns of a rank-2 weight towards orthogonality:
+    `factor * 0.5 * sum(|off-diagonal cosines|) / number of pairs` (Keras 3)."""
+
+    def __init__(self, factor=0.01, mode="rows"):
+        self.factor = _non_negative_float(factor, "factor")
+        if mode not in {"rows", "columns"}:
+            raise ValueError('Invalid value for argument `mode`. Expected one of {"rows", '
+                             f'"columns"}}. Received: mode={mode}')
+        self.mode = mode
+
+    def __call__(self, x):
+        if len(x.shape) != 2:
+            raise ValueError("Inputs to OrthogonalRegularizer must have rank 2. Received: "
+                             f"inputs.shape={tuple(x.shape)}")
+        if self.mode == "rows":
+            unit = ops.normalize(x, axis=1)
+            product = ops.matmul(unit, ops.transpose(unit))
+            size = x.shape[0]
+        else:
+            unit = ops.normalize(x, axis=0)
+            product = ops.matmul(ops.transpose(unit), unit)
+            size = x.shape[1]
+        off_diagonal = ops.multiply(product, (1.0 - np.eye(size)).astype(np.float32))
+        pairs = size * (size - 1.0) / 2.0
+        return ops.divide(ops.multiply(self.factor * 0.5, ops.sum(ops.absolute(off_diagonal))),
+                          pairs)
+
+    def get_config(self):
+        return {"factor": self.factor, "mode": self.mode}
+
+
+ALIASES = {"l1": L1, "l2": L2, "l1_l2": L1L2, "orthogonal_regularizer": OrthogonalRegularizer}
 # Keras 3 also exports the classes under their lowercase names (`regularizers.l2(1e-3)`).
-l1, l2, l1_l2 = L1, L2, L1L2
-CLASSES = {"L1": L1, "L2": L2, "L1L2": L1L2}
+l1, l2, l1_l2, orthogonal_regularizer = L1, L2, L1L2, OrthogonalRegularizer
+CLASSES = {"L1": L1, "L2": L2, "L1L2": L1L2, "OrthogonalRegularizer": OrthogonalRegularizer}
 get = make_get("regularizer", Regularizer, ALIASES, CLASSES, allow_callable=True)
 
 
