@@ -9,7 +9,8 @@ from fkeras import backend, config, ops
 from fkeras import activations, constraints, initializers, regularizers
 from fkeras import layers, models, random, utils
 from fkeras import callbacks, losses, metrics, optimizers
-from fkeras import distribution
+from fkeras import distribution, dtype_policies
+from fkeras.dtype_policies import DTypePolicy, FloatDTypePolicy
 from fkeras.backend import device
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.engine.tape import GradientTape
@@ -27,9 +28,9 @@ def version():
 
 
 __all__ = [
-    "GradientTape", "Input", "InputSpec", "KerasTensor", "Layer", "Model", "Sequential", "Tensor",
+    "DTypePolicy", "FloatDTypePolicy", "GradientTape", "Input", "InputSpec", "KerasTensor", "Layer", "Model", "Sequential", "Tensor",
     "Variable", "__version__", "activations", "backend", "callbacks", "clear_session",
-    "config", "constraints", "datasets", "device", "distribution", "initializers", "layers", "losses",
+    "config", "constraints", "datasets", "device", "distribution", "dtype_policies", "initializers", "layers", "losses",
     "metrics", "models", "ops", "optimizers", "random", "regularizers", "saving", "utils",
     "version",
 ]

@@ -119,3 +119,123 @@ def enable_unsafe_deserialization():
 def in_safe_mode():
     """True unless `enable_unsafe_deserialization()` was called."""
     return _settings.get("safe_mode", True)
+
+
+# ---- debugging caps (Keras 3.x: also read from the environment) ----
+
+def _env_int(name):
+    value = os.environ.get(name)
+    return int(value) if value not in (None, "") else None
+
+
+def set_max_epochs(max_epochs):
+    """Caps the epochs of every `fit` (a debugging aid; `KERAS_MAX_EPOCHS` sets it too)."""
+    _settings["max_epochs"] = max_epochs
+
+
+def max_epochs():
+    """The cap set by `set_max_epochs` or `KERAS_MAX_EPOCHS` (None: no cap)."""
+    return _settings["max_epochs"] if "max_epochs" in _settings else _env_int(
+        "KERAS_MAX_EPOCHS")
+
+
+def set_max_steps_per_epoch(max_steps_per_epoch):
+    """Caps the steps of each epoch of `fit`, `evaluate` and `predict` (a debugging aid;
+    `KERAS_MAX_STEPS_PER_EPOCH` sets it too)."""
+    _settings["max_steps_per_epoch"] = max_steps_per_epoch
+
+
+def max_steps_per_epoch():
+    """The cap set by `set_max_steps_per_epoch` or `KERAS_MAX_STEPS_PER_EPOCH` (None: none)."""
+    return _settings["max_steps_per_epoch"] if "max_steps_per_epoch" in _settings else \
+        _env_int("KERAS_MAX_STEPS_PER_EPOCH")
+
+
+# ---- logging, tracebacks, attention ----
+
+def enable_interactive_logging():
+    """Progress bars and summaries are written to stdout (the default)."""
+    _settings["interactive_logging"] = True
+
+
+def disable_interactive_logging():
+    """Progress bars and summaries go to the `fkeras` logger (INFO) instead of stdout, one
+    line per finished bar, as Keras 3 sends them to absl logging."""
+    _settings["interactive_logging"] = False
+
+
+def is_interactive_logging_enabled():
+    return _settings.get("interactive_logging", True)
+
+
+def enable_traceback_filtering():
+    """Recorded for Keras compatibility: fkeras never rewrites tracebacks, so on or off its
+    errors show the full stack."""
+    _settings["traceback_filtering"] = True
+
+
+def disable_traceback_filtering():
+    """See `enable_traceback_filtering`."""
+    _settings["traceback_filtering"] = False
+
+
+def is_traceback_filtering_enabled():
+    return _settings.get("traceback_filtering", True)
+
+
+def enable_flash_attention():
+    """Attention always uses fkeras's blocked (flash-style) kernel where it applies."""
+    _settings["flash_attention"] = True
+
+
+def disable_flash_attention():
+    """Attention computes the full score matrix (the composed path)."""
+    _settings["flash_attention"] = False
+
+
+def is_flash_attention_enabled():
+    """True, False, or None (the default: fkeras chooses per call)."""
+    return _settings.get("flash_attention")
+
+
+def is_nnx_enabled():
+    """Flax NNX integration is a JAX-backend feature: always False in fkeras."""
+    return False
+
+
+_KERAS_BACKENDS = ("tensorflow", "jax", "torch", "numpy", "openvino")
+
+
+def set_backend(backend):
+    """Keras switches its backend here. fkeras is its own backend: naming a Keras backend
+    warns and keeps computing with fkeras (the numbers Keras gives on any backend); any other
+    name is an error."""
+    import warnings
+
+    if backend == "fkeras":
+        return
+    if backend not in _KERAS_BACKENDS:
+        raise ValueError(f"Unknown backend {backend!r}. Expected one of "
+                         f"{('fkeras',) + _KERAS_BACKENDS}.")
+    warnings.warn(f"set_backend({backend!r}): fkeras computes with its own backend; the "
+                  "call changes nothing.", stacklevel=2)
+
+
+# ---- dtype policies ----
+
+def dtype_policy():
+    """The global DTypePolicy (float32 unless set)."""
+    from fkeras.dtype_policies import DTypePolicy
+
+    policy = _settings.get("dtype_policy")
+    return policy if policy is not None else DTypePolicy(floatx())
+
+
+def set_dtype_policy(policy):
+    """Sets the global dtype policy: a name or a DTypePolicy. fkeras computes and stores in
+    float32; other policies are refused with a ValueError that says so (the mixed bfloat16
+    kernels are not built yet)."""
+    from fkeras.dtype_policies import DTypePolicy, get
+
+    policy = get(policy)
+    _settings["dtype_policy"] = None if policy.name == floatx() else policy

@@ -9,9 +9,11 @@ on_test_begin, on_test_batch_begin/end..., on_test_end, on_epoch_end, ..., on_tr
 """
 
 import math
+import warnings
 
 import numpy as np
 
+from fkeras import config as _config
 from fkeras.callbacks.callback_list import CallbackList
 from fkeras.distribution import data_parallel as _dp
 from fkeras.engine.tensor import wrap_structure
@@ -120,6 +122,10 @@ class _Batches:
             self.num_batches = data.num_batches
         else:
             self.num_batches = data.num_batches()
+        cap = _config.max_steps_per_epoch()
+        if cap and cap < (steps if steps is not None else self.num_batches):
+            warnings.warn(f"Limiting steps_per_epoch to {cap}", stacklevel=3)
+            self.steps = steps = cap
         self.target = steps if steps is not None else self.num_batches
 
     def _array_iter(self):
@@ -205,6 +211,10 @@ def executions(model, steps):
 def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
         validation_data, shuffle, class_weight, sample_weight, initial_epoch, steps_per_epoch,
         validation_steps, validation_batch_size, validation_freq):
+    max_epochs = _config.max_epochs()
+    if max_epochs and max_epochs < epochs:
+        warnings.warn(f"Limiting epochs to {max_epochs}", stacklevel=3)
+        epochs = max_epochs
     state = get_state(model)
     train = make_dataset(model, x, y, sample_weight, class_weight,
                          require_y=model.compiled_loss is not None)

@@ -77,7 +77,11 @@ class Progbar:
 
     @property
     def stream(self):
-        return self._stream if self._stream is not None else sys.stdout
+        if self._stream is not None:
+            return self._stream
+        from fkeras import config
+
+        return sys.stdout if config.is_interactive_logging_enabled() else _LOG_STREAM
 
     def update(self, current, values=None, finalize=None):
         """Sets the progress to `current` with `values` [(name, value)] (shown as given)."""
@@ -151,6 +155,31 @@ class Progbar:
         if current == 1:
             self._time_after_first = now
         return per
+
+
+class _LogStream:
+    """Where bars go when interactive logging is disabled: each finished line becomes one INFO
+    record of the `fkeras` logger."""
+
+    def __init__(self):
+        self._pending = ""
+
+    def write(self, text):
+        import logging
+
+        self._pending += text
+        *lines, self._pending = self._pending.split("\n")
+        for line in lines:
+            logging.getLogger("fkeras").info(_strip_ansi(line.split("\r")[-1]))
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+
+_LOG_STREAM = _LogStream()
 
 
 def _bar_chars(stream):
