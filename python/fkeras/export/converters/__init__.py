@@ -6,6 +6,13 @@ layer up and raises a ValueError naming it when it has no conversion.
 
 from fkeras.export.converters import (  # noqa: F401  (each module registers its converters)
     activations,
+    attention,
+    conv,
     core,
+    merging,
+    normalization,
+    pooling,
+    reshaping,
+    rnn,
 )
 from fkeras.export.converters.base import CONVERTERS, find_converter  # noqa: F401
