@@ -266,6 +266,25 @@ case("attention_key_scale", _attention(3, use_scale=True, return_attention_score
 case("attention_concat", _attention(score_mode="concat", use_scale=True))
 case("attention_causal", _attention(use_causal_mask=True))
 
+# ---- raw ops in the graph (OpLayer) ----
+def _ops_graph():
+    from fkeras import ops
+
+    x = fkeras.Input((4, 6), name="x")
+    y = fkeras.Input((4, 6), name="y")
+    a = ops.exp(x * 0.5) - 1.0 + (y / 2.0)
+    a = ops.maximum(ops.concatenate([a, ops.sqrt(ops.abs(y))], axis=-1), 0.1)
+    b = ops.transpose(ops.reshape(a, (-1, 6, 8)), (0, 2, 1))
+    c = ops.mean(b, axis=1, keepdims=True) + ops.sum(ops.square(b), axis=-1)[:, None, :6]
+    d = ops.softmax(ops.matmul(x, ops.transpose(y, (0, 2, 1))), axis=-1)
+    e = ops.squeeze(ops.expand_dims(ops.relu(-x[:, 1:3, ::2]), 1), 1)
+    f = ops.max(ops.tanh(x[..., -1]), axis=-1, keepdims=True) + ops.sigmoid(y[:, 0])
+    f = ops.gelu(ops.leaky_relu(f, 0.1)) + ops.elu(f, 0.5) + ops.gelu(f, approximate=False)
+    return _model([x, y], [c, d, e, f])
+
+
+case("raw_ops", _ops_graph)
+
 # ---- graphs ----
 case("nested_functional", _nested)
 case("sequential", _sequential)

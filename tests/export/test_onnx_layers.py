@@ -88,6 +88,7 @@ def _layer_classes(model):
     return seen
 
 
+@pytest.mark.filterwarnings("ignore:You passed `rms_scaling=True`")
 def test_table_covers_every_converter():
     from fkeras.export.converters import CONVERTERS
 

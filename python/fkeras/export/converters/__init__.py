@@ -11,6 +11,7 @@ from fkeras.export.converters import (  # noqa: F401  (each module registers its
     core,
     merging,
     normalization,
+    ops,
     pooling,
     reshaping,
     rnn,

@@ -20,7 +20,8 @@ from fkeras.layers.core.activation import Activation
 _SELU_ALPHA, _SELU_SCALE = 1.6732632423543772, 1.0507009873554805
 
 
-def _gelu(b, x, approximate):
+def emit_gelu(b, x, approximate):
+    """0.5 x (1 + erf(x / sqrt 2)), or the tanh approximation."""
     half_x = b.op("Mul", [x, b.scalar(0.5)])
     if approximate:
         cube = b.op("Mul", [b.op("Mul", [x, x]), x])
@@ -65,7 +66,7 @@ _SIMPLE = {
     "exponential": lambda b, x: b.op("Exp", [x]),
     "linear": lambda b, x: x,
     "celu": lambda b, x: b.op("Celu", [x], alpha=1.0),
-    "gelu": lambda b, x: _gelu(b, x, approximate=False),
+    "gelu": lambda b, x: emit_gelu(b, x, approximate=False),
     "hard_shrink": lambda b, x: b.op("Shrink", [x], lambd=0.5, bias=0.0),
     "soft_shrink": lambda b, x: b.op("Shrink", [x], lambd=0.5, bias=0.5),
     "log_sigmoid": lambda b, x: b.op("Neg", [b.op("Softplus", [b.op("Neg", [x])])]),
