@@ -7,8 +7,6 @@ it. Weights are initializers. The model is checked with `onnx.checker.check_mode
 written atomically (temporary file, fsync, rename), as every fkeras save is.
 """
 
-from fkeras.utils import nest
-
 DEFAULT_OPSET = 18
 MIN_OPSET = 18
 
@@ -22,12 +20,30 @@ def _onnx_modules():
     return onnx
 
 
+def _is_shape(value):
+    return isinstance(value, (tuple, list)) and all(
+        d is None or isinstance(d, int) for d in value)
+
+
+def _flatten_specs(signature):
+    """The leaves of a signature: objects with `.shape`, or shape tuples of ints/None."""
+    if hasattr(signature, "shape") or _is_shape(signature) and not (
+            isinstance(signature, list) and not signature):
+        return [signature]
+    if isinstance(signature, dict):
+        signature = [signature[k] for k in sorted(signature)]
+    if isinstance(signature, (list, tuple)):
+        return [leaf for item in signature for leaf in _flatten_specs(item)]
+    raise ValueError(f"`input_signature` entries must be InputSpec/KerasTensor objects or "
+                     f"shape tuples. Received: {signature!r}")
+
+
 def _signature_shapes(model, input_signature):
     """The shape of each graph input: the model's, or the given signature's."""
     shapes = [tuple(t.shape) for t in model._flat_inputs]
     if input_signature is None:
         return shapes
-    specs = nest.flatten(input_signature)
+    specs = _flatten_specs(input_signature)
     if len(specs) != len(shapes):
         raise ValueError(f"`input_signature` must hold one spec per model input ({len(shapes)})."
                          f" Received {len(specs)}: {input_signature}")
@@ -50,11 +66,13 @@ def _value_info(helper, name, elem_type, shape):
     return helper.make_tensor_value_info(name, elem_type, dims)
 
 
-def _output_names(model):
+def _output_names(model, taken):
+    """Each output is named after the layer producing it, or "output_<i>" when that name is
+    taken (an input returned as an output, a tensor returned twice)."""
     names = []
     for i, t in enumerate(model._flat_outputs):
         name = t._keras_history.layer.name
-        names.append(name if name not in names else f"output_{i}")
+        names.append(f"output_{i}" if name in names or name in taken else name)
     return names
 
 
@@ -86,11 +104,11 @@ def build_onnx_model(model, input_signature=None, opset_version=None):
     b = OnnxBuilder(opset)
     shapes = _signature_shapes(model, input_signature)
     graph_inputs, names = [], {}
-    out_names = [b.reserve(n) for n in _output_names(model)]
     for t, shape in zip(model._flat_inputs, shapes):
         name = b.reserve(t._keras_history.layer.name)
         names[id(t)] = name
         graph_inputs.append(_value_info(helper, name, tensor_type(t), shape))
+    out_names = [b.reserve(n) for n in _output_names(model, set(names.values()))]
     convert_nodes(b, model, names)
     graph_outputs = []
     for t, name in zip(model._flat_outputs, out_names):
