@@ -30,11 +30,15 @@ def _merge(layer_fn, shapes):
     return build
 
 
-def _mha(**call_kwargs):
+def _mha(cls=None, layer_kwargs=None, **call_kwargs):
     def build():
         q = fkeras.Input((5, 8), name="q")
-        v = fkeras.Input((7, 6), name="v")
-        mha = L.MultiHeadAttention(num_heads=2, key_dim=3, value_dim=4)
+        v = fkeras.Input((7, 8 if cls else 6), name="v")
+        if cls is None:
+            mha = L.MultiHeadAttention(num_heads=2, key_dim=3, value_dim=4,
+                                       **(layer_kwargs or {}))
+        else:
+            mha = cls(**layer_kwargs)
         if call_kwargs.get("use_causal_mask"):
             return _model(q, mha(q, q, **call_kwargs))
         out = mha(q, v, **call_kwargs)
@@ -49,7 +53,7 @@ def _mha_mask():
     return _model([q, v, m], L.MultiHeadAttention(2, 4)(q, v, attention_mask=m))
 
 
-def _attention(n_inputs=2, **kwargs):
+def _attention(n_inputs=2, layer=None, **kwargs):
     call = {k: kwargs.pop(k) for k in ("use_causal_mask", "return_attention_scores")
             if k in kwargs}
 
@@ -57,8 +61,8 @@ def _attention(n_inputs=2, **kwargs):
         xs = [fkeras.Input((5 if i == 0 else 6, 4), name=f"x{i}") for i in range(n_inputs)]
         if call.get("use_causal_mask"):
             xs = [xs[0], xs[0]]
-            return _model(xs[0], L.Attention(**kwargs)(xs, **call))
-        return _model(xs, L.Attention(**kwargs)(xs, **call))
+            return _model(xs[0], (layer or L.Attention)(**kwargs)(xs, **call))
+        return _model(xs, (layer or L.Attention)(**kwargs)(xs, **call))
     return build
 
 
@@ -191,6 +195,8 @@ case("global_average_pooling2d_keepdims", single(lambda: L.GlobalAveragePooling2
 # ---- normalization ----
 case("batch_norm", single(lambda: L.BatchNormalization(), (5, 4)))
 case("batch_norm_axis1", single(lambda: L.BatchNormalization(axis=1, center=False), (3, 4, 4)))
+case("batch_norm_virtual_batch", single(lambda: L.BatchNormalization(virtual_batch_size=2),
+                                        (3, 4)))
 case("layer_norm", single(lambda: L.LayerNormalization(), (3, 6)))
 case("layer_norm_axes", single(lambda: L.LayerNormalization(axis=[1, 2]), (3, 6)))
 case("layer_norm_rms", single(lambda: L.LayerNormalization(rms_scaling=True), (3, 6)))
@@ -261,10 +267,21 @@ case("multi_head_attention", _mha())
 case("multi_head_attention_scores", _mha(return_attention_scores=True))
 case("multi_head_attention_causal", _mha(use_causal_mask=True))
 case("multi_head_attention_mask", _mha_mask, ("mha_mask",))
+case("multi_head_attention_gate_window", _mha(layer_kwargs=dict(use_gate=True,
+                                                                 sliding_window=2)))
+case("grouped_query_attention", _mha(L.GroupedQueryAttention, dict(
+    head_dim=3, num_query_heads=4, num_key_value_heads=2)))
+case("grouped_query_attention_causal_scores", _mha(L.GroupedQueryAttention, dict(
+    head_dim=3, num_query_heads=4, num_key_value_heads=1), use_causal_mask=True,
+    return_attention_scores=True))
+case("grouped_query_attention_window_gate", _mha(L.GroupedQueryAttention, dict(
+    head_dim=2, num_query_heads=2, num_key_value_heads=2, sliding_window=3, use_gate=True)))
 case("attention", _attention())
 case("attention_key_scale", _attention(3, use_scale=True, return_attention_scores=True))
 case("attention_concat", _attention(score_mode="concat", use_scale=True))
 case("attention_causal", _attention(use_causal_mask=True))
+case("additive_attention", _attention(layer=L.AdditiveAttention))
+case("additive_attention_no_scale_key", _attention(3, layer=L.AdditiveAttention, use_scale=False))
 
 # ---- raw ops in the graph (OpLayer) ----
 def _ops_graph():

@@ -43,7 +43,7 @@ class OnnxBuilder:
 
     def const(self, value, hint="const", dtype=np.float32):
         """An initializer holding `value` (cast to `dtype`); returns its name."""
-        array = np.ascontiguousarray(np.asarray(value, dtype=dtype))
+        array = np.array(value, dtype=dtype, order="C")  # keeps 0-d scalars 0-d
         key = None
         if array.size <= 16:  # small constants (shapes, scalars) are shared
             key = (array.dtype.str, array.shape, array.tobytes())

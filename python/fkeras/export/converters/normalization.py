@@ -37,6 +37,10 @@ def convert_batch_norm(call):
     var = call.weight(layer.moving_variance, np.float64)
     gamma = call.weight(layer.gamma, np.float64) if layer.gamma is not None else 1.0
     beta = call.weight(layer.beta, np.float64) if layer.beta is not None else 0.0
+    if getattr(layer, "virtual_batch_size", None) is not None:
+        # tf_keras's ghost-batch parameters carry an extra axis 1; inference ignores it.
+        mean, var, gamma, beta = (np.squeeze(np.asarray(v), 1) if np.ndim(v) > 1 else v
+                                  for v in (mean, var, gamma, beta))
     scale = gamma / np.sqrt(var + layer.epsilon)
     shift = beta - mean * scale
     scale = _broadcast(np.broadcast_to(scale, mean.shape), rank, axes)
