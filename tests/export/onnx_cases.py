@@ -254,6 +254,11 @@ case("simple_rnn_relu", single(lambda: L.SimpleRNN(4, activation="relu"), (6, 3)
 case("rnn_lstm_cell", single(lambda: L.RNN(L.LSTMCell(4), return_sequences=True), (6, 3)))
 case("rnn_gru_cell", single(lambda: L.RNN(L.GRUCell(4), go_backwards=True), (6, 3)))
 case("rnn_simple_cell", single(lambda: L.RNN(L.SimpleRNNCell(4)), (6, 3)))
+case("rnn_stacked_cells", single(lambda: L.RNN(L.StackedRNNCells(
+    [L.LSTMCell(4), L.GRUCell(3, reset_after=False), L.SimpleRNNCell(2)])), (6, 3)))
+case("rnn_stacked_cells_state_backwards", single(lambda: L.RNN(L.StackedRNNCells(
+    [L.LSTMCell(4), L.GRUCell(3)]), return_sequences=True, return_state=True,
+    go_backwards=True), (6, 3)))
 case("bidirectional", _bidirectional())
 case("bidirectional_sequences_sum", _bidirectional(return_sequences=True, merge_mode="sum"))
 case("bidirectional_gru_state", _bidirectional(inner=L.GRU, return_state=True))

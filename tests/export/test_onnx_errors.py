@@ -78,6 +78,19 @@ class MyLayer(L.Layer):
         return x * 2.0
 
 
+class MyCell(L.Layer):
+    state_size = 2
+    output_size = 2
+
+    def build(self, input_shape):
+        self.w = self.add_weight(shape=(input_shape[-1], 2))
+        self.built = True
+
+    def call(self, inputs, states):
+        out = fkeras.ops.matmul(inputs, self.w) + states[0]
+        return out, [out]
+
+
 def _unsupported_models():
     x = fkeras.Input((6, 3), name="x")
     tokens = fkeras.Input((6,), name="tokens")
@@ -93,9 +106,9 @@ def _unsupported_models():
         (fkeras.Model(tokens, L.LSTM(2, name="masked_lstm")(
             L.Embedding(9, 3, mask_zero=True)(tokens))),
          r'layer "masked_lstm" \(of class LSTM\).*Keras mask'),
-        (fkeras.Model(x, L.RNN(L.StackedRNNCells([L.GRUCell(2), L.GRUCell(2)]),
+        (fkeras.Model(x, L.RNN(L.StackedRNNCells([L.GRUCell(2), MyCell()]),
                                name="stacked")(x)),
-         r'layer "stacked" \(of class RNN\).*cell StackedRNNCells is not a built-in'),
+         r'layer "stacked" \(of class RNN\).*cell MyCell is not a built-in'),
         (fkeras.Model(x, L.UpSampling1D(2, name="up")(L.Masking(name="msk")(x))),
          None),  # Masking exports (zeros), UpSampling1D does not read masks
     ]

@@ -22,7 +22,9 @@ from fkeras.layers.rnn.lstm_cell import LSTMCell
 from fkeras.layers.rnn.rnn import RNN
 from fkeras.layers.rnn.simple_rnn import SimpleRNN
 from fkeras.layers.rnn.simple_rnn_cell import SimpleRNNCell
+from fkeras.layers.rnn.stacked_rnn_cells import StackedRNNCells
 from fkeras.layers.rnn.time_distributed import TimeDistributed
+from fkeras.utils import nest
 
 # Keras activation -> (ONNX recurrent activation, alpha, beta).
 _RECURRENT_ACTIVATIONS = {
@@ -48,15 +50,18 @@ def _onnx_activation(call, fn):
     return _RECURRENT_ACTIVATIONS[name]
 
 
-def _cell_of(call):
-    """The object holding the weights and activations (the layer, or RNN's built-in cell)."""
+def _cells_of(call):
+    """The objects holding weights and activations: the layer itself, RNN's built-in cell,
+    or each built-in cell of a StackedRNNCells."""
     layer = call.layer
-    if isinstance(layer, RNN):
-        if type(layer.cell) not in _KINDS:
-            raise call.fail(f"its cell {type(layer.cell).__name__} is not a built-in "
-                            "LSTMCell, GRUCell or SimpleRNNCell")
-        return layer.cell
-    return layer
+    if not isinstance(layer, RNN):
+        return [layer]
+    cells = layer.cell.cells if isinstance(layer.cell, StackedRNNCells) else [layer.cell]
+    for cell in cells:
+        if type(cell) not in _KINDS:
+            raise call.fail(f"its cell {type(cell).__name__} is not a built-in LSTMCell, "
+                            "GRUCell or SimpleRNNCell (or a StackedRNNCells of them)")
+    return cells
 
 
 def _blocks(matrix, order, units):
@@ -85,52 +90,61 @@ def _weights(kind, cell):
     return w, r, b
 
 
-def recurrent(call, reverse_input=None):
-    """Adds one ONNX recurrent op for an LSTM/GRU/SimpleRNN/RNN(cell) call.
-
-    Returns:
-        The list of output names in Keras's order: [output] (+ states when return_state)."""
-    b, layer = call.b, call.layer
-    call.refuse_mask()
-    if layer.stateful:
-        raise call.fail("stateful=True keeps state between calls, which an ONNX graph "
-                        "does not")
-    cell = _cell_of(call)
+def _one_op(call, cell, x, states, name):
+    """One ONNX recurrent op on the time-major `x`; returns (Y, [state outputs])."""
+    b = call.b
     kind = _KINDS[type(cell)]
     w, r, bias = _weights(kind, cell)
-    units = int(cell.units)
     act = _onnx_activation(call, cell.activation)
     if kind == "RNN":
         acts = [act]
     else:
         rec = _onnx_activation(call, cell.recurrent_activation)
         acts = [rec, act] if kind == "GRU" else [rec, act, act]
-    x = b.transpose(call.x, [1, 0, 2])
-    backwards = layer.go_backwards if reverse_input is None else reverse_input
-    if backwards:
-        x = b.reverse_axis(x, 0)
-    name = layer.name
-    inputs = [x, b.const(w, f"{name}/W"), b.const(r, f"{name}/R"), b.const(bias, f"{name}/B"),
-              ""]
-    states = call.kwargs.get("initial_state")
-    if states is not None:
-        states = list(states) if isinstance(states, (list, tuple)) else [states]
-        inputs += [b.unsqueeze(s, [0]) for s in states]
-    while inputs[-1] == "":
-        inputs.pop()
-    n_out = 3 if kind == "LSTM" else 2
-    attrs = dict(hidden_size=units, activations=[a[0] for a in acts],
+    inputs = [x, b.const(w, f"{name}/W"), b.const(r, f"{name}/R"), b.const(bias, f"{name}/B")]
+    if states:
+        inputs += [""] + [b.unsqueeze(s, [0]) for s in states]
+    attrs = dict(hidden_size=int(cell.units), activations=[a[0] for a in acts],
                  activation_alpha=[a[1] for a in acts], activation_beta=[a[2] for a in acts])
     if kind == "GRU":
         attrs["linear_before_reset"] = int(getattr(cell, "reset_after", True))
-    outs = b.op(kind, inputs, outputs=n_out, hint=name, **attrs)
+    outs = b.op(kind, inputs, outputs=3 if kind == "LSTM" else 2, hint=name, **attrs)
+    return outs[0], outs[1:]
+
+
+def recurrent(call):
+    """Adds the ONNX recurrent op(s) of an LSTM/GRU/SimpleRNN/RNN(cell) call (one per cell of
+    a StackedRNNCells, each feeding the next its output sequence).
+
+    Returns:
+        The list of output names in Keras's order: [output] (+ every state when
+        return_state)."""
+    b, layer = call.b, call.layer
+    call.refuse_mask()
+    if layer.stateful:
+        raise call.fail("stateful=True keeps state between calls, which an ONNX graph "
+                        "does not")
+    cells = _cells_of(call)
+    x = b.transpose(call.x, [1, 0, 2])
+    if layer.go_backwards:
+        x = b.reverse_axis(x, 0)
+    given = call.kwargs.get("initial_state")
+    given = [] if given is None else nest.flatten(given)
+    finals = []
+    for i, cell in enumerate(cells):
+        count = 2 if _KINDS[type(cell)] == "LSTM" else 1
+        states, given = given[:count], given[count:]
+        name = layer.name if len(cells) == 1 else f"{layer.name}/cell_{i}"
+        y, outs = _one_op(call, cell, x, states, name)
+        x = b.squeeze(y, [1])  # (T, N, units): the next cell's input
+        finals += outs
     if layer.return_sequences:
-        y = b.transpose(b.squeeze(outs[0], [1]), [1, 0, 2])
+        output = b.transpose(x, [1, 0, 2])
     else:
-        y = b.squeeze(outs[1], [0])
+        output = b.squeeze(finals[-len(outs)], [0])  # the last cell's h
     if not layer.return_state:
-        return [y]
-    return [y] + [b.squeeze(s, [0]) for s in outs[1:]]
+        return [output]
+    return [output] + [b.squeeze(s, [0]) for s in finals]
 
 
 @converts(LSTM, GRU, SimpleRNN, RNN)
@@ -149,9 +163,9 @@ def convert_bidirectional(call):
         half = len(states) // 2
         fwd_kwargs["initial_state"], bwd_kwargs["initial_state"] = states[:half], states[half:]
     fwd = recurrent(Call(b, layer.forward_layer, call.inputs, call.in_shapes, [],
-                         kwargs=fwd_kwargs))
+                         kwargs=fwd_kwargs, masked=call.masked))
     bwd = recurrent(Call(b, layer.backward_layer, call.inputs, call.in_shapes, [],
-                         kwargs=bwd_kwargs))
+                         kwargs=bwd_kwargs, masked=call.masked))
     y, y_rev = fwd[0], bwd[0]
     if layer.return_sequences:
         y_rev = b.reverse_axis(y_rev, 1)
