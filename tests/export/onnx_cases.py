@@ -111,6 +111,8 @@ case("dense_no_bias_relu", single(lambda: L.Dense(4, use_bias=False, activation=
 case("dense_rank3", single(lambda: L.Dense(4, activation="tanh"), (3, 6)))
 case("einsum_dense", single(lambda: L.EinsumDense("abc,cde->abde", output_shape=(None, 2, 3),
                                                   bias_axes="de"), (4, 5)))
+case("dense_int_input", single(lambda: L.Dense(3), (4,), "int32"), ("int", 5))
+case("conv1d_float64_input", single(lambda: L.Conv1D(2, 2), (5, 3), "float64"))
 case("embedding", single(lambda: L.Embedding(10, 3), (5,), "int32"), ("int", 10))
 case("masking", single(lambda: L.Masking(0.0), (4, 3)), ("mask_rows",))
 for _cls in (L.Dropout, L.GaussianDropout, L.AlphaDropout):
@@ -333,7 +335,7 @@ def draw_inputs(model, spec, batch, rng):
         elif spec and spec[0] == "int":
             a = rng.integers(0, spec[1], shape).astype(str(t.dtype))
         else:
-            a = rng.normal(0.0, 1.0, shape).astype(np.float32)
+            a = rng.normal(0.0, 1.0, shape).astype(str(t.dtype))
             if spec and spec[0] == "mask_rows":
                 a[:, 1] = 0.0
         arrays.append(a)

@@ -97,6 +97,9 @@ def test_guide_shared_layer_two_towers(tmp_path):
     model = fkeras.Model([a, b], [out_main, out_aux])
     randomize(model, np.random.default_rng(0))
     check_model(model, tmp_path)
+    # The shared layer's weights are stored once.
+    proto = onnx.load(str(tmp_path / "model.onnx"))
+    assert sum(i.name.startswith("shared/kernel") for i in proto.graph.initializer) == 1
 
 
 def test_sequential_with_input_shape(tmp_path):

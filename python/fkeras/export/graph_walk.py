@@ -43,7 +43,8 @@ def convert_nodes(b, model, names):
         if node.is_input:
             continue
         layer = node.operation
-        inputs = [names[id(t)] for t in node.input_tensors]
+        local = _float_inputs(b, node, names)
+        inputs = [local[id(t)] for t in node.input_tensors]
         if isinstance(layer, Functional):
             check_exportable(layer)
             inner = dict(zip((id(t) for t in layer._flat_inputs), inputs))
@@ -51,7 +52,7 @@ def convert_nodes(b, model, names):
             outs = [inner[id(t)] for t in layer._flat_outputs]
         else:
             args, kwargs = nest.map_structure(
-                lambda v: names[id(v)] if isinstance(v, KerasTensor) else v,
+                lambda v: local[id(v)] if isinstance(v, KerasTensor) else v,
                 (list(node.call_args), dict(node.call_kwargs)))
             call = Call(b, layer, inputs, [tuple(t.shape) for t in node.input_tensors],
                         [tuple(t.shape) for t in node.output_tensors], args, kwargs,
@@ -62,6 +63,22 @@ def convert_nodes(b, model, names):
                                f"outputs for {len(node.output_tensors)} tensors.")
         for t, name in zip(node.output_tensors, outs):
             names[id(t)] = name
+
+
+def _float_inputs(b, node, names):
+    """{id(input tensor): ONNX name}, integer/bool/float64 inputs cast to float32 where the
+    layer computes in float32 (its outputs are float32), as fkeras casts them on entry;
+    Embedding keeps its integer indices."""
+    from fkeras.layers.core.embedding import Embedding
+
+    local = {id(t): names[id(t)] for t in node.input_tensors}
+    if isinstance(node.operation, Embedding) or not any(
+            str(t.dtype) == "float32" for t in node.output_tensors):
+        return local
+    for t in node.input_tensors:
+        if str(t.dtype) != "float32":
+            local[id(t)] = b.op("Cast", [names[id(t)]], to=1, hint=f"{t.name}_float")
+    return local
 
 
 def tensor_type(t):

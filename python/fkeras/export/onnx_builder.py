@@ -5,6 +5,8 @@ name is unique in the graph. The `onnx` package is imported when a builder is ma
 `export_onnx`), never when fkeras is imported.
 """
 
+import hashlib
+
 import numpy as np
 
 
@@ -44,15 +46,13 @@ class OnnxBuilder:
     def const(self, value, hint="const", dtype=np.float32):
         """An initializer holding `value` (cast to `dtype`); returns its name."""
         array = np.array(value, dtype=dtype, order="C")  # keeps 0-d scalars 0-d
-        key = None
-        if array.size <= 16:  # small constants (shapes, scalars) are shared
-            key = (array.dtype.str, array.shape, array.tobytes())
-            if key in self._const_cache:
-                return self._const_cache[key]
+        # Equal constants are stored once (shapes, scalars, a shared layer's weights).
+        key = (array.dtype.str, array.shape, hashlib.sha256(array.tobytes()).digest())
+        if key in self._const_cache:
+            return self._const_cache[key]
         name = self.fresh(hint)
         self.initializers.append(self.numpy_helper.from_array(array, name=name))
-        if key is not None:
-            self._const_cache[key] = name
+        self._const_cache[key] = name
         return name
 
     def ints(self, values, hint="shape"):
