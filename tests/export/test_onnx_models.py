@@ -122,3 +122,34 @@ def test_model_output_is_an_input_and_repeated(tmp_path):
     y = L.Dense(2, name="d")(x)
     model = fkeras.Model(x, [y, x, y])
     check_model(model, tmp_path)
+
+
+class ScaledDense(L.Dense):
+    """A subclass that keeps Dense's call exports as Dense."""
+
+    def __init__(self, units, **kwargs):
+        super().__init__(units, activation="relu", **kwargs)
+
+
+def test_subclass_keeping_call_exports_as_base(tmp_path):
+    x = fkeras.Input((5,), name="x")
+    model = fkeras.Model(x, ScaledDense(3)(x))
+    randomize(model, np.random.default_rng(0))
+    check_model(model, tmp_path)
+
+
+def test_dict_inputs_fed_by_name(tmp_path):
+    a, b = fkeras.Input((3,), name="a"), fkeras.Input((2,), name="b")
+    y = L.Dense(2)(L.Concatenate()([a, b]))
+    model = fkeras.Model({"a": a, "b": b}, y)
+    randomize(model, np.random.default_rng(0))
+    path = tmp_path / "m.onnx"
+    model.export(path, verbose=False)
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(path))
+    rng = np.random.default_rng(1)
+    feeds = {"a": rng.normal(size=(4, 3)).astype("float32"),
+             "b": rng.normal(size=(4, 2)).astype("float32")}
+    np.testing.assert_allclose(session.run(None, feeds)[0], model.predict(feeds, verbose=0),
+                               rtol=1e-5, atol=1e-5)
