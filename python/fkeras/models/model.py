@@ -99,6 +99,34 @@ class Model(Trainer, Layer):
 
         return json.dumps(model_config(self), **kwargs)
 
+    def export(self, filepath, format="onnx", verbose=None, input_signature=None, **kwargs):
+        """Exports the model's inference graph (Keras 3's `Model.export`).
+
+        fkeras writes `format="onnx"` (its default: Keras 3's default, "tf_saved_model",
+        needs TensorFlow); Keras's other formats raise a ValueError saying so.
+
+        Args:
+            filepath: `str` or `pathlib.Path`, the file to write.
+            format: "onnx".
+            verbose: whether to print a message once written (None: True).
+            input_signature: optional specs (objects with `.shape`, or shape tuples), one per
+                model input; a fixed size replaces a None of the input shape.
+            **kwargs: `opset_version` (int, default 18).
+
+        Example:
+        ```python
+        model.export("model.onnx", format="onnx")
+        session = onnxruntime.InferenceSession("model.onnx")
+        predictions = session.run(None, {"input_layer": x})
+        ```
+        """
+        from fkeras.export.formats import check_format
+
+        check_format(format)
+        from fkeras.export.onnx_export import export_onnx
+
+        export_onnx(self, filepath, verbose=verbose, input_signature=input_signature, **kwargs)
+
     # ---- inspection ----
     def get_layer(self, name=None, index=None):
         if index is not None and name is not None:
