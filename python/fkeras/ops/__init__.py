@@ -28,6 +28,9 @@ from fkeras.ops.comparison import (  # noqa: F401
 )
 from fkeras.ops.conv import conv, conv2d  # noqa: F401
 from fkeras.ops.ctc import ctc_decode, ctc_loss  # noqa: F401
+from fkeras.ops.forward_mode import jvp  # noqa: F401
+from fkeras.ops.rearrange import rearrange  # noqa: F401
+from fkeras.ops.views import polar, view, view_as_complex, view_as_real  # noqa: F401
 from fkeras.ops.core import (  # noqa: F401
     convert_to_numpy,
     convert_to_tensor,

@@ -82,8 +82,8 @@ def _to_array(dev, x):
             return x
     if isinstance(x, Variable):
         return x._value
-    if isinstance(x, np.ndarray) and x.dtype.kind in "iub":
-        return x  # integer data (indices, labels) stays integer
+    if isinstance(x, np.ndarray) and x.dtype.kind in "iubc":
+        return x  # integer data (indices, labels) stays integer; complex stays complex
     return dev.asarray(x)
 
 
