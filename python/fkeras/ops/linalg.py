@@ -317,3 +317,9 @@ def lu_factor(x):
             a[k + 1:, k] /= a[k, k]
             a[k + 1:, k + 1:] -= np.outer(a[k + 1:, k], a[k, k + 1:])
     return convert_to_tensor(a.astype(np.float32)), convert_to_tensor(piv)
+
+
+# keras.ops.linalg's other names resolve to the fkeras.ops functions (ops/groupings.py)
+from fkeras.ops import groupings as _groupings  # noqa: E402
+
+__getattr__ = _groupings.resolver(_groupings.LINALG, __name__)

@@ -162,3 +162,9 @@ def softmax(x, axis=-1):
 
 def log_softmax(x, axis=-1):
     return apply(_R["log_softmax"], x, axis=axis)
+
+
+# keras.ops.nn's other names resolve to the fkeras.ops functions (ops/groupings.py)
+from fkeras.ops import groupings as _groupings  # noqa: E402
+
+__getattr__ = _groupings.resolver(_groupings.NN, __name__)
