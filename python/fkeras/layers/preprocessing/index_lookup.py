@@ -31,9 +31,9 @@ def check_output_mode(output_mode, caller):
 
 def refuse_sparse(sparse):
     if sparse:
-        raise ValueError("`sparse=True` can only be used with the TensorFlow backend (fkeras "
+        raise ValueError("`sparse=True` can only be used with the TensorFlow backend. fkeras "
                          "returns dense NumPy arrays, as Keras 3 does on its torch and jax "
-                         "backends).")
+                         "backends.")
 
 
 def _listify(x):

@@ -63,9 +63,9 @@ class TextVectorization(Layer):
                  **kwargs):
         refuse_sparse(sparse)
         if ragged:
-            raise ValueError("`ragged=True` can only be used with the TensorFlow backend "
-                             "(fkeras returns dense arrays padded with 0, as Keras 3 does on "
-                             "its torch and jax backends).")
+            raise ValueError("`ragged=True` can only be used with the TensorFlow backend. "
+                             "fkeras returns dense arrays padded with 0, as Keras 3 does on "
+                             "its torch and jax backends.")
         _check_choice(standardize, _STANDARDIZE, "standardize")
         _check_choice(split, _SPLIT, "split")
         output_mode = check_output_mode(output_mode, "TextVectorization")
