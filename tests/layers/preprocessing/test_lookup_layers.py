@@ -132,3 +132,18 @@ def test_unsupported_options_are_refused():
         layers.IntegerLookup(vocabulary=[1, 2])(np.array([1.5]))
     with pytest.raises(RuntimeError, match="has no vocabulary"):
         layers.StringLookup()(np.array(["a"]))
+
+
+def test_registered_standardize_survives_keras_file(tmp_path):
+    @fkeras.saving.register_keras_serializable(package="lookup_test")
+    def shout(strings):
+        return np.char.upper(strings)
+
+    tv = layers.TextVectorization(standardize=shout, max_tokens=10)
+    tv.adapt(np.array(["a b c", "b c"]))
+    inputs = fkeras.Input(shape=(1,), dtype="string")
+    model = fkeras.Model(inputs, tv(inputs))
+    model.save(tmp_path / "shout.keras")
+    loaded = fkeras.models.load_model(tmp_path / "shout.keras")
+    assert loaded.layers[1].get_vocabulary() == ["", "[UNK]", "C", "B", "A"]
+    np.testing.assert_array_equal(loaded.predict(np.array([["a b"]]), verbose=0), [[4, 3]])
