@@ -147,3 +147,15 @@ def test_registered_standardize_survives_keras_file(tmp_path):
     loaded = fkeras.models.load_model(tmp_path / "shout.keras")
     assert loaded.layers[1].get_vocabulary() == ["", "[UNK]", "C", "B", "A"]
     np.testing.assert_array_equal(loaded.predict(np.array([["a b"]]), verbose=0), [[4, 3]])
+
+
+@pytest.mark.parametrize("text,tokens", [
+    # Recorded with tf.strings.split (TensorFlow 2.21), which Keras 3 uses.
+    ("a\x1cb c\x0bd\x0ce\rf\x85g\u3000h", ["a\x1cb", "c", "d", "e", "f\x85g\u3000h"]),
+    ("  lead\t\ttrail  ", ["lead", "trail"]),
+    ("", []),
+])
+def test_whitespace_split_is_tensorflows(text, tokens):
+    from fkeras.layers.preprocessing import text_ops
+
+    assert text_ops.split_whitespace(text) == tokens

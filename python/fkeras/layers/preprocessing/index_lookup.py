@@ -291,7 +291,7 @@ class IndexLookup(Layer):
 
     def _count_documents(self, rows):
         for row in rows:
-            values = row.tolist()
+            values = row.tolist() if isinstance(row, np.ndarray) else list(row)
             self._token_counts.update(values)
             if self.output_mode == "tf_idf":
                 self._document_counts.update(set(values))

@@ -9,6 +9,8 @@ Everything here works on NumPy arrays and plain Python tokens:
 - `encode`: Keras's one_hot / multi_hot / count / tf_idf encodings of index arrays.
 """
 
+import itertools
+
 import numpy as np
 
 from fkeras.utils.py_dataset import PyDataset
@@ -85,9 +87,9 @@ class IndexTable:
     def lookup(self, tokens, default):
         """Indices of `tokens` (an object array of str, or an int64 array)."""
         if self.is_string:
-            get = self._dict.get
             flat = tokens.ravel().tolist()
-            out = np.fromiter((get(t, default) for t in flat), dtype=np.int64, count=len(flat))
+            out = np.array(list(map(self._dict.get, flat, itertools.repeat(default, len(flat)))),
+                           dtype=np.int64)
             return out.reshape(tokens.shape)
         if self.size == 0:
             return np.full(tokens.shape, default, dtype=np.int64)

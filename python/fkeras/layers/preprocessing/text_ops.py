@@ -12,21 +12,27 @@ import string
 
 import numpy as np
 
-_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
-_STRIP = str.maketrans("", "", string.punctuation)
-_WHITESPACE = re.compile("[ \t\n\v\f\r]+")
+_TABLES = {
+    "lower": str.maketrans(string.ascii_uppercase, string.ascii_lowercase),
+    "strip_punctuation": str.maketrans("", "", string.punctuation),
+    "lower_and_strip_punctuation": str.maketrans(string.ascii_uppercase,
+                                                 string.ascii_lowercase, string.punctuation),
+}
+_TOKEN = re.compile("[^ \t\n\v\f\r]+")
+# Python's str.split() also splits ASCII text on \x1c-\x1f; TensorFlow does not.
+_PY_ONLY_SEPARATORS = re.compile("[\x1c-\x1f]")
 
 
-def lower(text):
-    return text.translate(_LOWER)
-
-
-def strip_punctuation(text):
-    return text.translate(_STRIP)
+def standardize(texts, mode):
+    """Built-in `standardize` (`mode` a key of _TABLES) on a list of str."""
+    table = _TABLES[mode]
+    return [t.translate(table) for t in texts]
 
 
 def split_whitespace(text):
-    return [t for t in _WHITESPACE.split(text) if t]
+    if text.isascii() and not _PY_ONLY_SEPARATORS.search(text):
+        return text.split()
+    return _TOKEN.findall(text)
 
 
 def split_characters(text):
@@ -41,11 +47,11 @@ def ngrams(tokens, widths):
     return out
 
 
-def map_strings(fn, array):
-    """`fn` on each element of an object array of str (same shape)."""
-    out = np.empty(array.size, dtype=object)
-    out[:] = [fn(t) for t in array.ravel().tolist()]
-    return out.reshape(array.shape)
+def object_array(values, shape):
+    """An object array of `shape` holding the str of `values` (a flat list)."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out.reshape(shape)
 
 
 def as_unicode(array):

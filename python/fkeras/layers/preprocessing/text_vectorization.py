@@ -6,6 +6,8 @@ it, so the `.keras` layout (assets and idf weights under `<path>/_lookup_layer` 
 Keras's.
 """
 
+import itertools
+
 import numpy as np
 
 from fkeras.engine.keras_tensor import KerasTensor
@@ -146,10 +148,10 @@ class TextVectorization(Layer):
             result = self._standardize(text_ops.as_unicode(strings))
             return lookup_tables.as_string_array(
                 np.asarray(result), self._encoding, "The `standardize` callable's result")
-        if self._standardize in ("lower", "lower_and_strip_punctuation"):
-            strings = text_ops.map_strings(text_ops.lower, strings)
-        if self._standardize in ("strip_punctuation", "lower_and_strip_punctuation"):
-            strings = text_ops.map_strings(text_ops.strip_punctuation, strings)
+        if self._standardize is not None:
+            strings = text_ops.object_array(
+                text_ops.standardize(strings.ravel().tolist(), self._standardize),
+                strings.shape)
         return strings
 
     def _token_rows(self, inputs):
@@ -192,10 +194,8 @@ class TextVectorization(Layer):
 
     def _grams(self, tokens):
         if self._ngrams is not None:
-            tokens = text_ops.ngrams(tokens, self._ngrams)
-        out = np.empty(len(tokens), dtype=object)
-        out[:] = tokens
-        return out
+            return text_ops.ngrams(tokens, self._ngrams)
+        return tokens
 
     # ---- call ----
     def compute_output_shape(self, input_shape):
@@ -229,18 +229,18 @@ class TextVectorization(Layer):
                              "per string and needs `split=None` (Keras 3 on torch fails "
                              "here too); use 'multi_hot' or 'count' for split text.")
         rows, lead = self._tokenize(inputs)
-        lengths = np.array([len(r) for r in rows], dtype=np.int64)
-        flat = np.concatenate(rows) if rows else np.empty(0, dtype=object)
+        lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
+        flat = text_ops.object_array(list(itertools.chain.from_iterable(rows)), (-1,))
         indices = lookup.lookup_indices(flat)
         width = int(lengths.max()) if len(lengths) else 0
         if self._output_sequence_length is not None:
             width = self._output_sequence_length
         fill = 0 if self._output_mode == "int" else -2
         out = np.full((len(rows), width), fill, dtype=np.int64)
-        offsets = np.concatenate([[0], np.cumsum(lengths)])
-        for i in range(len(rows)):
-            n = min(int(lengths[i]), width)
-            out[i, :n] = indices[offsets[i]:offsets[i] + n]
+        row = np.repeat(np.arange(len(rows)), lengths)
+        position = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        keep = position < width
+        out[row[keep], position[keep]] = indices[keep]
         if lead is None:  # no split, 1-D input: one index per string
             out = out.reshape(len(rows)) if self._output_mode == "int" else out
         else:
