@@ -161,3 +161,10 @@ def test_vocabulary_file_argument(tmp_path):
     assert layer.get_config()["vocabulary"] is None  # saved as an asset instead
     with pytest.raises(ValueError, match="does not exist"):
         fkeras.layers.StringLookup(vocabulary=str(tmp_path / "missing.txt"))
+
+
+def test_legacy_h5_refuses_adapted_vocabularies(tmp_path):
+    model = _fkeras_model()
+    with pytest.raises(ValueError, match="legacy HDF5 format cannot hold"):
+        model.save(tmp_path / "model.h5")
+    assert not (tmp_path / "model.h5").exists()
