@@ -79,6 +79,9 @@ from fkeras.layers.rnn.simple_rnn import SimpleRNN
 from fkeras.layers.rnn.simple_rnn_cell import SimpleRNNCell
 from fkeras.layers.rnn.stacked_rnn_cells import StackedRNNCells
 from fkeras.layers.rnn.time_distributed import TimeDistributed
+from fkeras.layers.preprocessing.integer_lookup import IntegerLookup
+from fkeras.layers.preprocessing.string_lookup import StringLookup
+from fkeras.layers.preprocessing.text_vectorization import TextVectorization
 from fkeras.layers.layer import Layer
 from fkeras.engine.input_spec import InputSpec
 from fkeras.layers.op_layer import OpLayer

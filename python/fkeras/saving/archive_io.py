@@ -16,6 +16,8 @@ import os
 import stat
 import zipfile
 
+import numpy as np
+
 CONFIG_LIMIT = 8 * 2**20     # config.json: a config is never more than a few MB
 METADATA_LIMIT = 2**20       # metadata.json: a version and a date
 MAX_MEMBERS = 1024           # a .keras holds 3 members plus assets; each costs ~0.5 KB parsed
@@ -107,6 +109,9 @@ def weights_limit(model):
         for v in weights_h5._own_variables(layer):
             model_bytes += weights_h5.nbytes(v)
             count += 1
+        for shape in (weights_h5._named_shapes(layer) or {}).values():
+            model_bytes += 8 * int(np.prod(shape, dtype=np.int64))
+            count += 1
     optimizer = getattr(model, "optimizer", None)
     optimizer_bytes = 0
     if optimizer is not None and getattr(optimizer, "built", False):
@@ -160,6 +165,7 @@ class DirectoryArchive:
     def __init__(self, dirpath, names):
         self.dirpath = dirpath
         self._names = [n for n in names if _regular_file(os.path.join(dirpath, n))]
+        self._names += _asset_files(dirpath)
 
     def namelist(self):
         return list(self._names)
@@ -179,3 +185,22 @@ class DirectoryArchive:
 
 def _regular_file(path):
     return os.path.isfile(path) and not os.path.islink(path)
+
+
+def _asset_files(dirpath, limit=MAX_MEMBERS):
+    """The regular files under `dirpath/assets` as `assets/...` names (links are neither
+    followed nor listed; more than `limit` files is refused)."""
+    root = os.path.join(dirpath, "assets")
+    if not os.path.isdir(root) or os.path.islink(root):
+        return []
+    out = []
+    for current, dirs, files in os.walk(root, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not os.path.islink(os.path.join(current, d)))
+        for name in sorted(files):
+            full = os.path.join(current, name)
+            if _regular_file(full):
+                out.append(os.path.relpath(full, dirpath).replace(os.sep, "/"))
+        if len(out) > limit:
+            raise ValueError(f"Not allowed: the model directory holds more than {limit} asset "
+                             "files; refusing to load it.")
+    return out

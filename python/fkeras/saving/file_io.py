@@ -109,7 +109,8 @@ def atomic_write_dir(dirpath, members):
     os.makedirs(tmp)
     try:
         for name, data in members.items():
-            path = os.path.join(tmp, name)
+            path = os.path.join(tmp, *name.split("/"))
+            os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "wb") as f:
                 f.write(data)
             _fsync_path(path)

@@ -79,9 +79,14 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
     if not model.built:
         raise ValueError("You are saving a model that has not yet been built. Try building the "
                          "model first by calling it on some data or by using `build()`.")
+    from fkeras.saving import assets_io
     from fkeras.saving.config_convert import keras3_model_config
     from fkeras.saving.saving_lib import compile_config
 
+    if assets_io.collect_assets(model):
+        raise ValueError("This model has layer assets (an adapted lookup/text vocabulary), "
+                         "which the legacy HDF5 format cannot hold: save it as a `.keras` "
+                         f"file instead. Received: filepath={filepath}")
     config = keras3_model_config(model)
     model_config = {"class_name": config["class_name"], "config": config["config"]}
     training_config = None

@@ -68,6 +68,14 @@ def in_safe_mode(safe_mode=None):
     return config.in_safe_mode()
 
 
+def loading_in_safe_mode():
+    """Whether a file is being loaded (inside a SafeModeScope) in safe mode: files outside
+    the archive (a vocabulary path in a layer config) must not be read then."""
+    if not getattr(_state, "stack", None):
+        return False
+    return in_safe_mode()
+
+
 def namespace_of(module):
     """"ops" for "keras.ops" / "keras.src.ops.numpy" / "fkeras.ops.nn", ...; None for any
     module outside the modelling namespaces."""

@@ -68,8 +68,9 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
         )
     if os.path.exists(filepath) and not overwrite:
         raise ValueError(f"File {filepath} exists and overwrite=False.")
-    config, metadata, weights = _members(model, include_optimizer)
-    file_io.atomic_write(filepath, lambda tmp: write_archive(tmp, config, metadata, weights))
+    config, metadata, weights, assets = _members(model, include_optimizer)
+    file_io.atomic_write(filepath,
+                         lambda tmp: write_archive(tmp, config, metadata, weights, assets))
 
 
 def _members(model, include_optimizer):
@@ -77,7 +78,9 @@ def _members(model, include_optimizer):
     weights = _weights_bytes(model, include_optimizer)
     metadata = {"keras_version": _version(),
                 "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}
-    return config, metadata, weights
+    from fkeras.saving import assets_io
+
+    return config, metadata, weights, assets_io.collect_assets(model)
 
 
 def _save_model_dir(model, dirpath, overwrite, include_optimizer):
@@ -89,17 +92,21 @@ def _save_model_dir(model, dirpath, overwrite, include_optimizer):
         raise ValueError(f"File {dirpath} exists and overwrite=False.")
     if os.path.exists(dirpath) and not os.path.isdir(dirpath):
         raise ValueError(f"`zipped=False` saves a directory, but filepath={dirpath} is a file.")
-    config, metadata, weights = _members(model, include_optimizer)
+    config, metadata, weights, assets = _members(model, include_optimizer)
     file_io.atomic_write_dir(dirpath, {METADATA: json.dumps(metadata).encode(),
-                                       CONFIG: json.dumps(config).encode(), WEIGHTS: weights})
+                                       CONFIG: json.dumps(config).encode(), WEIGHTS: weights,
+                                       **assets})
 
 
-def write_archive(path, config, metadata, weights):
-    """The zip archive itself (one place, so tests can interrupt it)."""
+def write_archive(path, config, metadata, weights, assets=None):
+    """The zip archive itself (one place, so tests can interrupt it); `assets` maps
+    `assets/...` member names to bytes."""
     with zipfile.ZipFile(path, "w") as zf:
         zf.writestr(METADATA, json.dumps(metadata))
         zf.writestr(CONFIG, json.dumps(config))
         zf.writestr(WEIGHTS, weights)
+        for name, data in (assets or {}).items():
+            zf.writestr(name, data)
 
 
 def _version():
@@ -181,6 +188,9 @@ def _load_archive(archive, filepath, custom_objects, compile, safe_mode):
         if WEIGHTS in zf.namelist():
             weights = archive_io.read_member(zf, WEIGHTS, archive_io.weights_limit(model))
             _read_weights_bytes(model, weights)
+        from fkeras.saving import assets_io
+
+        assets_io.load_assets(model, zf)
     return model
 
 

@@ -132,6 +132,12 @@ def write_weights(model, f, include_optimizer=True):
         if _vars_key(path, layer) != group.name.lstrip("/"):
             group = f.create_group(_vars_key(path, layer))
             group.attrs["name"] = _cell_name(layer)
+        if _named_shapes(layer) is not None:
+            store = {}
+            layer.save_own_variables(store)
+            for key, value in store.items():
+                group.create_dataset(key, data=np.asarray(value))
+            continue
         for i, v in enumerate(_own_variables(layer)):
             group.create_dataset(str(i), data=v.numpy())
     optimizer = getattr(model, "optimizer", None) if include_optimizer else None
@@ -164,8 +170,11 @@ def read_weights(model, f, skip_mismatch=False):
     than the model holds is never read; then every value is read and converted; only then is
     any variable assigned. With skip_mismatch, mismatched layers are skipped with a warning.
     """
-    plan = []
+    plan, named_plan = [], []
     for path, layer in walk(model):
+        if _named_shapes(layer) is not None:
+            named_plan.extend(_named_plan(f, path, layer))
+            continue
         variables = _own_variables(layer)
         group = _vars_group(f, path, layer)
         datasets = _datasets(group, len(variables))
@@ -178,11 +187,56 @@ def read_weights(model, f, skip_mismatch=False):
         plan.extend(zip(variables, datasets))
     optimizer_plan = _optimizer_plan(model, f)
     values = [(v, _read(ds, v)) for v, ds in plan + optimizer_plan]
+    named_values = {}
+    for layer, key, ds in named_plan:
+        named_values.setdefault(id(layer), (layer, {}))[1][key] = _read_named(ds)
     for v, value in values[:len(plan)]:
         v.assign(value)
+    for layer, store in named_values.values():
+        layer.load_own_variables(store)
     if optimizer_plan:
         model.optimizer.load_own_variables(
             {str(i): value for i, (_, value) in enumerate(values[len(plan):])})
+
+
+def _named_shapes(layer):
+    """{key: shape} for a layer whose state is saved under named keys by its own
+    `save_own_variables` (the lookup layers' "idf_weights", Keras 3's store keys), else None."""
+    method = getattr(layer, "_fk_named_variable_shapes", None)
+    return None if method is None else method()
+
+
+def _named_plan(f, path, layer):
+    """(layer, key, dataset) for the named datasets of a layer's vars group, each checked
+    against the shape the layer expects before anything is read. A missing group or an empty
+    one loads nothing (Keras writes none before the state exists)."""
+    h5py = _h5py()
+    expected = _named_shapes(layer)
+    group = _vars_group(f, path, layer)
+    if group is None or len(group) == 0:
+        return []
+    unknown = sorted(set(group.keys()) - set(expected))
+    if unknown:
+        raise ValueError(f"Layer '{layer.name}' expected the saved variables "
+                         f"{sorted(expected)}, but the file holds {sorted(group.keys())}.")
+    out = []
+    for key in sorted(group.keys()):
+        ds = _link_check(group, key)
+        if not isinstance(ds, h5py.Dataset) or ds.is_virtual or ds.external:
+            raise ValueError(f"Invalid H5 file: '{group.name}/{key}' is not a plain Dataset.")
+        if tuple(ds.shape or ()) != tuple(expected[key]) or ds.dtype.kind not in "fiu":
+            raise ValueError(f"Layer '{layer.name}': the saved variable '{key}' has shape "
+                             f"{ds.shape} and dtype {ds.dtype}; expected shape "
+                             f"{tuple(expected[key])} and a numeric dtype.")
+        out.append((layer, key, ds))
+    return out
+
+
+def _read_named(ds):
+    try:
+        return np.asarray(ds[()], dtype=np.float32)
+    except (TypeError, ValueError, OSError) as e:
+        raise ValueError(f"Could not read the saved weight '{ds.name}': {e}") from None
 
 
 def _vars_group(f, path, layer):
