@@ -148,7 +148,8 @@ def test_normalization_constructor_errors(kwargs, match):
 def test_normalization_adapt_errors():
     layer = layers.Normalization()
     layer.build((None, 3))
-    with pytest.raises(ValueError, match=r"built with input_shape=\(None, 3\).*data.shape=\(4, 2\)"):
+    with pytest.raises(ValueError,
+                       match=r"built with input_shape=\(None, 3\).*data.shape=\(4, 2\)"):
         layer.adapt(np.zeros((4, 2)))
     with pytest.raises(ValueError, match=r"empty iterable"):
         layer.adapt([])

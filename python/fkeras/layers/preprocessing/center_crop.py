@@ -1,7 +1,5 @@
 """CenterCrop: the central (height, width) window, or a resize when the image is smaller."""
 
-import numpy as np
-
 from fkeras import ops
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.layers.layer import Layer

@@ -138,15 +138,21 @@ def hash_strings(values, hash_fn, bins, layer_name):
     flat = values.reshape(-1)
     if flat.dtype.kind == "f":
         flat = flat.astype(np.int64)
+    if flat.dtype.kind in "USiub" and flat.size:
+        # Vectorized distinct values (NumPy's sort), then one hash per distinct value.
+        distinct, inverse = np.unique(flat, return_inverse=True)
+        table = np.array([hash_fn(as_bytes(v)) % bins for v in distinct.tolist()],
+                         dtype=np.int64)
+        return table[inverse.reshape(-1)].reshape(values.shape)
     cache = {}
     out = np.empty(flat.shape, dtype=np.int64)
     for i, value in enumerate(flat.tolist()):
-        key = value if not isinstance(value, float) else int(value)
-        bin_ = cache.get(key)
+        try:
+            data = as_bytes(value)
+        except TypeError as e:
+            raise TypeError(f'Layer "{layer_name}": {e}') from None
+        bin_ = cache.get(data)
         if bin_ is None:
-            try:
-                bin_ = cache[key] = hash_fn(as_bytes(value)) % bins
-            except TypeError as e:
-                raise TypeError(f'Layer "{layer_name}": {e}') from None
+            bin_ = cache[data] = hash_fn(data) % bins
         out[i] = bin_
     return out.reshape(values.shape)

@@ -59,11 +59,11 @@ class Rescaling(Layer):
 
 def _numeric(value, what, layer_name):
     try:
-        array = np.asarray(value, dtype=np.float64)
+        np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError(f'Layer "{layer_name}": `{what}` must be a number or an array of '
                          f"numbers. Received: {what}={value!r}") from None
-    return value if array.ndim == 0 else np.asarray(value)
+    return list(value) if isinstance(value, tuple) else value
 
 
 def _serialize(value):
@@ -80,6 +80,4 @@ def _deserialize(value):
     if isinstance(value, dict) and value.get("class_name") == "__numpy__":
         inner = value.get("config") or {}
         return np.asarray(inner.get("value"), dtype=inner.get("dtype"))
-    if isinstance(value, list):
-        return np.asarray(value)
     return value
