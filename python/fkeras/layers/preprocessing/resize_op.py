@@ -1,11 +1,11 @@
-"""image_resize: the differentiable op behind Resizing and CenterCrop (Keras 3 torch backend).
+"""image_resize (op "image_resize_separable"): the differentiable op behind Resizing and CenterCrop.
 
 x (N, H, W, C) channels-last float -> (N, P, Q, C). The optional crop or pad to the target
 aspect ratio (Keras's `crop_to_aspect_ratio` / `pad_to_aspect_ratio`, with torch's integer
 arithmetic for the box) is folded into the two axis matrices: a crop keeps a window of input
 columns, a pad adds rows of `fill_value`. So y = B_h x B_w^T + fill_value * E, with B = A @ S
 (A the resampling matrix of `resize_weights`, S the crop selection / pad embedding) and E the
-resized image of the padding mask's complement; the gradient is B_h^T g B_w.
+share of padding in each output pixel; the gradient is B_h^T g B_w.
 """
 
 import numpy as np
@@ -46,7 +46,7 @@ def _axis_matrix(in_size, out_size, start, size, mode, interpolation, antialias)
 
 
 class ImageResize(Op):
-    name = "image_resize"
+    name = "image_resize_separable"
 
     def output_spec(self, x, size=(1, 1), **attrs):
         shape = su.shape_of(x)
@@ -58,27 +58,23 @@ class ImageResize(Op):
         box = aspect_box(h, w, size[0], size[1], mode) if mode else (0, h, 0, w)
         bh, kh = _axis_matrix(h, size[0], box[0], box[1], mode, interpolation, antialias)
         bw, kw = _axis_matrix(w, size[1], box[2], box[3], mode, interpolation, antialias)
-        y = _two_axis_product(x, bh.astype(x.dtype), bw.astype(x.dtype))
+        bh, bw = bh.astype(x.dtype), bw.astype(x.dtype)
+        y = _two_axis_product(x, bh, bw)
         if mode == "pad" and fill_value != 0.0:
-            fill = (np.outer(_totals(size[0], box[1], interpolation, antialias),
-                             _totals(size[1], box[3], interpolation, antialias))
-                    - np.outer(kh, kw))
+            # Resampling rows sum to 1, so the padding's share of output (p, q) is
+            # 1 - kh[p] * kw[q], where k is the share of real input along each axis.
+            fill = 1.0 - np.outer(kh, kw)
             y = y + np.asarray(fill_value * fill[None, :, :, None], dtype=x.dtype)
-        return np.ascontiguousarray(y, dtype=x.dtype), (bh.astype(x.dtype), bw.astype(x.dtype))
+        return np.ascontiguousarray(y, dtype=x.dtype), (bh, bw)
 
     def backward(self, dev, saved, g, needs, **attrs):
         bh, bw = saved
         return (_two_axis_product(g, bh.T, bw.T),)
 
 
-def _totals(out_size, padded_size, interpolation, antialias):
-    """Row sums of the resampling matrix of the padded axis (1 for every scheme here)."""
-    return resize_matrix(padded_size, out_size, interpolation, antialias).sum(axis=1)
-
-
 def image_resize(x, size, interpolation="bilinear", antialias=False, mode=None,
                  fill_value=0.0):
     """Resizes channels-last images x (N, H, W, C) to `size` = (P, Q) (see module docstring)."""
-    return apply(_R["image_resize"], x, size=(int(size[0]), int(size[1])),
+    return apply(_R["image_resize_separable"], x, size=(int(size[0]), int(size[1])),
                  interpolation=interpolation, antialias=bool(antialias), mode=mode,
                  fill_value=float(fill_value))
