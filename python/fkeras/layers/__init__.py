@@ -79,6 +79,9 @@ from fkeras.layers.rnn.simple_rnn import SimpleRNN
 from fkeras.layers.rnn.simple_rnn_cell import SimpleRNNCell
 from fkeras.layers.rnn.stacked_rnn_cells import StackedRNNCells
 from fkeras.layers.rnn.time_distributed import TimeDistributed
+from fkeras.layers.rnn.conv_lstm1d import ConvLSTM1D
+from fkeras.layers.rnn.conv_lstm2d import ConvLSTM2D
+from fkeras.layers.rnn.conv_lstm3d import ConvLSTM3D
 from fkeras.layers.layer import Layer
 from fkeras.engine.input_spec import InputSpec
 from fkeras.layers.op_layer import OpLayer
