@@ -94,6 +94,8 @@ from fkeras.layers.pooling.adaptive_pooling import (
     AdaptiveMaxPooling3D,
 )
 from fkeras.layers.preprocessing.pipeline import Pipeline
+from fkeras.layers.preprocessing.mel_spectrogram import MelSpectrogram
+from fkeras.layers.preprocessing.stft_spectrogram import STFTSpectrogram
 from fkeras.layers.layer import Layer
 from fkeras.engine.input_spec import InputSpec
 from fkeras.layers.op_layer import OpLayer
