@@ -3,6 +3,8 @@
 import math
 import warnings
 
+import numpy as np
+
 from fkeras import config, initializers, ops
 from fkeras.engine.input_spec import InputSpec
 from fkeras.layers.layer import Layer
@@ -156,7 +158,14 @@ class STFTSpectrogram(Layer):
         config_ = super().get_config()
         config_.update({"mode": self.mode, "frame_length": self.frame_length,
                         "frame_step": self.frame_step, "fft_length": self.fft_length,
-                        "window": self.window, "periodic": self.periodic,
+                        "window": _json_window(self.window), "periodic": self.periodic,
                         "scaling": self.scaling, "padding": self.padding,
                         "data_format": self.data_format, "expand_dims": self.expand_dims})
         return config_
+
+
+def _json_window(window):
+    """A window array as a list (JSON-safe in `.keras` files); names and None unchanged."""
+    if window is None or isinstance(window, str):
+        return window
+    return [float(w) for w in np.asarray(window).ravel()]
