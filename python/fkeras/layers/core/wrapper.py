@@ -43,7 +43,7 @@ class Wrapper(Layer):
         return self.layer.compute_output_shape(input_shape)
 
     def get_config(self):
-        from fkeras.layers import serialize_layer
+        from fkeras.layers.rnn.cell_calls import serialize_cell as serialize_layer
 
         config = super().get_config()
         config["layer"] = serialize_layer(self.layer)
@@ -51,7 +51,7 @@ class Wrapper(Layer):
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
-        from fkeras.layers import deserialize_layer
+        from fkeras.layers.rnn.cell_calls import deserialize_cell as deserialize_layer
 
         config = dict(config)
         layer = deserialize_layer(config.pop("layer"), custom_objects)

@@ -67,14 +67,14 @@ class Pipeline(Layer):
         return input_shape
 
     def get_config(self):
-        from fkeras.layers import serialize_layer
+        from fkeras.layers.rnn.cell_calls import serialize_cell as serialize_layer
 
         return {"layers": [serialize_layer(layer) for layer in self._pipeline_layers],
                 "name": self.name}
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
-        from fkeras.layers import deserialize_layer
+        from fkeras.layers.rnn.cell_calls import deserialize_cell as deserialize_layer
 
         layers = config.get("layers")
         if not isinstance(layers, (list, tuple)):
