@@ -45,7 +45,8 @@ def test_stft_initializer_names_and_errors():
     assert init.side == "imag"
     assert initializers.serialize(initializers.STFT("imag", None))["config"] == \
         {"side": "imag", "window": None, "periodic": False, "scaling": "density"}
-    for kwargs, text in [({"side": "both"}, "side should be"), ({"window": "foo"}, "Unknown window"),
+    for kwargs, text in [({"side": "both"}, "side should be"),
+                         ({"window": "foo"}, "Unknown window"),
                          ({"scaling": "energy"}, "Scaling is invalid")]:
         with pytest.raises(ValueError, match=text):
             initializers.STFT(**kwargs)

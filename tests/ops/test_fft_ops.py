@@ -85,7 +85,7 @@ KERAS_CASES = {
     "stft_hann": (lambda o: o.stft(S32, 16, 4, 16),),
     "stft_hamming_pad": (lambda o: o.stft(S32, 10, 4, 16, "hamming"),),
     "stft_none_nocenter": (lambda o: o.stft(S32, 16, 5, 16, None, False),),
-    "stft_array_window": (lambda o: o.stft(S32, 8, 2, 8, np.linspace(0.1, 1, 8).astype("float32")),),
+    "stft_array_window": (lambda o: o.stft(S32, 8, 2, 8, WIN8),),
     "istft_torch_path": (lambda o: o.istft((F1, F2), 16, 4, 16),),
     "istft_torch_path_length": (lambda o: o.istft((F1, F2), 16, 4, 16, 50),),
     "istft_tf_path": (lambda o: o.istft((F1, F2), 12, 4, 16, None, "hann", True),),
@@ -93,7 +93,9 @@ KERAS_CASES = {
     "istft_no_window": (lambda o: o.istft((F1, F2), 16, 4, 16, None, None),),
 }
 A32, B32, S32 = A.astype("float32"), B.astype("float32"), SIG.astype("float32")
-F1, F2 = R.standard_normal((2, 11, 9)).astype("float32"), R.standard_normal((2, 11, 9)).astype("float32")
+F1 = R.standard_normal((2, 11, 9)).astype("float32")
+F2 = R.standard_normal((2, 11, 9)).astype("float32")
+WIN8 = np.linspace(0.1, 1, 8).astype("float32")
 
 
 @pytest.mark.parametrize("name", sorted(KERAS_CASES))
@@ -166,7 +168,8 @@ def test_symbolic_shape_equals_eager(name):
 ERRORS = [
     (lambda: ops.fft(A), ValueError, "tuple of two tensors"),
     (lambda: ops.fft((A, B[..., :4])), ValueError, "same shape"),
-    (lambda: ops.fft2((np.ones(3, np.int32), np.ones(3, np.int32))), ValueError, "not of type float"),
+    (lambda: ops.fft2((np.ones(3, np.int32), np.ones(3, np.int32))), ValueError,
+     "not of type float"),
     (lambda: ops.rfft(A, 0), ValueError, "fft_length"),
     (lambda: ops.stft(SIG, 16, 0, 16), ValueError, "`sequence_stride` must be a positive integer"),
     (lambda: ops.stft(SIG, 16, 4, 8), ValueError, "`fft_length` must equal or larger"),
