@@ -36,7 +36,7 @@ def _complex_pair(x, name):
         dtype = getattr(part, "dtype", None)
         if dtype is None:
             dtype = np.asarray(part).dtype
-        if "float" not in str(dtype):
+        if not (dtype.kind == "f" if isinstance(dtype, np.dtype) else "float" in str(dtype)):
             raise ValueError(f"At least one tensor in input `x` of `{name}` is not of type "
                              f"float. Received: x={x}.")
     return real, imag
