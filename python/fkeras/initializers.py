@@ -231,3 +231,64 @@ def serialize(initializer):
 
 def deserialize(config):
     return get(config)
+
+
+class STFT(Initializer):
+    """Initializer of Short-Time Fourier Transform kernels (Keras 3's STFTInitializer).
+
+    For a shape (T, 1, B) (window length T, B = F // 2 + 1 frequency bins of an F-point
+    FFT), kernel[t, 0, k] = cos(-2 pi t k / F) (side "real") or sin(-2 pi t k / F) ("imag"),
+    times the window, divided by sqrt(sum(window^2)) (scaling "density") or sum(|window|)
+    ("spectrum"); a 1-D convolution with it computes the STFT (STFTSpectrogram).
+
+    Args:
+        side: "real" or "imag".
+        window: a window name (hann, hamming, blackman, bartlett, boxcar: scipy's formulas),
+            an array of length T, or None (no window, no scaling).
+        scaling: "density", "spectrum" or None.
+        periodic: periodic (True) or symmetric (False) window.
+    """
+
+    def __init__(self, side="real", window="hann", scaling="density", periodic=False):
+        from fkeras.utils.windows import check_window_name
+
+        if side not in ["real", "imag"]:
+            raise ValueError(f"side should be 'real' or 'imag', not {side}")
+        if isinstance(window, str):
+            check_window_name(window)
+        if scaling is not None and scaling not in ["density", "spectrum"]:
+            raise ValueError("Scaling is invalid, it must be `None`, 'density' or 'spectrum'. "
+                             f"Received scaling={scaling}")
+        self.side, self.window, self.scaling, self.periodic = side, window, scaling, periodic
+
+    def __call__(self, shape, dtype=None):
+        from fkeras.utils.windows import get_window
+
+        frame_length, _, bins = shape
+        args = -2.0 * np.pi * np.arange(frame_length)[:, None, None] * \
+            (np.arange(bins)[None, None, :] / ((bins - 1) * 2))
+        kernel = np.cos(args) if self.side == "real" else np.sin(args)
+        if self.window is not None:
+            win = get_window(self.window, frame_length, self.periodic) \
+                if isinstance(self.window, str) else np.asarray(self.window, np.float64)
+            if win.ndim != 1 or win.shape[-1] != frame_length:
+                raise ValueError("The shape of `window` must be equal to [frame_length]."
+                                 f"Received: window shape={win.shape}")
+            win = win.reshape(frame_length, 1, 1)
+            scale = 1.0
+            if self.scaling == "density":
+                scale = np.sqrt(np.sum(win ** 2))
+            elif self.scaling == "spectrum":
+                scale = np.sum(np.abs(win))
+            kernel = kernel * win / scale
+        return kernel.astype(dtype or np.float32)
+
+    def get_config(self):
+        return {"side": self.side, "window": self.window, "periodic": self.periodic,
+                "scaling": self.scaling}
+
+
+STFTInitializer = stft = STFT
+ALIASES["stft"] = STFT
+CLASSES["STFT"] = STFT
+CLASSES["STFTInitializer"] = STFT

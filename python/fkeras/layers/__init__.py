@@ -90,6 +90,23 @@ from fkeras.layers.rnn.time_distributed import TimeDistributed
 from fkeras.layers.preprocessing.integer_lookup import IntegerLookup
 from fkeras.layers.preprocessing.string_lookup import StringLookup
 from fkeras.layers.preprocessing.text_vectorization import TextVectorization
+from fkeras.layers.rnn.conv_lstm1d import ConvLSTM1D
+from fkeras.layers.rnn.conv_lstm2d import ConvLSTM2D
+from fkeras.layers.rnn.conv_lstm3d import ConvLSTM3D
+from fkeras.layers.core.reversible_embedding import ReversibleEmbedding
+from fkeras.layers.core.wrapper import Wrapper
+from fkeras.layers.normalization.spectral_normalization import SpectralNormalization
+from fkeras.layers.pooling.adaptive_pooling import (
+    AdaptiveAveragePooling1D,
+    AdaptiveAveragePooling2D,
+    AdaptiveAveragePooling3D,
+    AdaptiveMaxPooling1D,
+    AdaptiveMaxPooling2D,
+    AdaptiveMaxPooling3D,
+)
+from fkeras.layers.preprocessing.pipeline import Pipeline
+from fkeras.layers.preprocessing.mel_spectrogram import MelSpectrogram
+from fkeras.layers.preprocessing.stft_spectrogram import STFTSpectrogram
 from fkeras.layers.layer import Layer
 from fkeras.engine.input_spec import InputSpec
 from fkeras.layers.op_layer import OpLayer

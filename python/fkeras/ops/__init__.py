@@ -373,5 +373,6 @@ from fkeras.ops.elementwise import angle, erfinv, i0  # noqa: F401,E402
 from fkeras.ops.indexing import argpartition, segment_prod  # noqa: F401,E402
 from fkeras.ops.statistics import nanmedian, nanpercentile, nanquantile  # noqa: F401,E402
 from fkeras.ops.patches import correlate, fold, unfold  # noqa: F401,E402
+from fkeras.ops.fft import fft, fft2, ifft2, irfft, istft, rfft, stft  # noqa: F401,E402
 
 from fkeras.ops import linalg, nn, numpy  # noqa: E402,F401  (keras.ops groupings)
