@@ -17,6 +17,7 @@ from fkeras.distribution import data_parallel as _dp
 from fkeras.engine.tensor import wrap_structure
 from fkeras.trainers import arg_checks
 from fkeras.trainers import data_adapter as da
+from fkeras.trainers import foreign_data as fd
 from fkeras.trainers import py_dataset_adapter as pda
 from fkeras.trainers.logs import metrics_result_or_logs, pythonify_logs
 from fkeras.trainers.step_state import get_state
@@ -63,7 +64,8 @@ def make_dataset(model, x, y=None, sample_weight=None, class_weight=None, requir
                  method="fit"):
     """An ArrayDataset (arrays, lists, dicts; arrays with no samples are refused, `method`
     naming the caller), a PyDatasetAdapter (a PyDataset or a sequence of batches), a
-    GeneratorAdapter (a generator) or an IterableDataset (batches)."""
+    GeneratorAdapter (a generator) or an IterableDataset (batches: any iterable, a torch
+    DataLoader, a tf.data.Dataset)."""
     if pda.is_py_dataset(x):
         for value, name in ((y, "y"), (sample_weight, "sample_weights")):
             if value is not None:
@@ -72,6 +74,9 @@ def make_dataset(model, x, y=None, sample_weight=None, class_weight=None, requir
                     f"When providing `x` as a PyDataset, `{name}` should not be passed. "
                     f"Instead, the {what} should be included as part of the PyDataset.")
         return pda.PyDatasetAdapter(x, class_weight)
+    if fd.kind(x) is not None or fd.is_torch_dataset(x):
+        fd.check(x, y, sample_weight, class_weight)
+        return da.IterableDataset(x)
     if not da.is_array_like(x):
         if y is not None:
             raise ValueError("`y` argument is not supported when using a generator or an "
@@ -208,6 +213,8 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
     state = get_state(model)
     train = make_dataset(model, x, y, sample_weight, class_weight,
                          require_y=model.compiled_loss is not None)
+    if shuffle:
+        fd.warn_shuffle_ignored(x)
     val = None
     if validation_data is not None:
         val = _validation_dataset(model, validation_data)

@@ -1,0 +1,75 @@
+"""FileDataset: what the `*_dataset_from_directory` loaders return (Keras returns a
+`tf.data.Dataset`; fkeras needs no TensorFlow).
+
+An iterable of batches that `fit`, `evaluate` and `predict` read like any iterable with a
+length: each pass (`iter(ds)`) loads the files of each batch when it is reached, one batch at
+a time. With `shuffle=True` every pass reads the samples in a fresh order drawn from a
+generator seeded with `seed` (Keras's `tf.data` shuffle, a window of `8 * batch_size`, is
+replaced by a full permutation: the order differs from TensorFlow's, the set of batches is
+the same kind). It has `class_names` and `file_paths`, as Keras's datasets do.
+"""
+
+import math
+
+import numpy as np
+
+
+def encode_labels(labels, label_mode, num_classes):
+    """int: int32 (n,); binary: float32 (n, 1); categorical: float32 one-hot (n, classes)."""
+    labels = np.asarray(labels, dtype=np.int32)
+    if label_mode == "binary":
+        return labels.astype(np.float32)[:, None]
+    if label_mode == "categorical":
+        return np.eye(num_classes, dtype=np.float32)[labels]
+    return labels
+
+
+class FileDataset:
+    """Batches `(load_batch(paths), labels)` (or `load_batch(paths)` without labels) over
+    `file_paths`.
+
+    Args:
+        file_paths: the files, in the dataset's order.
+        labels: encoded labels, one row per file, or None.
+        load_batch: a function of a list of paths returning the batch's inputs.
+        batch_size: samples per batch; None yields single samples.
+        shuffle: whether each pass reads a fresh permutation.
+        seed: the seed of the permutations (None: unseeded).
+        class_names: the class names (None without labels).
+    """
+
+    def __init__(self, file_paths, labels, load_batch, batch_size, shuffle, seed,
+                 class_names):
+        self.file_paths = list(file_paths)
+        self.class_names = class_names
+        self.batch_size = batch_size
+        self._labels = labels
+        self._load_batch = load_batch
+        self._shuffle = shuffle
+        self._rng = np.random.default_rng(seed)
+
+    def __len__(self):
+        """The number of batches of a pass."""
+        n = len(self.file_paths)
+        return n if self.batch_size is None else math.ceil(n / self.batch_size)
+
+    def cardinality(self):
+        """The number of batches (tf.data's name)."""
+        return len(self)
+
+    def __iter__(self):
+        n = len(self.file_paths)
+        order = self._rng.permutation(n) if self._shuffle else np.arange(n)
+        step = self.batch_size or 1
+        for start in range(0, n, step):
+            index = order[start:start + step]
+            x = self._load_batch([self.file_paths[i] for i in index])
+            y = None if self._labels is None else self._labels[index]
+            if self.batch_size is None:
+                x = x[0]
+                y = None if y is None else y[0]
+            yield x if y is None else (x, y)
+
+    def __repr__(self):
+        return (f"<FileDataset: {len(self.file_paths)} files, batch_size={self.batch_size}, "
+                f"class_names={self.class_names}>")
