@@ -66,6 +66,9 @@ def make_dataset(model, x, y=None, sample_weight=None, class_weight=None, requir
     naming the caller), a PyDatasetAdapter (a PyDataset or a sequence of batches), a
     GeneratorAdapter (a generator) or an IterableDataset (batches: any iterable, a torch
     DataLoader, a tf.data.Dataset)."""
+    if fd.kind(x) is not None or fd.is_torch_dataset(x):
+        fd.check(x, y, sample_weight, class_weight)
+        return da.IterableDataset(x)
     if pda.is_py_dataset(x):
         for value, name in ((y, "y"), (sample_weight, "sample_weights")):
             if value is not None:
@@ -74,9 +77,6 @@ def make_dataset(model, x, y=None, sample_weight=None, class_weight=None, requir
                     f"When providing `x` as a PyDataset, `{name}` should not be passed. "
                     f"Instead, the {what} should be included as part of the PyDataset.")
         return pda.PyDatasetAdapter(x, class_weight)
-    if fd.kind(x) is not None or fd.is_torch_dataset(x):
-        fd.check(x, y, sample_weight, class_weight)
-        return da.IterableDataset(x)
     if not da.is_array_like(x):
         if y is not None:
             raise ValueError("`y` argument is not supported when using a generator or an "
