@@ -25,7 +25,6 @@ import warnings
 
 import numpy as np
 
-from fkeras.trainers import worker_processes
 from fkeras.utils import random as _random
 from fkeras.utils.py_dataset import PyDataset
 
@@ -93,6 +92,9 @@ class _Prefetcher:
         self._depth = max(1, int(depth or 1))
         self._processes = processes
         if processes:
+            from fkeras.trainers import worker_processes  # multiprocessing, on first use
+
+            self._workers = worker_processes
             self._pool = worker_processes.start(dataset, workers)
         else:
             self._pool = futures.ThreadPoolExecutor(max_workers=int(workers),
@@ -107,7 +109,7 @@ class _Prefetcher:
         if index is None:
             return False
         if self._processes:
-            self._pending.append(worker_processes.submit(self._pool, index))
+            self._pending.append(self._workers.submit(self._pool, index))
         else:
             self._pending.append(self._pool.submit(self._fetch, index))
         return True
@@ -131,7 +133,7 @@ class _Prefetcher:
             future.cancel()
         self._pending.clear()
         if self._processes:
-            worker_processes.stop(self._pool)
+            self._workers.stop(self._pool)
         else:
             self._pool.shutdown(wait=False, cancel_futures=True)
 
