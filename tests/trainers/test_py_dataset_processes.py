@@ -203,3 +203,27 @@ def test_abandoned_pass_stops_its_workers():
     ds.__class__ = RowsXY
     run_with_timeout(lambda: model_3_to_3().fit(ds, epochs=5, verbose=0, callbacks=[Stop()]))
     assert not multiprocessing.active_children()
+
+
+@fork_only
+def test_workers_run_fkeras_kernels_after_the_parent_did():
+    """The parent's kernel thread pool is running when the workers fork: each child builds
+    its own on first use (pthread_atfork), so a batch computed with fkeras works."""
+    a = np.random.default_rng(0).normal(size=(128, 128)).astype("float32")
+    model = model_3_to_3()
+    inp = fkeras.Input((128,))
+    big = fkeras.Model(inp, fkeras.layers.Dense(128)(inp))
+    want = big.predict(a, verbose=0)
+
+    class Computed(fkeras.utils.PyDataset):
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            return big.predict(a, verbose=0)[i:i + 2, :3], np.zeros((2, 3), "float32")
+
+    ds = Computed(workers=2, use_multiprocessing=True)
+    got = run_with_timeout(lambda: read_pass(ds), seconds=60)
+    for i, (x, _) in enumerate(got):
+        np.testing.assert_allclose(x, want[i:i + 2, :3], rtol=1e-5, atol=1e-6)
+    assert model.built
