@@ -53,6 +53,21 @@ fork_only = pytest.mark.skipif("fork" not in multiprocessing.get_all_start_metho
                                reason="the test dataset holds a lambda: needs forked workers")
 
 
+def new_children(before, wait_s=10.0):
+    """Processes started by this test (not by others before it) still alive after wait_s."""
+    deadline = time.time() + wait_s
+    while True:
+        alive = [p for p in multiprocessing.active_children() if p not in before]
+        if not alive or time.time() > deadline:
+            return alive
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def before():
+    return set(multiprocessing.active_children())
+
+
 def read_pass(ds):
     """One pass as fit reads it after reset (on_epoch_end once before)."""
     adapter = pda.PyDatasetAdapter(ds)
@@ -62,13 +77,13 @@ def read_pass(ds):
 
 @fork_only
 @pytest.mark.parametrize("workers", [1, 3])
-def test_batches_come_from_worker_processes_in_order(workers):
+def test_batches_come_from_worker_processes_in_order(before, workers):
     ds = Rows(workers=workers, use_multiprocessing=True, sleep=0.01)
     batches = run_with_timeout(lambda: read_pass(ds))
     assert [b[0].tolist() for b in batches] == [Rows()[i][0].tolist() for i in range(6)]
     pids = {int(b[1][0, 2]) for b in batches}
     assert os.getpid() not in pids and 1 <= len(pids) <= workers
-    assert not multiprocessing.active_children()
+    assert not new_children(before)
 
 
 @fork_only
@@ -164,7 +179,7 @@ def failing_helper(kind):
 
 
 @pytest.mark.parametrize("method", ["fit", "evaluate", "predict"])
-def test_worker_error_is_raised_with_its_traceback(method):
+def test_worker_error_is_raised_with_its_traceback(before, method):
     model = model_3_to_3()
     for _ in range(2):  # the next call works with fresh workers
         with pytest.raises(KeyError, match="boom at 2") as info:
@@ -172,10 +187,10 @@ def test_worker_error_is_raised_with_its_traceback(method):
                 Boom(workers=2, use_multiprocessing=True), verbose=0))
         cause = str(info.value.__cause__)
         assert "failing_helper" in cause and "__getitem__" in cause
-    assert not multiprocessing.active_children()
+    assert not new_children(before)
 
 
-def test_unpicklable_worker_error_and_dead_worker():
+def test_unpicklable_worker_error_and_dead_worker(before):
     model = model_3_to_3()
     with pytest.raises(RuntimeError, match=r"Unpicklable: boom and more[\s\S]*failing_helper"):
         run_with_timeout(lambda: model.predict(
@@ -185,14 +200,11 @@ def test_unpicklable_worker_error_and_dead_worker():
         run_with_timeout(lambda: model.predict(
             Boom("die", workers=2, use_multiprocessing=True), verbose=0), seconds=30)
     assert time.perf_counter() - start < 20
-    deadline = time.time() + 10
-    while multiprocessing.active_children() and time.time() < deadline:
-        time.sleep(0.05)
-    assert not multiprocessing.active_children()
+    assert not new_children(before)
 
 
 @fork_only
-def test_abandoned_pass_stops_its_workers():
+def test_abandoned_pass_stops_its_workers(before):
     ds = Rows(n=50, sleep=0.01, workers=3, use_multiprocessing=True)
 
     class Stop(fkeras.callbacks.Callback):
@@ -202,7 +214,7 @@ def test_abandoned_pass_stops_its_workers():
 
     ds.__class__ = RowsXY
     run_with_timeout(lambda: model_3_to_3().fit(ds, epochs=5, verbose=0, callbacks=[Stop()]))
-    assert not multiprocessing.active_children()
+    assert not new_children(before)
 
 
 @fork_only
