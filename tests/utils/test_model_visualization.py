@@ -11,10 +11,16 @@ import pytest
 
 import fkeras
 
-pydot = pytest.importorskip("pydot", reason="pydot is not installed (the `plot` extra)")
+try:
+    import pydot
+except ImportError:
+    pydot = None
+needs_pydot = pytest.mark.skipif(pydot is None,
+                                 reason="pydot is not installed (the `plot` extra)")
 needs_dot = pytest.mark.skipif(
-    shutil.which("dot") is None,
-    reason="Graphviz's `dot` is not on the PATH (install the `graphviz` system package)")
+    pydot is None or shutil.which("dot") is None,
+    reason="pydot is not installed, or Graphviz's `dot` is not on the PATH (install the "
+           "`graphviz` system package)")
 
 
 def ticket_model(k):
@@ -60,6 +66,7 @@ TICKET_EDGES = {("title", "embedding"), ("body", "embedding_1"), ("embedding", "
                 ("concatenate", "department")}
 
 
+@needs_pydot
 def test_ticket_model_nodes_edges_and_labels():
     dot = fkeras.utils.model_to_dot(ticket_model(fkeras), show_shapes=True, show_dtype=True,
                                     show_layer_activations=True, show_trainable=True)
@@ -77,6 +84,7 @@ def test_ticket_model_nodes_edges_and_labels():
     assert "rankdir=TB" in source and "dpi=200" in source
 
 
+@needs_pydot
 def test_defaults_and_frozen_layers():
     model = ticket_model(fkeras)
     model.get_layer("lstm").trainable = False
@@ -90,6 +98,7 @@ def test_defaults_and_frozen_layers():
         ["InputLayer"] * 3 + ["Embedding"] * 2 + ["LSTM"] * 2 + ["Concatenate"] + ["Dense"] * 2)
 
 
+@needs_pydot
 def test_sequential_draws_no_input_layer():
     model = fkeras.Sequential([fkeras.Input((4,)), fkeras.layers.Dense(3, name="a"),
                                fkeras.layers.Dense(2, name="b")])
@@ -105,6 +114,7 @@ def nested_model(k=fkeras):
     return k.Model(inp, out)
 
 
+@needs_pydot
 def test_expand_nested():
     model = nested_model()
     labels, edges = named_graph(fkeras.utils.model_to_dot(model))
@@ -147,7 +157,8 @@ def test_rankdir_changes_the_layout(tmp_path):
     assert sizes["TB"] < 1 < sizes["LR"]  # a chain of 3: tall top-down, wide left-right
 
 
-def test_errors(tmp_path, monkeypatch):
+def test_errors_and_missing_pydot(tmp_path, monkeypatch):
+    """Needs no pydot: argument errors come first, then the install hint."""
     model = ticket_model(fkeras)
     with pytest.raises(ValueError, match="Unrecognized keyword arguments"):
         fkeras.utils.model_to_dot(model, colour="red")
@@ -162,6 +173,7 @@ def test_errors(tmp_path, monkeypatch):
         fkeras.utils.model_to_dot(model)
 
 
+@needs_pydot
 def test_missing_graphviz_says_how_to_install(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))  # no `dot` there
     with pytest.raises(ImportError, match=r"apt-get install graphviz"):
@@ -169,7 +181,27 @@ def test_missing_graphviz_says_how_to_install(tmp_path, monkeypatch):
     assert not (tmp_path / "m.png").exists()
 
 
-@pytest.mark.parametrize("build", [ticket_model, nested_model])
+def nested_functional(k=fkeras):
+    """A two-input Functional model used inside another one, twice."""
+    a, b = k.Input((3,), name="in_a"), k.Input((3,), name="in_b")
+    inner = k.Model([a, b], k.layers.Dense(2, name="mix")(k.layers.Add(name="add")([a, b])),
+                    name="pair")
+    x = k.Input((3,), name="x")
+    h = k.layers.Dense(3, name="pre")(x)
+    out = k.layers.Concatenate(name="cat")([inner([x, h]), inner([h, x])])
+    return k.Model(x, out)
+
+
+@needs_pydot
+def test_nested_functional_edges_reach_inside():
+    _, edges = named_graph(fkeras.utils.model_to_dot(nested_functional(), expand_nested=True))
+    assert edges == {("x", "pre"), ("x", "in_a"), ("pre", "in_b"), ("pre", "in_a"),
+                     ("x", "in_b"), ("in_a", "add"), ("in_b", "add"), ("add", "mix"),
+                     ("mix", "cat")}
+
+
+@needs_pydot
+@pytest.mark.parametrize("build", [ticket_model, nested_model, nested_functional])
 @pytest.mark.parametrize("expand_nested", [False, True])
 def test_same_graph_as_keras(build, expand_nested):
     keras = pytest.importorskip("keras")
