@@ -189,3 +189,20 @@ def test_missing_pillow_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "PIL", None)
     with pytest.raises(ImportError, match="pip install Pillow"):
         fkeras.utils.array_to_img(np.zeros((2, 2, 3)))
+
+
+def test_take_map_prefetch_on_fkeras_datasets():
+    data = np.arange(40, dtype="float32")[:, None]
+    ds = fkeras.utils.timeseries_dataset_from_array(data, np.arange(40), 4, batch_size=5)
+    first = list(ds.take(2))
+    assert len(ds.take(2)) == 2 and len(first) == 2 and first[1][1].tolist() == [5, 6, 7, 8, 9]
+    scaled = ds.map(lambda x, y: (x * 2, y)).prefetch(2)
+    assert len(scaled) == len(ds) == 8
+    for (x2, y2), (x, y) in zip(scaled, ds):
+        np.testing.assert_array_equal(x2, 2 * x)
+        np.testing.assert_array_equal(y2, y)
+    assert len(list(ds.take(-1))) == 8
+    inp = fkeras.Input((4, 1))
+    model = fkeras.Model(inp, fkeras.layers.Dense(1)(fkeras.layers.Flatten()(inp)))
+    model.compile("sgd", "mse")
+    assert model.predict(scaled.map(lambda x, y: x), verbose=0).shape == (37, 1)

@@ -9,9 +9,46 @@ replaced by a full permutation: the order differs from TensorFlow's, the set of 
 the same kind). It has `class_names` and `file_paths`, as Keras's datasets do.
 """
 
+import itertools
 import math
 
 import numpy as np
+
+
+class BatchIterable:
+    """tf.data's most used chaining methods for fkeras's dataset objects: `take(n)`,
+    `map(fn)` (a tuple element is unpacked into fn's arguments, as tf.data does) and
+    `prefetch(n)` (a hint: batches are read when reached either way)."""
+
+    def take(self, count):
+        """The first `count` elements of each pass (all with -1)."""
+        return _Derived(self, lambda it: it if count == -1 else itertools.islice(it, count),
+                        None if count == -1 else min(count, len(self)))
+
+    def map(self, map_func, num_parallel_calls=None, deterministic=None):
+        """`map_func` applied to every element (`map_func(*element)` for a tuple)."""
+
+        def apply(it):
+            for item in it:
+                yield map_func(*item) if isinstance(item, tuple) else map_func(item)
+
+        return _Derived(self, apply, len(self))
+
+    def prefetch(self, buffer_size=None):
+        return self
+
+
+class _Derived(BatchIterable):
+    def __init__(self, parent, transform, length):
+        self._parent, self._transform, self._length = parent, transform, length
+        self.class_names = getattr(parent, "class_names", None)
+        self.file_paths = getattr(parent, "file_paths", None)
+
+    def __len__(self):
+        return len(self._parent) if self._length is None else self._length
+
+    def __iter__(self):
+        return iter(self._transform(iter(self._parent)))
 
 
 def encode_labels(labels, label_mode, num_classes):
@@ -24,7 +61,7 @@ def encode_labels(labels, label_mode, num_classes):
     return labels
 
 
-class FileDataset:
+class FileDataset(BatchIterable):
     """Batches `(load_batch(paths), labels)` (or `load_batch(paths)` without labels) over
     `file_paths`.
 

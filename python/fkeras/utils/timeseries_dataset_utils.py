@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 
+from fkeras.utils.file_dataset import BatchIterable
+
 
 def _check(data, sequence_stride, sampling_rate, start_index, end_index, format):
     n = len(data)
@@ -36,7 +38,7 @@ def _check(data, sequence_stride, sampling_rate, start_index, end_index, format)
                          f"format={format}")
 
 
-class TimeseriesDataset:
+class TimeseriesDataset(BatchIterable):
     """Batches of windows `data[start + p + arange(sequence_length) * sampling_rate]` (and
     `targets[start + p]`) for the start positions p, in order or shuffled."""
 
