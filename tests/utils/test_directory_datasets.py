@@ -99,6 +99,9 @@ def test_binary_class_names_and_explicit_labels(image_dir):
     _, y = collect(ds)
     assert y.tolist() == labels and ds.class_names == [str(i) for i in labels]
     assert os.path.relpath(ds.file_paths[-1], image_dir) == "zebra/nested/img0.png"
+    with pytest.raises(ValueError, match=r"needs labels in \[0, 2\)"):
+        fkeras.utils.image_dataset_from_directory(image_dir, labels=[0] * 13 + [20],
+                                                  label_mode="categorical", verbose=False)
 
 
 @pytest.mark.parametrize("split,seed", [(0.25, 3), (0.5, 11), (0.2, 1337)])

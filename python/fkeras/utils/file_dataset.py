@@ -57,6 +57,10 @@ def encode_labels(labels, label_mode, num_classes):
     if label_mode == "binary":
         return labels.astype(np.float32)[:, None]
     if label_mode == "categorical":
+        if labels.size and not 0 <= labels.min() <= labels.max() < num_classes:
+            raise ValueError(
+                f'label_mode="categorical" needs labels in [0, {num_classes}) (one per class '
+                f"name); received labels from {labels.min()} to {labels.max()}.")
         return np.eye(num_classes, dtype=np.float32)[labels]
     return labels
 
