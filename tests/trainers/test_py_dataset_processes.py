@@ -239,3 +239,27 @@ def test_workers_run_fkeras_kernels_after_the_parent_did():
     for i, (x, _) in enumerate(got):
         np.testing.assert_allclose(x, want[i:i + 2, :3], rtol=1e-5, atol=1e-6)
     assert model.built
+
+
+class Endless(fkeras.utils.PyDataset):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+
+    @property
+    def num_batches(self):
+        return None
+
+    def __getitem__(self, i):
+        x = np.full((2, 3), float(i % 5), "float32")
+        return x, x
+
+
+def test_infinite_dataset_with_steps_per_epoch(before):
+    model = model_3_to_3()
+    ref = model_3_to_3()
+    run_with_timeout(lambda: model.fit(Endless(workers=2, use_multiprocessing=True),
+                                       steps_per_epoch=4, epochs=3, verbose=0))
+    run_with_timeout(lambda: ref.fit(Endless(), steps_per_epoch=4, epochs=3, verbose=0))
+    for a, b in zip(model.get_weights(), ref.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    assert not new_children(before)

@@ -266,8 +266,16 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
             break
     if getattr(model.optimizer, "use_ema", False):
         model.optimizer.finalize_variable_values(state.variables)
+    _finish(train)
+    _finish(val)  # a validation pass continues across epochs, as the training one
     cbs.on_train_end(epoch_logs)
     return cbs._history
+
+
+def _finish(data):
+    """Ends a PyDataset pass left open by `steps` (its worker threads or processes stop)."""
+    if isinstance(data, pda.PyDatasetAdapter):
+        data.close()
 
 
 def _global_logs(model, logs):
@@ -337,7 +345,10 @@ def evaluate(model, x, y, batch_size, verbose, sample_weight, steps, callbacks):
     cbs = callbacks if isinstance(callbacks, CallbackList) else CallbackList(
         callbacks, add_progbar=verbose != 0, model=model, verbose=verbose, epochs=1,
         steps=target)
-    return _run_evaluate(model, data, batch_size, steps, cbs)
+    try:
+        return _run_evaluate(model, data, batch_size, steps, cbs)
+    finally:
+        _finish(data)
 
 
 def predict(model, x, batch_size, verbose, steps, callbacks):
@@ -373,6 +384,7 @@ def predict(model, x, batch_size, verbose, steps, callbacks):
             outs.append(flat)
         if end:
             cbs.on_predict_batch_end(last, {"outputs": pack_outputs(model, flat)})
+    _finish(data)
     cbs.on_predict_end()
     outs = _dp.gather_predictions(outs)
     if not outs:

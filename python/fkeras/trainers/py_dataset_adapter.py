@@ -187,14 +187,23 @@ class PyDatasetAdapter:
         self._it = (standardize_batch(b, self.class_weight) for b in source)
         self._seen = 0
 
+    def close(self):
+        """After fit/evaluate/predict: ends a pass left open by `steps`."""
+        self._close_pass()
+
     def reset(self):
         """Before fit/evaluate reads its first epoch: a fresh pass, and `on_epoch_end()`."""
         self._close_pass()
         self._hook("on_epoch_end")
 
     def prime(self, shuffle=False):
-        """The read Keras does to build the compiled state: one batch of a new pass."""
-        it = self.epoch(None, shuffle)
+        """The read Keras does to build the compiled state: one batch of a new pass (an
+        infinite dataset too)."""
+        if self.num_batches is None:
+            self._close_pass()
+            it = self.epoch(1, shuffle)
+        else:
+            it = self.epoch(None, shuffle)
         try:
             next(it, None)
         finally:
