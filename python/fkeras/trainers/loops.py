@@ -240,34 +240,36 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
     model.stop_training = False
     cbs.on_train_begin()
     epoch_logs, logs = {}, {}  # a fit that runs no step reports no logs (Keras 3)
-    for epoch in range(initial_epoch, epochs):
-        model.reset_metrics()
-        cbs.on_epoch_begin(epoch)
-        for first, last, group in executions(model, _dp.shard(batches.epoch(state), True)):
-            if begin:
-                cbs.on_train_batch_begin(first)
-            for xs, ys, sws in group:
-                if custom:
-                    logs = model.train_step(_structured(model, state, xs, ys, sws))
-                else:
-                    model._fk_train_step(state, xs, ys, sws)
-                    logs = model.get_metrics_result() if end else None
-            if end:
-                cbs.on_train_batch_end(last, logs)
+    try:  # a pass left open by steps_per_epoch ends with the fit (its workers stop)
+        for epoch in range(initial_epoch, epochs):
+            model.reset_metrics()
+            cbs.on_epoch_begin(epoch)
+            for first, last, group in executions(model, _dp.shard(batches.epoch(state), True)):
+                if begin:
+                    cbs.on_train_batch_begin(first)
+                for xs, ys, sws in group:
+                    if custom:
+                        logs = model.train_step(_structured(model, state, xs, ys, sws))
+                    else:
+                        model._fk_train_step(state, xs, ys, sws)
+                        logs = model.get_metrics_result() if end else None
+                if end:
+                    cbs.on_train_batch_end(last, logs)
+                if model.stop_training:
+                    break
+            epoch_logs = _global_logs(model, logs)
+            if val is not None and _should_validate(epoch, validation_freq):
+                val_logs = pythonify_logs(_run_evaluate(
+                    model, val, validation_batch_size or batch_size, validation_steps, cbs))
+                epoch_logs.update({f"val_{k}": v for k, v in val_logs.items()})
+            cbs.on_epoch_end(epoch, epoch_logs)
             if model.stop_training:
                 break
-        epoch_logs = _global_logs(model, logs)
-        if val is not None and _should_validate(epoch, validation_freq):
-            val_logs = pythonify_logs(_run_evaluate(
-                model, val, validation_batch_size or batch_size, validation_steps, cbs))
-            epoch_logs.update({f"val_{k}": v for k, v in val_logs.items()})
-        cbs.on_epoch_end(epoch, epoch_logs)
-        if model.stop_training:
-            break
+    finally:
+        _finish(train)
+        _finish(val)  # validation passes continue across epochs too
     if getattr(model.optimizer, "use_ema", False):
         model.optimizer.finalize_variable_values(state.variables)
-    _finish(train)
-    _finish(val)  # a validation pass continues across epochs, as the training one
     cbs.on_train_end(epoch_logs)
     return cbs._history
 

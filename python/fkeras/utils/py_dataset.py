@@ -3,7 +3,8 @@ Keras 2's `Sequence`).
 
 fit/evaluate/predict read `ds[i]` for every batch index, call `on_epoch_begin`/`on_epoch_end`
 around each pass and, with `workers > 1`, fetch batches ahead in a thread pool, or with
-`use_multiprocessing=True` in worker processes (at most `max_queue_size` ahead). How the trainers read it is in `fkeras/trainers/py_dataset_adapter.py`.
+`use_multiprocessing=True` in worker processes (at most `max_queue_size` ahead). How the
+trainers read it is in `fkeras/trainers/py_dataset_adapter.py`.
 """
 
 
