@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from fkeras.engine.keras_tensor import KerasTensor
+from fkeras.trainers import foreign_data
 from fkeras.utils import nest
 
 
@@ -52,7 +53,9 @@ def to_array(a, widen_ints=True):
         raise ValueError("Expected data (NumPy arrays), received a symbolic KerasTensor: "
                          f"{a}. Pass arrays to fit/evaluate/predict.")
     if hasattr(a, "numpy") and not isinstance(a, np.ndarray):
-        a = a.numpy()
+        a = foreign_data.to_numpy(a)  # a torch tensor with grad or on a GPU, a tf tensor
+        if not isinstance(a, np.ndarray):
+            a = a.numpy()
     a = np.asarray(a)
     if a.dtype.kind == "f":
         return np.ascontiguousarray(a, dtype=np.float32)

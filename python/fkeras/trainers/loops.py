@@ -19,6 +19,7 @@ from fkeras.distribution import data_parallel as _dp
 from fkeras.engine.tensor import wrap_structure
 from fkeras.trainers import arg_checks
 from fkeras.trainers import data_adapter as da
+from fkeras.trainers import foreign_data as fd
 from fkeras.trainers import py_dataset_adapter as pda
 from fkeras.trainers.logs import metrics_result_or_logs, pythonify_logs
 from fkeras.trainers.step_state import get_state
@@ -65,7 +66,11 @@ def make_dataset(model, x, y=None, sample_weight=None, class_weight=None, requir
                  method="fit"):
     """An ArrayDataset (arrays, lists, dicts; arrays with no samples are refused, `method`
     naming the caller), a PyDatasetAdapter (a PyDataset or a sequence of batches), a
-    GeneratorAdapter (a generator) or an IterableDataset (batches)."""
+    GeneratorAdapter (a generator) or an IterableDataset (batches: any iterable, a torch
+    DataLoader, a tf.data.Dataset)."""
+    if fd.kind(x) is not None or fd.is_torch_dataset(x):
+        fd.check(x, y, sample_weight, class_weight)
+        return da.IterableDataset(x)
     if pda.is_py_dataset(x):
         for value, name in ((y, "y"), (sample_weight, "sample_weights")):
             if value is not None:
@@ -218,6 +223,8 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
     state = get_state(model)
     train = make_dataset(model, x, y, sample_weight, class_weight,
                          require_y=model.compiled_loss is not None)
+    if shuffle:
+        fd.warn_shuffle_ignored(x)
     val = None
     if validation_data is not None:
         val = _validation_dataset(model, validation_data)
@@ -243,34 +250,44 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
     model.stop_training = False
     cbs.on_train_begin()
     epoch_logs, logs = {}, {}  # a fit that runs no step reports no logs (Keras 3)
-    for epoch in range(initial_epoch, epochs):
-        model.reset_metrics()
-        cbs.on_epoch_begin(epoch)
-        for first, last, group in executions(model, _dp.shard(batches.epoch(state), True)):
-            if begin:
-                cbs.on_train_batch_begin(first)
-            for xs, ys, sws in group:
-                if custom:
-                    logs = model.train_step(_structured(model, state, xs, ys, sws))
-                else:
-                    model._fk_train_step(state, xs, ys, sws)
-                    logs = model.get_metrics_result() if end else None
-            if end:
-                cbs.on_train_batch_end(last, logs)
+    try:  # a pass left open by steps_per_epoch ends with the fit (its workers stop)
+        for epoch in range(initial_epoch, epochs):
+            model.reset_metrics()
+            cbs.on_epoch_begin(epoch)
+            for first, last, group in executions(model, _dp.shard(batches.epoch(state), True)):
+                if begin:
+                    cbs.on_train_batch_begin(first)
+                for xs, ys, sws in group:
+                    if custom:
+                        logs = model.train_step(_structured(model, state, xs, ys, sws))
+                    else:
+                        model._fk_train_step(state, xs, ys, sws)
+                        logs = model.get_metrics_result() if end else None
+                if end:
+                    cbs.on_train_batch_end(last, logs)
+                if model.stop_training:
+                    break
+            epoch_logs = _global_logs(model, logs)
+            if val is not None and _should_validate(epoch, validation_freq):
+                val_logs = pythonify_logs(_run_evaluate(
+                    model, val, validation_batch_size or batch_size, validation_steps, cbs))
+                epoch_logs.update({f"val_{k}": v for k, v in val_logs.items()})
+            cbs.on_epoch_end(epoch, epoch_logs)
             if model.stop_training:
                 break
-        epoch_logs = _global_logs(model, logs)
-        if val is not None and _should_validate(epoch, validation_freq):
-            val_logs = pythonify_logs(_run_evaluate(
-                model, val, validation_batch_size or batch_size, validation_steps, cbs))
-            epoch_logs.update({f"val_{k}": v for k, v in val_logs.items()})
-        cbs.on_epoch_end(epoch, epoch_logs)
-        if model.stop_training:
-            break
+    finally:
+        _finish(train)
+        _finish(val)  # validation passes continue across epochs too
     if getattr(model.optimizer, "use_ema", False):
         model.optimizer.finalize_variable_values(state.variables)
     cbs.on_train_end(epoch_logs)
     return cbs._history
+
+
+def _finish(data):
+    """Ends a PyDataset pass left open by `steps` (its worker threads or processes stop)."""
+    if isinstance(data, pda.PyDatasetAdapter):
+        data.close()
 
 
 def _global_logs(model, logs):
@@ -340,7 +357,10 @@ def evaluate(model, x, y, batch_size, verbose, sample_weight, steps, callbacks):
     cbs = callbacks if isinstance(callbacks, CallbackList) else CallbackList(
         callbacks, add_progbar=verbose != 0, model=model, verbose=verbose, epochs=1,
         steps=target)
-    return _run_evaluate(model, data, batch_size, steps, cbs)
+    try:
+        return _run_evaluate(model, data, batch_size, steps, cbs)
+    finally:
+        _finish(data)
 
 
 def predict(model, x, batch_size, verbose, steps, callbacks):
@@ -376,6 +396,7 @@ def predict(model, x, batch_size, verbose, steps, callbacks):
             outs.append(flat)
         if end:
             cbs.on_predict_batch_end(last, {"outputs": pack_outputs(model, flat)})
+    _finish(data)
     cbs.on_predict_end()
     outs = _dp.gather_predictions(outs)
     if not outs:

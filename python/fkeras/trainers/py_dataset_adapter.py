@@ -12,6 +12,8 @@ PyDataset (n = num_batches):
 - `workers > 1`: a thread pool fetches up to `max_queue_size` batches ahead, in order; an
   error in `__getitem__` is raised in the training thread with its own type; the pool is shut
   down when the pass ends, fails or is abandoned, and every wait polls (no unbounded block).
+- `use_multiprocessing=True` (and `workers >= 1`): the same with worker processes, one pool
+  per pass started after the previous `on_epoch_end()` (`worker_processes.py`).
 
 Generator: read continuously across epochs; without `steps_per_epoch` an epoch lasts until it
 is exhausted; running out warns and fit goes on with the next epoch (which gets nothing).
@@ -78,18 +80,26 @@ def standardize_batch(batch, class_weight=None):
 
 
 class _Prefetcher:
-    """Batches `fetch(i)` for `indices`, in order, computed by `workers` threads at most
-    `depth` ahead. `close()` cancels what is pending and releases the threads."""
+    """Batches `dataset[i]` for `indices`, in order, computed by `workers` threads (or worker
+    processes with `processes=True`) at most `depth` ahead. `close()` cancels what is pending
+    and releases the workers."""
 
-    def __init__(self, fetch, indices, workers, depth):
+    def __init__(self, dataset, indices, workers, depth, processes=False):
         from concurrent import futures  # imported on first use (~25 ms)
 
         self._timeout = futures.TimeoutError  # not the builtin one before Python 3.11
-        self._fetch = fetch
         self._indices = iter(indices)
         self._depth = max(1, int(depth or 1))
-        self._pool = futures.ThreadPoolExecutor(max_workers=int(workers),
-                                                thread_name_prefix="fkeras_pydataset")
+        self._processes = processes
+        if processes:
+            from fkeras.trainers import worker_processes  # multiprocessing, on first use
+
+            self._workers = worker_processes
+            self._pool = worker_processes.start(dataset, workers)
+        else:
+            self._pool = futures.ThreadPoolExecutor(max_workers=int(workers),
+                                                    thread_name_prefix="fkeras_pydataset")
+            self._fetch = dataset.__getitem__
         self._pending = collections.deque()
         while len(self._pending) < self._depth and self._submit():
             pass
@@ -98,7 +108,10 @@ class _Prefetcher:
         index = next(self._indices, None)
         if index is None:
             return False
-        self._pending.append(self._pool.submit(self._fetch, index))
+        if self._processes:
+            self._pending.append(self._workers.submit(self._pool, index))
+        else:
+            self._pending.append(self._pool.submit(self._fetch, index))
         return True
 
     def __iter__(self):
@@ -119,7 +132,10 @@ class _Prefetcher:
         for future in self._pending:
             future.cancel()
         self._pending.clear()
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        if self._processes:
+            self._workers.stop(self._pool)
+        else:
+            self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 class PyDatasetAdapter:
@@ -159,15 +175,21 @@ class PyDatasetAdapter:
             indices = iter(_random.global_rng().permutation(n).tolist())
         else:
             indices = iter(range(n))
-        workers = getattr(self.dataset, "workers", 1) or 1
-        if workers > 1:
-            self._prefetcher = _Prefetcher(self.dataset.__getitem__, indices, workers,
-                                           getattr(self.dataset, "max_queue_size", 10))
+        workers = getattr(self.dataset, "workers", 1) or 0
+        processes = bool(getattr(self.dataset, "use_multiprocessing", False))
+        if workers > 1 or (workers > 0 and processes):  # Keras 3's condition
+            self._prefetcher = _Prefetcher(self.dataset, indices, workers,
+                                           getattr(self.dataset, "max_queue_size", 10),
+                                           processes)
             source = self._prefetcher
         else:
             source = (self.dataset[i] for i in indices)
         self._it = (standardize_batch(b, self.class_weight) for b in source)
         self._seen = 0
+
+    def close(self):
+        """After fit/evaluate/predict: ends a pass left open by `steps`."""
+        self._close_pass()
 
     def reset(self):
         """Before fit/evaluate reads its first epoch: a fresh pass, and `on_epoch_end()`."""
@@ -175,8 +197,13 @@ class PyDatasetAdapter:
         self._hook("on_epoch_end")
 
     def prime(self, shuffle=False):
-        """The read Keras does to build the compiled state: one batch of a new pass."""
-        it = self.epoch(None, shuffle)
+        """The read Keras does to build the compiled state: one batch of a new pass (an
+        infinite dataset too)."""
+        if self.num_batches is None:
+            self._close_pass()
+            it = self.epoch(1, shuffle)
+        else:
+            it = self.epoch(None, shuffle)
         try:
             next(it, None)
         finally:

@@ -26,7 +26,18 @@ _LAZY = {"serialize_keras_object": "fkeras.saving.serialization_lib",
          "is_keras_tensor": "fkeras.engine.keras_tensor",
          "standardize_dtype": "fkeras.ops.dtypes",
          "pack_x_y_sample_weight": "fkeras.trainers.data_adapter",
-         "unpack_x_y_sample_weight": "fkeras.trainers.data_adapter"}
+         "unpack_x_y_sample_weight": "fkeras.trainers.data_adapter",
+         "model_to_dot": "fkeras.utils.model_visualization",
+         "plot_model": "fkeras.utils.model_visualization",
+         "image_dataset_from_directory": "fkeras.utils.image_dataset_utils",
+         "text_dataset_from_directory": "fkeras.utils.text_dataset_utils",
+         "timeseries_dataset_from_array": "fkeras.utils.timeseries_dataset_utils",
+         "split_dataset": "fkeras.utils.dataset_utils",
+         "load_img": "fkeras.utils.image_utils",
+         "img_to_array": "fkeras.utils.image_utils",
+         "array_to_img": "fkeras.utils.image_utils",
+         "save_img": "fkeras.utils.image_utils",
+         "get_source_inputs": "fkeras.utils.layer_utils"}
 
 
 def __getattr__(name):

@@ -2,8 +2,9 @@
 Keras 2's `Sequence`).
 
 fit/evaluate/predict read `ds[i]` for every batch index, call `on_epoch_begin`/`on_epoch_end`
-around each pass and, with `workers > 1`, fetch batches ahead in a thread pool (at most
-`max_queue_size` ahead). How the trainers read it is in `fkeras/trainers/py_dataset_adapter.py`.
+around each pass and, with `workers > 1`, fetch batches ahead in a thread pool, or with
+`use_multiprocessing=True` in worker processes (at most `max_queue_size` ahead). How the
+trainers read it is in `fkeras/trainers/py_dataset_adapter.py`.
 """
 
 
@@ -15,10 +16,13 @@ class PyDataset:
     taken as a tuple), a bare array (inputs only), or a dict of inputs keyed by input name.
 
     Args:
-        workers: number of threads fetching batches ahead (1: read in the training thread).
-        use_multiprocessing: accepted for compatibility; fkeras fetches with threads in both
-            cases (a process pool would need the dataset to be picklable).
-        max_queue_size: how many batches may be fetched ahead when `workers > 1`.
+        workers: number of threads (or processes) fetching batches ahead (1 without
+            multiprocessing: read in the training thread).
+        use_multiprocessing: whether the workers are processes (forked on Linux, so the
+            dataset need not be picklable; spawned and pickled elsewhere). The batches must
+            be picklable. Each pass over the data starts fresh workers after
+            `on_epoch_end()`, so they see what it changed.
+        max_queue_size: how many batches may be fetched ahead.
 
     Example:
     ```python
