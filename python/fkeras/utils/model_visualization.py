@@ -261,8 +261,8 @@ def plot_model(model, to_file="model.png", show_shapes=False, show_dtype=False,
             `show_layer_names=False` by default here, as in Keras 3).
 
     Returns:
-        An `IPython.display.Image` of the file when IPython is installed (not for PDF),
-        else None.
+        An `IPython.display.Image` of the file when IPython is installed and the format is
+        PNG or JPEG (also for a name without extension, written as PNG), else None.
 
     Example:
     ```python
@@ -283,10 +283,11 @@ def plot_model(model, to_file="model.png", show_shapes=False, show_dtype=False,
     to_file = os.fspath(to_file)
     extension = os.path.splitext(to_file)[1][1:] or "png"
     dot.write(to_file, format=extension)
-    if extension != "pdf":
-        try:
-            from IPython import display
-        except ImportError:
-            return None
-        return display.Image(filename=to_file)
-    return None
+    embeddable = {"png": "png", "jpg": "jpeg", "jpeg": "jpeg"}.get(extension)
+    if embeddable is None:  # IPython's Image shows PNG and JPEG only (Keras would raise)
+        return None
+    try:
+        from IPython import display
+    except ImportError:
+        return None
+    return display.Image(filename=to_file, format=embeddable)
