@@ -1,10 +1,11 @@
 // module.cpp: the fkeras._C_cuda extension module: version, build facts and device queries.
-// Kernel families bind themselves from their own files as they are added.
+// Kernel families bind themselves from their own files (FK_BIND_FAMILY, fk_cuda/binders.h).
 #include <cuda_runtime.h>
 #include <pybind11/pybind11.h>
 
 #include <string>
 
+#include "fk_cuda/binders.h"
 #include "fkeras_cuda_build_info.h"
 
 namespace py = pybind11;
@@ -52,4 +53,5 @@ PYBIND11_MODULE(_C_cuda, m) {
     }
     return std::string(p.name);
   }, py::arg("index") = 0);
+  fk_cuda::bind_all(m);
 }
