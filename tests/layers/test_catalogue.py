@@ -61,6 +61,10 @@ for _name in ("Conv1D", "Conv2D", "Conv3D", "Convolution1D", "Convolution2D", "C
               "SeparableConvolution1D", "SeparableConvolution2D"):
     MINIMAL[_name] = {"filters": 2, "kernel_size": 3}
 
+# Image augmentation layers that need arguments.
+MINIMAL.update({"RandomBrightness": {"factor": 0.1}, "RandomContrast": {"factor": 0.1},
+                "RandomShear": {"x_factor": 0.1}, "RandomColorJitter": {},
+                "RandomPosterization": {"factor": (1, 4)}})
 
 def _make(name, cls):
     spec = MINIMAL.get(name, MINIMAL.get(cls.__name__, {}))

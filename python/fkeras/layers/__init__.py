@@ -54,6 +54,13 @@ from fkeras.layers.pooling.global_pooling import (
 )
 from fkeras.layers.pooling.max_pooling import MaxPooling1D, MaxPooling3D
 from fkeras.layers.pooling.max_pooling2d import MaxPooling2D
+from fkeras.layers.preprocessing.image_preprocessing.random_brightness import RandomBrightness
+from fkeras.layers.preprocessing.image_preprocessing.random_contrast import RandomContrast
+from fkeras.layers.preprocessing.image_preprocessing.random_crop import RandomCrop
+from fkeras.layers.preprocessing.image_preprocessing.random_flip import RandomFlip
+from fkeras.layers.preprocessing.image_preprocessing.random_rotation import RandomRotation
+from fkeras.layers.preprocessing.image_preprocessing.random_translation import RandomTranslation
+from fkeras.layers.preprocessing.image_preprocessing.random_zoom import RandomZoom
 from fkeras.layers.regularization.activity_regularization import ActivityRegularization
 from fkeras.layers.regularization.dropout import Dropout
 from fkeras.layers.regularization.noise import AlphaDropout, GaussianDropout, GaussianNoise
