@@ -83,6 +83,42 @@ class BaseImagePreprocessingLayer(Layer):
             raise ValueError(error)
         self.factor = (lower, upper)
 
+    _VALUE_RANGE_VALIDATION_ERROR = ("The `value_range` argument should be a list of two "
+                                     "numbers. ")
+
+    def _set_value_range(self, value_range):
+        """Keras's check: a list/tuple of two numbers, stored sorted (a list)."""
+        if not isinstance(value_range, (tuple, list)) or len(value_range) != 2:
+            raise ValueError(self._VALUE_RANGE_VALIDATION_ERROR +
+                             f"Received: value_range={value_range}")
+        self.value_range = sorted(value_range)
+
+    def _set_factor_by_name(self, factor, name):
+        """Like `_set_factor` for a second argument (`scale`, `sigma`), Keras's text."""
+        lo_bound, hi_bound = self._FACTOR_BOUNDS
+        error = (f"The `{name}` argument should be a number (or a list of two numbers) in the "
+                 f"range [{lo_bound}, {hi_bound}]. Received: factor={factor}")
+        if isinstance(factor, (tuple, list)):
+            if len(factor) != 2 or factor[0] > hi_bound or factor[1] < lo_bound:
+                raise ValueError(error)
+            return tuple(sorted(factor))
+        if isinstance(factor, (int, float)) and not isinstance(factor, bool):
+            if factor < lo_bound or factor > hi_bound:
+                raise ValueError(error)
+            return (max(-abs(factor), lo_bound), abs(factor))
+        raise ValueError(error)
+
+    @staticmethod
+    def _batch_size(data):
+        images = data["images"] if isinstance(data, dict) else data
+        shape = np.shape(images)
+        return shape[0] if len(shape) == 4 else 1
+
+    def _apply_mask(self, rng, batch):
+        """Keras's per-image coin: threshold ~ U(0, 1) < probability ~ U(factor)."""
+        probability = rng.uniform(self.factor[0], self.factor[1], size=(batch,))
+        return rng.uniform(0.0, 1.0, size=(batch,)) < probability
+
     # ---- randomness ----
     def _make_generator(self, seed):
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):

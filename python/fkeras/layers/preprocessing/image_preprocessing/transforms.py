@@ -14,7 +14,7 @@
 
 import numpy as np
 
-FILL_MODES = ("reflect", "wrap", "constant", "nearest")
+FILL_MODES = ("reflect", "wrap", "constant", "nearest", "mirror")
 INTERPOLATIONS = ("nearest", "bilinear")
 
 
@@ -23,6 +23,11 @@ def _fold(index, size, fill_mode):
     masks the out-of-range ones)."""
     if fill_mode == "wrap":
         return np.mod(index, size)
+    if fill_mode == "mirror":
+        if size == 1:
+            return np.zeros_like(index)
+        period = 2 * (size - 1)
+        return np.abs(np.mod(index + size - 1, period) - (size - 1))
     if fill_mode == "reflect":
         period = 2 * size
         r = np.mod(index, period)
@@ -150,6 +155,7 @@ def rgb_to_grayscale(images):
 
 def rgb_to_hsv(images):
     """RGB in [0, 1] -> HSV in [0, 1] (last axis)."""
+    images = np.where(np.abs(images) < np.finfo(np.float32).eps, 0.0, images)
     r, g, b = images[..., 0], images[..., 1], images[..., 2]
     value = np.max(images, axis=-1)
     minimum = np.min(images, axis=-1)
@@ -174,3 +180,40 @@ def hsv_to_rgb(images):
     db = np.clip(2.0 - np.abs(dh - 4.0), 0.0, 1.0)
     one_minus_s = 1.0 - s
     return np.stack([(one_minus_s + s * c) * v for c in (dr, dg, db)], axis=-1)
+
+
+def gaussian_kernel1d(size, sigma):
+    x = np.arange(size, dtype=np.float64) - (size - 1) / 2.0
+    k = np.exp(-0.5 * (x / sigma) ** 2)
+    return k / k.sum()
+
+
+def _correlate_axis(images, kernel, axis):
+    """Zero-padded 'same' correlation of NHWC `images` with a 1-D kernel along `axis`."""
+    half = len(kernel) // 2
+    pad = [(0, 0)] * images.ndim
+    pad[axis] = (half, len(kernel) - 1 - half)
+    padded = np.pad(images, pad)
+    out = np.zeros(images.shape, dtype=np.float64)
+    n = images.shape[axis]
+    for i, w in enumerate(kernel):
+        out += w * np.take(padded, np.arange(i, i + n), axis=axis)
+    return out
+
+
+def gaussian_blur(images, kernel_size, sigma):
+    """NHWC images blurred by a (kernel_size[0] x kernel_size[1]) Gaussian, zero padding
+    (Keras's `image.gaussian_blur`; sigma = (sigma_x, sigma_y))."""
+    out = _correlate_axis(images, gaussian_kernel1d(int(kernel_size[1]), float(sigma[1])), 1)
+    return _correlate_axis(out, gaussian_kernel1d(int(kernel_size[0]), float(sigma[0])), 2)
+
+
+def correlate3x3(images, kernel):
+    """NHWC images correlated per channel with a 3x3 kernel, zero 'same' padding."""
+    padded = np.pad(images.astype(np.float64), ((0, 0), (1, 1), (1, 1), (0, 0)))
+    h, w = images.shape[1:3]
+    out = np.zeros(images.shape, dtype=np.float64)
+    for i in range(3):
+        for j in range(3):
+            out += kernel[i][j] * padded[:, i:i + h, j:j + w]
+    return out
