@@ -68,7 +68,10 @@ class RandomErasing(BaseImagePreprocessingLayer):
         elif isinstance(fill, (tuple, list)):
             if len(fill) != 3:
                 raise ValueError(error)
-            values = np.broadcast_to(np.asarray(fill, np.float64), shape)
+            per_channel = np.asarray(fill, np.float64)
+            if self.data_format == "channels_first":
+                per_channel = per_channel[:, None, None]
+            values = np.broadcast_to(per_channel, shape)
         elif isinstance(fill, (int, float)):
             values = np.full(shape, float(fill))
         else:
