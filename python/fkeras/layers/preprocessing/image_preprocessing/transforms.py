@@ -36,31 +36,33 @@ def _fold(index, size, fill_mode):
 
 
 def sample(images, x, y, interpolation="bilinear", fill_mode="constant", fill_value=0.0):
-    """images: (N, H, W, C); x, y: (N, Ho, Wo) input coordinates -> (N, Ho, Wo, C)."""
+    """images: (N, H, W, C); x, y: (N, Ho, Wo) input coordinates -> (N, Ho, Wo, C) float32.
+
+    Each neighbour is one gather of whole pixels (C contiguous values) from the flattened
+    image; weights and sums are float32, coordinates float64."""
     n, h, w, c = images.shape
-    flat = images.reshape(n, h * w, c)
-    batch = np.arange(n)[:, None, None]
+    flat = np.ascontiguousarray(images, dtype=np.float32).reshape(n * h * w, c)
+    base = (np.arange(n) * (h * w))[:, None, None]
     if interpolation == "nearest":
         nodes_x = [(np.round(x).astype(np.int64), None)]
         nodes_y = [(np.round(y).astype(np.int64), None)]
     else:
         x0, y0 = np.floor(x), np.floor(y)
-        wx, wy = x - x0, y - y0
+        wx, wy = (x - x0).astype(np.float32), (y - y0).astype(np.float32)
         x0, y0 = x0.astype(np.int64), y0.astype(np.int64)
         nodes_x = [(x0, 1.0 - wx), (x0 + 1, wx)]
         nodes_y = [(y0, 1.0 - wy), (y0 + 1, wy)]
-    out = np.zeros((n,) + x.shape[1:] + (c,), dtype=np.float64)
+    out = None
     for iy, wyv in nodes_y:
-        fy = _fold(iy, h, fill_mode)
+        row = base + _fold(iy, h, fill_mode) * w
         for ix, wxv in nodes_x:
-            fx = _fold(ix, w, fill_mode)
-            values = flat[batch, fy * w + fx].astype(np.float64)
+            values = flat[row + _fold(ix, w, fill_mode)]
             if fill_mode == "constant":
                 inside = (iy >= 0) & (iy < h) & (ix >= 0) & (ix < w)
-                values = np.where(inside[..., None], values, fill_value)
+                values = np.where(inside[..., None], values, np.float32(fill_value))
             if wyv is not None:
                 values = values * (wyv * wxv)[..., None]
-            out += values
+            out = values if out is None else out + values
     return out
 
 
