@@ -116,9 +116,7 @@ def test_deterministic_calls_match_keras(name, kwargs, batched, data_format):
     x = _input(kwargs, (3, 13, 10, 3) if batched else (13, 10, 3), seed=4)
     if data_format == "channels_first":
         x = np.ascontiguousarray(np.moveaxis(x, -1, -3))
-    extra = {} if name in ("AutoContrast", "Solarization") else {"data_format": data_format}
-    if name in ("AutoContrast", "Solarization") and data_format == "channels_first":
-        extra = {"data_format": data_format}
+    extra = {"data_format": data_format}
     want = to_np(getattr(keras.layers, name)(**kwargs, **extra)(x, training=True))
     got = getattr(layers, name)(**kwargs, **extra)(x, training=True)
     scale = float(kwargs.get("value_range", (0, 255))[1])

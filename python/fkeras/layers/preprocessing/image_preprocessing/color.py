@@ -38,7 +38,8 @@ class ColorLayer(BaseImagePreprocessingLayer):
         return config
 
 
-def check_channels(shape, data_format, layer):
+def check_channels(shape, data_format):
+    """Keras's rank and 3-channel checks of RandomColorDegeneration's output shape."""
     axis = -1 if data_format == "channels_last" else -3
     if len(shape) not in (3, 4):
         raise ValueError("Invalid images rank: expected rank 3 (single image) or rank 4 (batch "

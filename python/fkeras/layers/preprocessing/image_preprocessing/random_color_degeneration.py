@@ -35,5 +35,5 @@ class RandomColorDegeneration(ColorLayer):
         return np.clip(out, self.value_range[0], self.value_range[1])
 
     def compute_output_shape(self, input_shape):
-        check_channels(input_shape, self.data_format, self)
+        check_channels(input_shape, self.data_format)
         return tuple(input_shape)

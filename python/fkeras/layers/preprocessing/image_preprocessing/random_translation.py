@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from fkeras.layers.preprocessing.image_preprocessing import bounding_boxes as bbox
 from fkeras.layers.preprocessing.image_preprocessing.geometric import AffineLayer, split_factor
 
 _ERROR = ("The `factor` argument should be a number (or a list of two numbers) in the range "
@@ -57,6 +58,18 @@ class RandomTranslation(AffineLayer):
         t = np.asarray(transformation["translations"], np.float64)
         ones, zeros = np.ones(len(t)), np.zeros(len(t))
         return np.stack([ones, zeros, -t[:, 0], zeros, ones, -t[:, 1], zeros, zeros], axis=1)
+
+    def transform_bounding_boxes(self, bounding_boxes, transformation, training=True):
+        """Boxes shift with the image and are clipped to it (empty ones get label -1)."""
+        if not training or transformation is None:
+            return bounding_boxes
+        height, width = self._hw(transformation["input_shape"])
+        boxes = bbox.to_xyxy(bounding_boxes["boxes"], self.bounding_box_format, height, width)
+        t = np.asarray(transformation["translations"], np.float64)[:, None, :]
+        boxes = boxes + np.concatenate([t, t], axis=-1)
+        out = bbox.clip_xyxy(dict(bounding_boxes, boxes=boxes), height, width)
+        out["boxes"] = bbox.from_xyxy(out["boxes"], self.bounding_box_format, height, width)
+        return out
 
     def get_config(self):
         config = super().get_config()

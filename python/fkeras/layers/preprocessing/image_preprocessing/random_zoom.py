@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from fkeras.layers.preprocessing.image_preprocessing import bounding_boxes as bbox
 from fkeras.layers.preprocessing.image_preprocessing.base import standardize_data_format
 from fkeras.layers.preprocessing.image_preprocessing.geometric import AffineLayer, split_factor
 
@@ -72,6 +73,23 @@ class RandomZoom(AffineLayer):
         zooms = np.concatenate([np.asarray(transformation["width_zoom"], np.float64),
                                 np.asarray(transformation["height_zoom"], np.float64)], axis=1)
         return zoom_matrix(zooms, height, width)
+
+    def transform_bounding_boxes(self, bounding_boxes, transformation, training=True):
+        """Boxes follow the zoom: clipped to the part of the input still visible, rescaled
+        to the output (empty ones get label -1)."""
+        if not training or transformation is None:
+            return bounding_boxes
+        height, width = self._hw(transformation["input_shape"])
+        boxes = bbox.to_xyxy(bounding_boxes["boxes"], self.bounding_box_format, height, width)
+        m = self._matrix(transformation, height, width)[:, None, :]
+        start = np.stack([m[..., 2], m[..., 5]], -1)
+        end = np.stack([m[..., 0] * width + m[..., 2], m[..., 4] * height + m[..., 5]], -1)
+        start, end = np.concatenate([start, start], -1), np.concatenate([end, end], -1)
+        rel = (np.clip(boxes, start, end) - start) / (end - start)
+        out = bbox.clip_xyxy(dict(bounding_boxes, boxes=np.clip(rel, 0.0, 1.0)), 1.0, 1.0)
+        out["boxes"] = bbox.from_xyxy(out["boxes"] * [width, height, width, height],
+                                      self.bounding_box_format, height, width)
+        return out
 
     def get_config(self):
         config = super().get_config()
