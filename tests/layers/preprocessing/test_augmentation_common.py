@@ -231,3 +231,24 @@ def test_augmented_model_trains_with_fit_and_predict_is_deterministic():
     trunk = fkeras.Sequential(model.layers[2:])
     np.testing.assert_allclose(model.predict(x, verbose=0), trunk.predict(x, verbose=0),
                                rtol=1e-6)
+
+
+def test_fit_draws_augmentations_and_predict_does_not(monkeypatch):
+    seen = []
+    original = layers.RandomFlip.get_random_transformation
+
+    def spy(self, data, training=True, seed=None):
+        seen.append(bool(training))
+        return original(self, data, training=training, seed=seed)
+
+    monkeypatch.setattr(layers.RandomFlip, "get_random_transformation", spy)
+    inp = fkeras.Input((6, 6, 1))
+    model = fkeras.Model(inp, layers.Flatten()(layers.RandomFlip(seed=0)(inp)))
+    model.compile(optimizer="sgd", loss="mse")
+    x = images((8, 6, 6, 1))
+    model.fit(x, x.reshape(8, -1), epochs=1, batch_size=4, verbose=0)
+    assert seen and all(seen)
+    seen.clear()
+    model.predict(x, verbose=0)
+    model.evaluate(x, x.reshape(8, -1), verbose=0)
+    assert seen and not any(seen)
