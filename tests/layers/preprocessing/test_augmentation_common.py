@@ -252,3 +252,12 @@ def test_fit_draws_augmentations_and_predict_does_not(monkeypatch):
     model.predict(x, verbose=0)
     model.evaluate(x, x.reshape(8, -1), verbose=0)
     assert seen and not any(seen)
+
+
+def test_training_argument_resolution_matches_keras():
+    keras = keras_or_skip()
+    x = images((16, 4, 4, 1))
+    for kwargs in ({}, {"training": None}, {"training": True}, {"training": False}):
+        k = to_np(keras.layers.RandomFlip(seed=1)(x, **kwargs))
+        f = layers.RandomFlip(seed=1)(x, **kwargs)
+        assert np.array_equal(k, x) == np.array_equal(f, x), kwargs

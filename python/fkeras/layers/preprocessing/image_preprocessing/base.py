@@ -194,18 +194,19 @@ class BaseImagePreprocessingLayer(Layer):
         return len(shape) == 4
 
     def call(self, data, training=True):
+        training = bool(training)  # an explicit None is inference, as Keras 3.15
         if isinstance(data, dict):
             if any(isinstance(v, KerasTensor) for v in data.values()):
                 return self._symbolic_dict(data)
-            return self._call_dict(dict(data), bool(training))
+            return self._call_dict(dict(data), training)
         if isinstance(data, KerasTensor):
             self._check_rank(data.shape)
             return KerasTensor(self.compute_output_shape(data.shape), "float32")
         images = np.asarray(data, dtype=np.float32)
         batched = self._check_rank(images.shape)
         batch = images if batched else images[None]
-        transformation = self.get_random_transformation(batch, training=bool(training))
-        out = self.transform_images(batch, transformation, training=bool(training))
+        transformation = self.get_random_transformation(batch, training=training)
+        out = self.transform_images(batch, transformation, training=training)
         return out if batched else out[0]
 
     def _call_dict(self, data, training):
