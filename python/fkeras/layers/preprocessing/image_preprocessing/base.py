@@ -240,6 +240,9 @@ class BaseImagePreprocessingLayer(Layer):
     def _symbolic_dict(self, data):
         out = {}
         for key, value in data.items():
+            if isinstance(value, dict):  # bounding_boxes: {"boxes", "labels"}
+                out[key] = self._symbolic_dict(value)
+                continue
             shape = value.shape if isinstance(value, KerasTensor) else np.shape(value)
             if key in ("images", "segmentation_masks"):
                 shape = self.compute_output_shape(shape)
