@@ -72,6 +72,13 @@ for _name in ("Conv1D", "Conv2D", "Conv3D", "Convolution1D", "Convolution2D", "C
 MINIMAL.update({"Rescaling": {"scale": 0.5}, "HashedCrossing": {"num_bins": 3},
                 "Discretization": {"num_bins": 3}})
 
+# Image augmentation layers that need arguments.
+MINIMAL.update({"RandomBrightness": {"factor": 0.1}, "RandomContrast": {"factor": 0.1},
+                "RandomShear": {"x_factor": 0.1}, "RandomColorJitter": {},
+                "RandomPosterization": {"factor": (1, 4)}, "RandomHue": {"factor": 0.1},
+                "RandomSaturation": {"factor": 0.1}, "RandomSharpness": {"factor": 0.1},
+                "RandomColorDegeneration": {"factor": 0.1},
+                "MaxNumBoundingBoxes": {"max_number": 2}})
 
 def _make(name, cls):
     spec = MINIMAL.get(name, MINIMAL.get(cls.__name__, {}))

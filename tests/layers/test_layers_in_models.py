@@ -60,3 +60,14 @@ def test_sequential_training_flag_and_gradients():
     grads = tape.gradient(loss, model.trainable_weights)
     assert len(grads) == 6 and all(g is not None for g in grads)
     assert model.layers[1].moving_mean.numpy().any()  # updated in training
+
+
+def test_model_training_value_overrides_one_recorded_in_the_node():
+    # Keras 3: Dropout(...)(x, training=True) in a graph still turns off in predict/evaluate,
+    # and a direct model(x) call keeps the recorded value.
+    inp = fkeras.Input((200,))
+    model = fkeras.Model(inp, fkeras.layers.Dropout(0.5, seed=1)(inp, training=True))
+    x = np.ones((2, 200), np.float32)
+    np.testing.assert_array_equal(model.predict(x, verbose=0), x)
+    np.testing.assert_array_equal(np.asarray(model(x, training=False)), x)
+    assert (np.asarray(model(x)) == 0).any()

@@ -62,6 +62,43 @@ from fkeras.layers.pooling.global_pooling import (
 )
 from fkeras.layers.pooling.max_pooling import MaxPooling1D, MaxPooling3D
 from fkeras.layers.pooling.max_pooling2d import MaxPooling2D
+from fkeras.layers.preprocessing.image_preprocessing.aug_mix import AugMix
+from fkeras.layers.preprocessing.image_preprocessing.auto_contrast import AutoContrast
+from fkeras.layers.preprocessing.image_preprocessing.clahe import (
+    ContrastLimitedAdaptiveHistogramEqualization,
+)
+from fkeras.layers.preprocessing.image_preprocessing.cut_mix import CutMix
+from fkeras.layers.preprocessing.image_preprocessing.equalization import Equalization
+from fkeras.layers.preprocessing.image_preprocessing.max_num_bounding_boxes import (
+    MaxNumBoundingBoxes,
+)
+from fkeras.layers.preprocessing.image_preprocessing.mix_up import MixUp
+from fkeras.layers.preprocessing.image_preprocessing.rand_augment import RandAugment
+from fkeras.layers.preprocessing.image_preprocessing.random_brightness import RandomBrightness
+from fkeras.layers.preprocessing.image_preprocessing.random_contrast import RandomContrast
+from fkeras.layers.preprocessing.image_preprocessing.random_crop import RandomCrop
+from fkeras.layers.preprocessing.image_preprocessing.random_flip import RandomFlip
+from fkeras.layers.preprocessing.image_preprocessing.random_rotation import RandomRotation
+from fkeras.layers.preprocessing.image_preprocessing.random_translation import RandomTranslation
+from fkeras.layers.preprocessing.image_preprocessing.random_zoom import RandomZoom
+from fkeras.layers.preprocessing.image_preprocessing.random_color_degeneration import (
+    RandomColorDegeneration,
+)
+from fkeras.layers.preprocessing.image_preprocessing.random_color_jitter import RandomColorJitter
+from fkeras.layers.preprocessing.image_preprocessing.random_elastic_transform import (
+    RandomElasticTransform,
+)
+from fkeras.layers.preprocessing.image_preprocessing.random_erasing import RandomErasing
+from fkeras.layers.preprocessing.image_preprocessing.random_gaussian_blur import RandomGaussianBlur
+from fkeras.layers.preprocessing.image_preprocessing.random_grayscale import RandomGrayscale
+from fkeras.layers.preprocessing.image_preprocessing.random_hue import RandomHue
+from fkeras.layers.preprocessing.image_preprocessing.random_invert import RandomInvert
+from fkeras.layers.preprocessing.image_preprocessing.random_perspective import RandomPerspective
+from fkeras.layers.preprocessing.image_preprocessing.random_posterization import RandomPosterization
+from fkeras.layers.preprocessing.image_preprocessing.random_saturation import RandomSaturation
+from fkeras.layers.preprocessing.image_preprocessing.random_sharpness import RandomSharpness
+from fkeras.layers.preprocessing.image_preprocessing.random_shear import RandomShear
+from fkeras.layers.preprocessing.image_preprocessing.solarization import Solarization
 from fkeras.layers.regularization.activity_regularization import ActivityRegularization
 from fkeras.layers.regularization.dropout import Dropout
 from fkeras.layers.regularization.noise import AlphaDropout, GaussianDropout, GaussianNoise

@@ -120,7 +120,9 @@ class Functional(Model):
                 lambda t: values[id(t)] if isinstance(t, KerasTensor) else t,
                 (list(node.call_args), dict(node.call_kwargs)))
             layer = node.operation
-            if training is not None and "training" not in kwargs and _accepts(layer, "training"):
+            # Keras 3: the model's training value overrides one recorded in the node (a
+            # Keras file records the call default, e.g. RandomFlip's training=True).
+            if training is not None and _accepts(layer, "training"):
                 kwargs["training"] = training
             out = layer(*args, **kwargs)
             for t, v in zip(node.output_tensors, nest.flatten(out)):

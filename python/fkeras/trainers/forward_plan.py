@@ -108,7 +108,7 @@ class ForwardPlan:
             s.kwargs = kwargs
             s.out_ids = [id(t) for t in node.output_tensors]
             s.logits = len(s.out_ids) == 1 and s.out_ids[0] in logit_ids
-            s.training = _accepts_training(s.layer) and "training" not in kwargs
+            s.training = _accepts_training(s.layer)  # overrides a recorded value (Keras 3)
             # `__call__` also adds the activity-regularizer losses, and runs a user-written
             # `call` in tensor mode (so its operators reach the tape).
             direct = (not masked and getattr(s.layer, "activity_regularizer", None) is None
