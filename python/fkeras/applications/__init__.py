@@ -1,0 +1,18 @@
+"""`fkeras.applications`: the image-classification architectures Keras ships, with Keras's
+layer names and weight order, so weight files written by Keras load here and back.
+
+Each family is a module (`fkeras.applications.resnet50.ResNet50`, `...vgg16.preprocess_input`);
+the model constructors are also exported here (`fkeras.applications.VGG16`).
+"""
+
+from fkeras.applications import imagenet_utils
+from fkeras.applications import resnet, resnet50, resnet_v2, vgg16, vgg19
+from fkeras.applications.resnet import ResNet50, ResNet101, ResNet152
+from fkeras.applications.resnet_v2 import ResNet50V2, ResNet101V2, ResNet152V2
+from fkeras.applications.vgg16 import VGG16
+from fkeras.applications.vgg19 import VGG19
+
+__all__ = [
+    "ResNet50", "ResNet101", "ResNet152", "ResNet50V2", "ResNet101V2", "ResNet152V2",
+    "VGG16", "VGG19", "imagenet_utils", "resnet", "resnet50", "resnet_v2", "vgg16", "vgg19",
+]
