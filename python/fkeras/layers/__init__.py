@@ -42,6 +42,8 @@ from fkeras.layers.normalization.group_normalization import GroupNormalization
 from fkeras.layers.normalization.layer_normalization import LayerNormalization
 from fkeras.layers.normalization.rms_normalization import RMSNormalization
 from fkeras.layers.normalization.unit_normalization import UnitNormalization
+from fkeras.layers.preprocessing.normalization import Normalization
+from fkeras.layers.preprocessing.rescaling import Rescaling
 from fkeras.layers.pooling.average_pooling import AveragePooling1D, AveragePooling3D
 from fkeras.layers.pooling.average_pooling2d import AveragePooling2D
 from fkeras.layers.pooling.global_pooling import (

@@ -1,0 +1,1 @@
+"""Keras 3's preprocessing layers (numeric and image ones here; one file per layer family)."""
