@@ -6,9 +6,16 @@ the model constructors are also exported here (`fkeras.applications.VGG16`).
 """
 
 from fkeras.applications import imagenet_utils
-from fkeras.applications import (densenet, inception_resnet_v2, inception_v3, mobilenet,
+from fkeras.applications import (densenet, efficientnet, efficientnet_v2, inception_resnet_v2, inception_v3, mobilenet,
                                  mobilenet_v2, resnet, resnet50, resnet_v2, vgg16, vgg19, xception)
 from fkeras.applications.densenet import DenseNet121, DenseNet169, DenseNet201
+from fkeras.applications.efficientnet import (EfficientNetB0, EfficientNetB1, EfficientNetB2,
+                                              EfficientNetB3, EfficientNetB4, EfficientNetB5,
+                                              EfficientNetB6, EfficientNetB7)
+from fkeras.applications.efficientnet_v2 import (EfficientNetV2B0, EfficientNetV2B1,
+                                                 EfficientNetV2B2, EfficientNetV2B3,
+                                                 EfficientNetV2L, EfficientNetV2M,
+                                                 EfficientNetV2S)
 from fkeras.applications.inception_resnet_v2 import InceptionResNetV2
 from fkeras.applications.inception_v3 import InceptionV3
 from fkeras.applications.mobilenet import MobileNet
