@@ -7,7 +7,7 @@ the model constructors are also exported here (`fkeras.applications.VGG16`).
 
 from fkeras.applications import imagenet_utils
 from fkeras.applications import (densenet, efficientnet, efficientnet_v2, inception_resnet_v2, inception_v3, mobilenet,
-                                 mobilenet_v2, resnet, resnet50, resnet_v2, vgg16, vgg19, xception)
+                                 mobilenet_v2, mobilenet_v3, resnet, resnet50, resnet_v2, vgg16, vgg19, xception)
 from fkeras.applications.densenet import DenseNet121, DenseNet169, DenseNet201
 from fkeras.applications.efficientnet import (EfficientNetB0, EfficientNetB1, EfficientNetB2,
                                               EfficientNetB3, EfficientNetB4, EfficientNetB5,
@@ -20,6 +20,7 @@ from fkeras.applications.inception_resnet_v2 import InceptionResNetV2
 from fkeras.applications.inception_v3 import InceptionV3
 from fkeras.applications.mobilenet import MobileNet
 from fkeras.applications.mobilenet_v2 import MobileNetV2
+from fkeras.applications.mobilenet_v3 import MobileNetV3Large, MobileNetV3Small
 from fkeras.applications.resnet import ResNet50, ResNet101, ResNet152
 from fkeras.applications.resnet_v2 import ResNet50V2, ResNet101V2, ResNet152V2
 from fkeras.applications.vgg16 import VGG16
