@@ -6,8 +6,10 @@ the model constructors are also exported here (`fkeras.applications.VGG16`).
 """
 
 from fkeras.applications import imagenet_utils
-from fkeras.applications import (densenet, efficientnet, efficientnet_v2, inception_resnet_v2, inception_v3, mobilenet,
+from fkeras.applications import (convnext, densenet, efficientnet, efficientnet_v2, inception_resnet_v2, inception_v3, mobilenet,
                                  mobilenet_v2, mobilenet_v3, resnet, resnet50, resnet_v2, vgg16, vgg19, xception)
+from fkeras.applications.convnext import (ConvNeXtBase, ConvNeXtLarge, ConvNeXtSmall,
+                                          ConvNeXtTiny, ConvNeXtXLarge)
 from fkeras.applications.densenet import DenseNet121, DenseNet169, DenseNet201
 from fkeras.applications.efficientnet import (EfficientNetB0, EfficientNetB1, EfficientNetB2,
                                               EfficientNetB3, EfficientNetB4, EfficientNetB5,
