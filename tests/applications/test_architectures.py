@@ -9,6 +9,7 @@ import pytest
 
 import fkeras
 from fkeras.layers import OpLayer
+from app_structure import structure
 from app_table import LARGE, SMALL, config_id, large_enabled
 
 keras = pytest.importorskip("keras")
@@ -17,16 +18,7 @@ keras = pytest.importorskip("keras")
 def _structure(model):
     # Raw ops on symbolic tensors (MobileNetV3's hard sigmoid: `x + 3.0`) are OpLayers in
     # fkeras's `model.layers`; Keras 3 keeps such operations out of `model.layers`.
-    layers = [layer for layer in model.layers if not isinstance(layer, OpLayer)]
-    return {
-        "name": model.name,
-        "layers": [layer.name for layer in layers],
-        "classes": [type(layer).__name__ for layer in layers],
-        "weights": [tuple(w.shape) for w in model.weights],
-        "trainable": [tuple(w.shape) for w in model.trainable_weights],
-        "params": model.count_params(),
-        "output": tuple(model.output.shape),
-    }
+    return structure(model, skip=(OpLayer,))
 
 
 def _build(package, module, fn, kwargs):
@@ -59,7 +51,11 @@ def test_same_structure_as_keras_large(entry):
 
 TOP_LEVEL = ["VGG16", "VGG19", "ResNet50", "ResNet101", "ResNet152", "ResNet50V2",
              "ResNet101V2", "ResNet152V2", "DenseNet121", "DenseNet169", "DenseNet201",
-             "Xception", "InceptionV3", "InceptionResNetV2", "MobileNet", "MobileNetV2"]
+             "Xception", "InceptionV3", "InceptionResNetV2", "MobileNet", "MobileNetV2",
+             "MobileNetV3Small", "MobileNetV3Large", "ConvNeXtTiny", "ConvNeXtSmall",
+             "ConvNeXtBase", "ConvNeXtLarge", "ConvNeXtXLarge"]
+TOP_LEVEL += [f"EfficientNetB{i}" for i in range(8)]
+TOP_LEVEL += [f"EfficientNetV2{v}" for v in ("B0", "B1", "B2", "B3", "S", "M", "L")]
 
 
 @pytest.mark.parametrize("name", TOP_LEVEL)

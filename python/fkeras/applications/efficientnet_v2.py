@@ -135,7 +135,9 @@ def EfficientNetV2(width_coefficient, depth_coefficient, default_size, dropout_r
     img_input = _builder.image_input(input_tensor, input_shape)
     x = img_input
     if include_preprocessing:
-        x = _preprocessing(x, family == "b", input_shape)
+        # B0-B3 normalize with ImageNet statistics; Keras tells them by the model name
+        small = family == "b" if family else name.split("-")[-1].startswith("b")
+        x = _preprocessing(x, small, input_shape)
     x = _conv_bn_act(x, round_filters(blocks_args[0]["input_filters"], width_coefficient,
                                       min_depth, depth_divisor),
                      3, 2, "", bn_momentum, activation, "stem")
