@@ -53,7 +53,7 @@ TOP_LEVEL = ["VGG16", "VGG19", "ResNet50", "ResNet101", "ResNet152", "ResNet50V2
              "ResNet101V2", "ResNet152V2", "DenseNet121", "DenseNet169", "DenseNet201",
              "Xception", "InceptionV3", "InceptionResNetV2", "MobileNet", "MobileNetV2",
              "MobileNetV3Small", "MobileNetV3Large", "ConvNeXtTiny", "ConvNeXtSmall",
-             "ConvNeXtBase", "ConvNeXtLarge", "ConvNeXtXLarge"]
+             "ConvNeXtBase", "ConvNeXtLarge", "ConvNeXtXLarge", "NASNetMobile", "NASNetLarge"]
 TOP_LEVEL += [f"EfficientNetB{i}" for i in range(8)]
 TOP_LEVEL += [f"EfficientNetV2{v}" for v in ("B0", "B1", "B2", "B3", "S", "M", "L")]
 

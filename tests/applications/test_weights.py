@@ -30,9 +30,13 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("fmt", ["weights.h5", "legacy.h5", "model.h5"])
-@pytest.mark.parametrize("module,fn,kwargs,shape", CASES, ids=[c[1] for c in CASES])
-def test_keras_written_weights_predict_the_same(tmp_path, module, fn, kwargs, shape, fmt):
+FORMATS = [(CASES[0], "weights.h5"), (CASES[0], "legacy.h5"), (CASES[0], "model.h5"),
+           (CASES[1], "weights.h5")]
+
+
+@pytest.mark.parametrize("case,fmt", FORMATS, ids=[f"{c[1]}-{f}" for c, f in FORMATS])
+def test_keras_written_weights_predict_the_same(tmp_path, case, fmt):
+    module, fn, kwargs, shape = case
     keras = pytest.importorskip("keras")
     from keras.src.legacy.saving import legacy_h5_format
 

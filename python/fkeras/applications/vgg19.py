@@ -25,6 +25,7 @@ def preprocess_input(x, data_format=None):
     return imagenet_utils.preprocess_input(x, data_format=data_format, mode="caffe")
 
 
-_docs.preprocess_doc(preprocess_input, "RGB to BGR, then the ImageNet channel means\n    are subtracted (\"caffe\" mode).")
+_docs.preprocess_doc(preprocess_input, "RGB to BGR, then the ImageNet channel means\n"
+                                       "    are subtracted (\"caffe\" mode).")
 
 __all__ = ["VGG19", "decode_predictions", "preprocess_input"]
