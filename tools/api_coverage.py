@@ -14,7 +14,7 @@ import sys
 
 MODULES = ["ops", "activations", "losses", "metrics", "initializers", "random", "backend",
            "config", "saving", "regularizers", "constraints", "utils", "layers", "callbacks",
-           "optimizers", "models"]
+           "optimizers", "models", "applications"]
 
 
 def public_names(module):

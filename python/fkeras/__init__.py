@@ -28,17 +28,19 @@ def version():
 
 
 __all__ = [
-    "DTypePolicy", "FloatDTypePolicy", "GradientTape", "Input", "InputSpec", "KerasTensor", "Layer", "Model", "Sequential", "Tensor",
-    "Variable", "__version__", "activations", "backend", "callbacks", "clear_session",
-    "config", "constraints", "datasets", "device", "distribution", "dtype_policies", "initializers", "layers", "losses",
+    "DTypePolicy", "FloatDTypePolicy", "GradientTape", "Input", "InputSpec", "KerasTensor",
+    "Layer", "Model", "Sequential", "Tensor", "Variable", "__version__", "activations",
+    "applications", "backend", "callbacks", "clear_session", "config", "constraints",
+    "datasets", "device", "distribution", "dtype_policies", "initializers", "layers", "losses",
     "metrics", "models", "ops", "optimizers", "random", "regularizers", "saving", "utils",
     "version",
 ]
 
 
 def __getattr__(name):
-    # fkeras.datasets and fkeras.saving load on first use (training needs neither).
-    if name in ("datasets", "saving"):
+    # fkeras.datasets, fkeras.saving and fkeras.applications load on first use (training
+    # needs none of them).
+    if name in ("applications", "datasets", "saving"):
         import importlib
 
         return importlib.import_module(f"fkeras.{name}")

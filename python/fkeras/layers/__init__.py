@@ -190,7 +190,10 @@ def serialize_layer(layer):
     from fkeras.saving.object_registration import get_registered_name
 
     registered = get_registered_name(type(layer))
-    return {"module": "fkeras.layers", "class_name": class_name, "config": config,
+    module = "fkeras.layers"
+    if type(layer).__module__.startswith("fkeras.applications."):  # LayerScale, ...
+        module = "keras.src.applications." + type(layer).__module__.rsplit(".", 1)[-1]
+    return {"module": module, "class_name": class_name, "config": config,
             "registered_name": registered if registered != type(layer).__name__ else None}
 
 
@@ -203,7 +206,10 @@ def deserialize_layer(entry, custom_objects=None):
     if not isinstance(entry, dict):
         raise TypeError(f"Expected a layer config dict, received {entry!r}")
     try:
-        cls = safe_resolve.resolve_class(entry, custom_objects, ("layers", "models"))
+        namespaces = ("layers", "models")
+        if safe_resolve.namespace_of(entry.get("module")) == "applications":
+            namespaces += ("applications",)  # the layers application models define
+        cls = safe_resolve.resolve_class(entry, custom_objects, namespaces)
     except TypeError as e:
         raise ValueError(f"Unknown layer: '{entry.get('class_name')}'. Please ensure you are "
                          "using a `fkeras.saving.custom_object_scope` or pass "

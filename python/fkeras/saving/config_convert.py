@@ -80,6 +80,8 @@ def _keras3_layer_entry(entry):
 
     if entry.get("class_name") in LAYER_CLASSES:
         entry["module"] = "keras.layers"
+    elif entry.get("class_name") in ("Functional", "Model", "Sequential"):
+        entry["module"] = "keras"  # a nested model, as Keras 3 writes it
     config = entry.get("config", {})
     for key, neutral in NOT_IN_KERAS3.get(entry.get("class_name"), {}).items():
         if key in config and config[key] == neutral:

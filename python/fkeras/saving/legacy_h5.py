@@ -177,6 +177,63 @@ def load_model(filepath, custom_objects=None, compile=True):
     return model
 
 
+def load_weights(model, filepath, by_name=False, skip_mismatch=False):
+    """`model.load_weights` for a legacy `.h5` file: a weights-only file (layer groups at the
+    root, as Keras's published application weights are) or a whole-model file (its
+    `model_weights` group).
+
+    Args:
+        by_name: assign only to the layers whose names are in the file (Keras's `by_name`).
+        skip_mismatch: with `by_name`, skip (with a warning) layers whose weight count or
+            shapes differ instead of raising.
+    """
+    filepath = os.fspath(filepath)
+    with _h5py().File(filepath, "r") as f:
+        group = f
+        if "layer_names" not in f.attrs and "model_weights" in f:
+            group = f["model_weights"]
+        if "layer_names" not in group.attrs:
+            raise ValueError(f"The file at {filepath} is not a Keras HDF5 weights file (no "
+                             "`layer_names` attribute).")
+        if by_name:
+            load_weights_by_name(model, group, skip_mismatch)
+        else:
+            load_weights_from_group(model, group)
+
+
+def load_weights_by_name(model, group, skip_mismatch=False):
+    """Assigns the stored weights to the model's layers of the same names; layers absent from
+    the file keep their values. Every shape is checked before anything is assigned."""
+    plan = []
+    for layer in model.layers:
+        variables = _layer_weights(layer)
+        if not variables or layer.name not in group:
+            continue
+        g = group[layer.name]
+        values = [np.asarray(g[w][()]) for w in _names(g.attrs.get("weight_names", []))]
+        problem = None
+        if len(values) != len(variables):
+            problem = (f"Layer '{layer.name}' expected {len(variables)} weights, but the saved "
+                       f"weights have {len(values)} elements.")
+        else:
+            for v, value in zip(variables, values):
+                if tuple(v.shape) != tuple(value.shape):
+                    problem = (f"Shape mismatch in layer '{layer.name}' for weight '{v.name}': "
+                               f"the weight has shape {tuple(v.shape)}, the saved value has "
+                               f"shape {tuple(value.shape)}.")
+                    break
+        if problem is None:
+            plan.append((variables, values))
+        elif skip_mismatch:
+            warnings.warn(f"Skipping loading weights for layer '{layer.name}': {problem}",
+                          stacklevel=3)
+        else:
+            raise ValueError(problem)
+    for variables, values in plan:
+        for v, value in zip(variables, values):
+            v.assign(value)
+
+
 def load_weights_from_group(model, group):
     """Assigns the weights of a legacy `model_weights` group to `model`'s layers."""
     stored = {}

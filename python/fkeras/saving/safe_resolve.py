@@ -30,7 +30,8 @@ _PREFIXES = ("fkeras.", "keras.src.", "keras.")
 _MODULE_NAMESPACE = {"activations": "activations", "ops": "ops", "losses": "losses",
                      "metrics": "metrics", "initializers": "initializers",
                      "regularizers": "regularizers", "constraints": "constraints",
-                     "layers": "layers", "optimizers": "optimizers", "models": "models"}
+                     "layers": "layers", "optimizers": "optimizers", "models": "models",
+                     "applications": "applications"}
 _OPS_EXCLUDED = {"apply"}  # dispatches any registered op by name: not a modelling function
 _NOT_LOCATED = ("Could not locate {kind} '{name}'. Make sure custom classes and functions are "
                 "decorated with `@fkeras.saving.register_keras_serializable()`. If they are "
@@ -116,6 +117,11 @@ def builtin_table(namespace):
                 "Sequential": fkeras.models.Sequential}
     if namespace == "schedules":
         return dict(schedules.CLASSES)
+    if namespace == "applications":  # the layers the application models define
+        from fkeras.applications import convnext, inception_resnet_v2
+
+        return {"CustomScaleLayer": inception_resnet_v2.CustomScaleLayer,
+                "LayerScale": convnext.LayerScale, "StochasticDepth": convnext.StochasticDepth}
     module = {"metrics": fkeras.metrics, "initializers": fkeras.initializers,
               "regularizers": fkeras.regularizers, "constraints": fkeras.constraints,
               "optimizers": fkeras.optimizers}.get(namespace)

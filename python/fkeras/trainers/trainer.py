@@ -393,8 +393,17 @@ class Trainer:
         file_io.atomic_write(filepath, lambda tmp: weights_h5.save_weights(self, tmp))
 
     def load_weights(self, filepath, skip_mismatch=False, **kwargs):
-        """Loads weights saved by `save_weights` (fkeras or Keras 3, `.weights.h5`)."""
-        from fkeras.saving import weights_h5
+        """Loads weights saved by `save_weights` (fkeras or Keras 3, `.weights.h5`), or a
+        legacy `.h5` / `.hdf5` file (weights-only, as Keras's published application weights,
+        or a whole model), by layer order or, with `by_name=True`, by layer name."""
+        from fkeras.saving import legacy_h5, weights_h5
 
-        weights_h5.load_weights(self, filepath, skip_mismatch=skip_mismatch)
+        if legacy_h5.is_legacy_h5_path(filepath):
+            by_name = kwargs.pop("by_name", False)
+            if kwargs:
+                raise ValueError(f"Invalid keyword arguments: {kwargs}")
+            legacy_h5.load_weights(self, filepath, by_name=by_name,
+                                   skip_mismatch=skip_mismatch)
+        else:
+            weights_h5.load_weights(self, filepath, skip_mismatch=skip_mismatch)
         _dp.broadcast_weights(self)  # DataParallel: every rank holds rank 0's weights
