@@ -12,8 +12,12 @@ File layout:
 - `optimizer_weights` (when compiled and built): attribute `weight_names` and one dataset per
   optimizer variable, in Keras 3's order (iteration, learning rate, then the slots per variable).
 
-Reading matches layers by name (then, for files whose names differ, by order among the layers
-that have weights, as Keras does), checks every shape before assigning anything, and restores
+Reading follows hard links only (a soft or external link, a virtual or external dataset, a
+non-numeric dataset is refused, as in the `.weights.h5` reader), compares every dataset's
+declared shape with its variable before reading any data (so a file cannot make fkeras read
+more than the model holds), matches layers by name (then, for files whose names differ, by
+order among the layers that have weights, as Keras does), assigns nothing until every shape
+has been checked, and restores
 the optimizer's state when its variable count matches (a warning otherwise, e.g. for tf_keras
 files, whose optimizers keep other variables). Files are written atomically.
 """
@@ -25,7 +29,7 @@ import warnings
 import numpy as np
 
 from fkeras.saving import file_io
-from fkeras.saving.weights_h5 import _h5py
+from fkeras.saving.weights_h5 import _h5py, _link_check
 
 H5_EXTENSIONS = (".h5", ".hdf5")
 
@@ -148,6 +152,49 @@ def _names(attr):
     return [_text(n) for n in attr]
 
 
+def _node(group, path):
+    """`group[path]` with every link on the way checked to be a hard link."""
+    node = group
+    for part in str(path).split("/"):
+        if not part:
+            continue
+        if not isinstance(node, _h5py().Group):
+            raise ValueError(f"Invalid H5 file: '{node.name}' is not a group (path {path!r}).")
+        node = _link_check(node, part)
+        if node is None:
+            raise ValueError(f"Invalid H5 file: no entry {path!r} in '{group.name}'.")
+    return node
+
+
+def _dataset(group, path):
+    """A numeric dataset stored in this file, checked but not read."""
+    ds = _node(group, path)
+    if not isinstance(ds, _h5py().Dataset):
+        raise ValueError(f"Invalid H5 file: expected a dataset at '{ds.name}'.")
+    if ds.is_virtual:
+        raise ValueError(f"Not allowed: H5 file with virtual Dataset: '{ds.name}'")
+    if ds.external:
+        raise ValueError(f"Not allowed: H5 file with external Dataset: '{ds.name}'")
+    if ds.dtype.kind not in "fiub":
+        raise ValueError(f"Invalid H5 file: the dataset '{ds.name}' holds {ds.dtype}, not "
+                         "numbers.")
+    return ds
+
+
+def _layer_datasets(group, name):
+    g = _node(group, name)
+    return [_dataset(g, w) for w in _names(g.attrs.get("weight_names", []))]
+
+
+def _shape(ds):
+    return tuple(ds.shape) if ds.shape is not None else None
+
+
+def _read_all(plan):
+    """Reads the checked datasets of a plan [(variables, datasets)] into arrays."""
+    return [(variables, [np.asarray(ds[()]) for ds in datasets]) for variables, datasets in plan]
+
+
 def load_model(filepath, custom_objects=None, compile=True):
     """Loads a legacy HDF5 model file written by fkeras, tf_keras or Keras 3.
 
@@ -168,12 +215,12 @@ def load_model(filepath, custom_objects=None, compile=True):
                              "weights only; build the model and call `load_weights`.")
         model = model_from_config(json.loads(_text(f.attrs["model_config"])), custom_objects)
         if "model_weights" in f:
-            load_weights_from_group(model, f["model_weights"])
+            load_weights_from_group(model, _node(f, "model_weights"))
         training = f.attrs.get("training_config")
         if compile and training is not None:
             _compile(model, json.loads(_text(training)), custom_objects)
             if "optimizer_weights" in f:
-                _load_optimizer_weights(model, f["optimizer_weights"])
+                _load_optimizer_weights(model, _node(f, "optimizer_weights"))
     return model
 
 
@@ -191,7 +238,7 @@ def load_weights(model, filepath, by_name=False, skip_mismatch=False):
     with _h5py().File(filepath, "r") as f:
         group = f
         if "layer_names" not in f.attrs and "model_weights" in f:
-            group = f["model_weights"]
+            group = _node(f, "model_weights")
         if "layer_names" not in group.attrs:
             raise ValueError(f"The file at {filepath} is not a Keras HDF5 weights file (no "
                              "`layer_names` attribute).")
@@ -209,18 +256,17 @@ def load_weights_by_name(model, group, skip_mismatch=False):
         variables = _layer_weights(layer)
         if not variables or layer.name not in group:
             continue
-        g = group[layer.name]
-        values = [np.asarray(g[w][()]) for w in _names(g.attrs.get("weight_names", []))]
+        values = _layer_datasets(group, layer.name)
         problem = None
         if len(values) != len(variables):
             problem = (f"Layer '{layer.name}' expected {len(variables)} weights, but the saved "
                        f"weights have {len(values)} elements.")
         else:
             for v, value in zip(variables, values):
-                if tuple(v.shape) != tuple(value.shape):
+                if tuple(v.shape) != _shape(value):
                     problem = (f"Shape mismatch in layer '{layer.name}' for weight '{v.name}': "
                                f"the weight has shape {tuple(v.shape)}, the saved value has "
-                               f"shape {tuple(value.shape)}.")
+                               f"shape {_shape(value)}.")
                     break
         if problem is None:
             plan.append((variables, values))
@@ -229,7 +275,7 @@ def load_weights_by_name(model, group, skip_mismatch=False):
                           stacklevel=3)
         else:
             raise ValueError(problem)
-    for variables, values in plan:
+    for variables, values in _read_all(plan):
         for v, value in zip(variables, values):
             v.assign(value)
 
@@ -238,8 +284,7 @@ def load_weights_from_group(model, group):
     """Assigns the weights of a legacy `model_weights` group to `model`'s layers."""
     stored = {}
     for name in _names(group.attrs["layer_names"]):
-        g = group[name]
-        stored[name] = [np.asarray(g[w][()]) for w in _names(g.attrs["weight_names"])]
+        stored[name] = _layer_datasets(group, name)
     layers = [layer for layer in model.layers if _layer_weights(layer)]
     by_name = all(layer.name in stored for layer in layers)
     if not by_name:
@@ -256,12 +301,12 @@ def load_weights_from_group(model, group):
             raise ValueError(f"Layer '{layer.name}' expected {len(variables)} weights, but the "
                              f"saved weights have {len(values)} elements.")
         for v, value in zip(variables, values):
-            if tuple(v.shape) != tuple(value.shape):
+            if tuple(v.shape) != _shape(value):
                 raise ValueError(f"Shape mismatch in layer '{layer.name}' for weight "
                                  f"'{v.name}': the weight has shape {tuple(v.shape)}, the "
-                                 f"saved value has shape {tuple(value.shape)}.")
+                                 f"saved value has shape {_shape(value)}.")
         plan.append((variables, values))
-    for variables, values in plan:
+    for variables, values in _read_all(plan):
         for v, value in zip(variables, values):
             v.assign(value)
 
@@ -280,14 +325,15 @@ def _compile(model, training, custom_objects):
 def _load_optimizer_weights(model, group):
     from fkeras.trainers.step_state import get_state
 
-    values = [np.asarray(group[n][()]) for n in _names(group.attrs["weight_names"])]
+    datasets = [_dataset(group, n) for n in _names(group.attrs["weight_names"])]
     optimizer = model.optimizer
     optimizer.build(get_state(model).variables)
     variables = optimizer.variables
-    if len(values) != len(variables) or any(tuple(v.shape) != tuple(x.shape)
-                                            for v, x in zip(variables, values)):
-        warnings.warn(f"The optimizer state in the file ({len(values)} variables) does not "
+    if len(datasets) != len(variables) or any(tuple(v.shape) != _shape(x)
+                                              for v, x in zip(variables, datasets)):
+        warnings.warn(f"The optimizer state in the file ({len(datasets)} variables) does not "
                       f"match optimizer '{optimizer.name}' ({len(variables)} variables): the "
                       "optimizer starts from a fresh state.", stacklevel=3)
         return
+    values = [np.asarray(ds[()]) for ds in datasets]
     optimizer.load_own_variables({str(i): x for i, x in enumerate(values)})
