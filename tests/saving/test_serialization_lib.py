@@ -22,6 +22,25 @@ def test_builtin_objects_round_trip(obj):
     assert saving.serialize_keras_object(again) == config
 
 
+
+_SNAPSHOT = {}
+
+
+@pytest.fixture(autouse=True)
+def _registry_snapshot():
+    """These tests register objects; they restore the registry as they found it (other test
+    modules register their own at import)."""
+    _SNAPSHOT.clear()
+    _SNAPSHOT.update(saving.get_custom_objects())
+    yield
+    _restore_registry()
+
+
+def _restore_registry():
+    registry = saving.get_custom_objects()
+    registry.clear()
+    registry.update(_SNAPSHOT)
+
 def test_functions_round_trip_by_public_name():
     config = saving.serialize_keras_object(fkeras.activations.relu)
     assert config == {"module": "keras.activations", "class_name": "function",
@@ -69,7 +88,7 @@ def test_layers_serialize_registered_and_nested():
         clone = fkeras.Model.from_config(model.get_config())
         assert clone.layers[-1].inner.units == 3
     finally:
-        saving.get_custom_objects().clear()
+        _restore_registry()
 
 
 def test_registered_activation_loads_by_its_bare_name(tmp_path):
@@ -87,7 +106,7 @@ def test_registered_activation_loads_by_its_bare_name(tmp_path):
         x = np.random.default_rng(0).random((3, 4)).astype("float32")
         np.testing.assert_allclose(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
     finally:
-        saving.get_custom_objects().clear()
+        _restore_registry()
 
 
 def test_keras3_lowercase_aliases_and_module_helpers():

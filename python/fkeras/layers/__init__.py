@@ -180,8 +180,20 @@ def register_layer_classes(namespace):
             LAYER_CLASSES[name] = obj
 
 
+def keras_operation_entry(layer):
+    """(module, class_name, config, extra call arguments) when `layer` is an op node that
+    Keras 3 writes as an operation, else None."""
+    method = getattr(layer, "keras_entry", None)
+    return method() if method is not None else None
+
+
 def serialize_layer(layer):
     """{"module", "class_name", "config"} for a layer (Keras 3 style)."""
+    keras_entry = keras_operation_entry(layer)
+    if keras_entry is not None:  # an op node Keras 3 also has: written as Keras writes it
+        module, class_name, config, _ = keras_entry
+        return {"module": module, "class_name": class_name, "config": config,
+                "registered_name": class_name}
     # A class exported under another name than its own (GroupQueryAttention) says so.
     class_name = type(layer).__dict__.get("_fk_export_name", type(layer).__name__)
     config = layer.get_config()
@@ -205,6 +217,18 @@ def deserialize_layer(entry, custom_objects=None):
 
     if not isinstance(entry, dict):
         raise TypeError(f"Expected a layer config dict, received {entry!r}")
+    if safe_resolve.namespace_of(entry.get("module")) == "ops" and \
+            safe_resolve.object_registration.find_custom(
+                custom_objects, entry.get("registered_name"), entry.get("class_name")) is None:
+        # A Keras operation node (`x + y` in a Keras functional graph): replayed with the
+        # fkeras.ops function of that name (fkeras's own table only).
+        from fkeras.layers.keras_op_call import KerasOpCall
+
+        config = entry.get("config") or {}
+        if not isinstance(config, dict):
+            raise TypeError(f"Expected a dict for the config of operation "
+                            f"'{entry.get('class_name')}', received {config!r}")
+        return KerasOpCall(entry.get("module"), entry.get("class_name"), config)
     try:
         namespaces = ("layers", "models")
         if safe_resolve.namespace_of(entry.get("module")) == "applications":

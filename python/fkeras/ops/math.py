@@ -455,20 +455,25 @@ def matmul(x1, x2):
     return apply(_R["matmul"], *promote(x1, x2))
 
 
+def _axis(axis):
+    """Keras takes an axis list; NumPy reductions take an int or a tuple."""
+    return tuple(axis) if isinstance(axis, list) else axis
+
+
 def sum(x, axis=None, keepdims=False):  # noqa: A001
-    return apply(_R["sum"], x, axis=axis, keepdims=keepdims)
+    return apply(_R["sum"], x, axis=_axis(axis), keepdims=keepdims)
 
 
 def mean(x, axis=None, keepdims=False):
-    return apply(_R["mean"], x, axis=axis, keepdims=keepdims)
+    return apply(_R["mean"], x, axis=_axis(axis), keepdims=keepdims)
 
 
 def max(x, axis=None, keepdims=False):  # noqa: A001
-    return apply(_R["max"], x, axis=axis, keepdims=keepdims)
+    return apply(_R["max"], x, axis=_axis(axis), keepdims=keepdims)
 
 
 def min(x, axis=None, keepdims=False):  # noqa: A001
-    return apply(_R["min"], x, axis=axis, keepdims=keepdims)
+    return apply(_R["min"], x, axis=_axis(axis), keepdims=keepdims)
 
 
 def where(condition, x1=None, x2=None):

@@ -78,6 +78,8 @@ def _keras3_layer_entry(entry):
     entry = dict(entry)
     from fkeras.layers import LAYER_CLASSES
 
+    if str(entry.get("module", "")).startswith("keras.src.ops."):
+        return entry  # a Keras operation node (KerasOpCall): written exactly as Keras reads it
     if entry.get("class_name") in LAYER_CLASSES:
         entry["module"] = "keras.layers"
     elif entry.get("class_name") in ("Functional", "Model", "Sequential"):
