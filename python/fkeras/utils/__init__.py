@@ -26,7 +26,15 @@ _LAZY = {"serialize_keras_object": "fkeras.saving.serialization_lib",
          "is_keras_tensor": "fkeras.engine.keras_tensor",
          "standardize_dtype": "fkeras.ops.dtypes",
          "pack_x_y_sample_weight": "fkeras.trainers.data_adapter",
-         "unpack_x_y_sample_weight": "fkeras.trainers.data_adapter"}
+         "unpack_x_y_sample_weight": "fkeras.trainers.data_adapter",
+         "enable_interactive_logging": "fkeras.config",
+         "disable_interactive_logging": "fkeras.config",
+         "is_interactive_logging_enabled": "fkeras.config",
+         "Config": "fkeras.utils.config",
+         "audio_dataset_from_directory": "fkeras.utils.audio_dataset"}
+
+# keras.utils submodules, imported on first use.
+_SUBMODULES = ("bounding_boxes", "legacy")
 
 
 def __getattr__(name):
@@ -40,8 +48,13 @@ def __getattr__(name):
         import importlib
 
         return getattr(importlib.import_module(_LAZY[name]), name)
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"fkeras.utils.{name}")
     raise AttributeError(f"module 'fkeras.utils' has no attribute '{name}'")
 
 
 __all__ = ["Progbar", "PyDataset", "Sequence", "clear_session", "get_file", "normalize",
-           "pad_sequences", "set_random_seed", "to_categorical", *_SAVING_NAMES, *_LAZY]
+           "pad_sequences", "set_random_seed", "to_categorical", *_SAVING_NAMES, *_LAZY,
+           *_SUBMODULES]
