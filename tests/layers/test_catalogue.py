@@ -60,6 +60,9 @@ for _name in ("Conv1D", "Conv2D", "Conv3D", "Convolution1D", "Convolution2D", "C
               "Convolution2DTranspose", "SeparableConv1D", "SeparableConv2D",
               "SeparableConvolution1D", "SeparableConvolution2D"):
     MINIMAL[_name] = {"filters": 2, "kernel_size": 3}
+# Numeric preprocessing layers.
+MINIMAL.update({"Rescaling": {"scale": 0.5}, "HashedCrossing": {"num_bins": 3},
+                "Discretization": {"num_bins": 3}})
 
 
 def _make(name, cls):

@@ -42,6 +42,14 @@ from fkeras.layers.normalization.group_normalization import GroupNormalization
 from fkeras.layers.normalization.layer_normalization import LayerNormalization
 from fkeras.layers.normalization.rms_normalization import RMSNormalization
 from fkeras.layers.normalization.unit_normalization import UnitNormalization
+from fkeras.layers.preprocessing.category_encoding import CategoryEncoding
+from fkeras.layers.preprocessing.center_crop import CenterCrop
+from fkeras.layers.preprocessing.discretization import Discretization
+from fkeras.layers.preprocessing.hashed_crossing import HashedCrossing
+from fkeras.layers.preprocessing.hashing import Hashing
+from fkeras.layers.preprocessing.normalization import Normalization
+from fkeras.layers.preprocessing.rescaling import Rescaling
+from fkeras.layers.preprocessing.resizing import Resizing
 from fkeras.layers.pooling.average_pooling import AveragePooling1D, AveragePooling3D
 from fkeras.layers.pooling.average_pooling2d import AveragePooling2D
 from fkeras.layers.pooling.global_pooling import (
