@@ -31,6 +31,7 @@ _LAZY = {"serialize_keras_object": "fkeras.saving.serialization_lib",
          "disable_interactive_logging": "fkeras.config",
          "is_interactive_logging_enabled": "fkeras.config",
          "Config": "fkeras.utils.config",
+         "FeatureSpace": "fkeras.utils.feature_space",
          "audio_dataset_from_directory": "fkeras.utils.audio_dataset"}
 
 # keras.utils submodules, imported on first use.
