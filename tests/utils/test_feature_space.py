@@ -148,3 +148,38 @@ def test_call_errors():
         fs.adapt(5)
     only_float = FS({"a": "float"})  # nothing to adapt: usable at once
     np.testing.assert_array_equal(only_float({"a": [1.5, 2.5]}), [[1.5], [2.5]])
+
+
+@pytest.mark.parametrize("output_mode", ["concat", "dict"])
+def test_symbolic_features_in_a_functional_model(output_mode):
+    rng = np.random.default_rng(1)
+    data = {"age": rng.normal(40, 10, 32).astype(np.float32),
+            "city": rng.choice(["a", "b", "c"], 32), "zip": rng.integers(0, 100, 32),
+            "score": rng.uniform(0, 1, 32).astype(np.float32)}
+    fs = FS({"age": "float_normalized", "city": "string_categorical", "zip": "integer_hashed",
+             "score": "float"}, crosses=[("city", "zip")], output_mode=output_mode)
+    fs.adapt(data)
+    encoded = fs.get_encoded_features()
+    if output_mode == "dict":
+        encoded = fkeras.layers.Concatenate()([encoded[k] for k in sorted(encoded)])
+    extractor = fkeras.Model(fs.get_inputs(), encoded)
+    columns = {k: v.reshape(-1, 1) for k, v in data.items()}
+    eager = fs(data)
+    if output_mode == "dict":
+        eager = np.concatenate([eager[k] for k in sorted(eager)], -1)
+    np.testing.assert_allclose(np.asarray(extractor(columns)), eager, rtol=1e-5, atol=1e-6)
+    model = fkeras.Model(fs.get_inputs(), fkeras.layers.Dense(1)(encoded))
+    model.compile("sgd", "mse")
+    history = model.fit(columns, rng.normal(size=(32, 1)).astype(np.float32), epochs=1,
+                        batch_size=8, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+
+
+def test_symbolic_needs_adapt_and_encoding():
+    fs = FS({"a": "float_normalized"})
+    with pytest.raises(ValueError, match="adapt"):
+        fs.get_inputs()
+    fs = FS({"a": "float", "b": FS.integer_categorical(output_mode="int")})
+    fs.adapt({"a": [1.0], "b": [1]})
+    with pytest.raises(ValueError, match="has not been encoded"):
+        fs.get_encoded_features()

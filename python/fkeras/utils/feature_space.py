@@ -5,8 +5,9 @@ StringLookup, Hashing, Rescaling, or one of the user's), optional feature crosse
 HashedCrossing, and categorical results are one-hot (multi-hot) encoded with CategoryEncoding.
 `adapt` fits the layers that learn from data; calling the FeatureSpace on a dict of columns
 gives one concatenated float32 matrix ("concat") or a dict of encoded features ("dict").
-The results are NumPy arrays (Keras returns backend tensors): a FeatureSpace is a data-pipeline
-step in fkeras, applied to NumPy data before `fit`.
+Called on data, the results are NumPy arrays (Keras returns backend tensors); `get_inputs()`
+and `get_encoded_features()` give the same encoding as a symbolic graph for a Functional model
+that takes the raw columns.
 """
 
 import numpy as np
@@ -274,6 +275,7 @@ class FeatureSpace:
             self.preprocessors[name].adapt(_as_column(columns[name]))
         self._is_adapted = True
         self.one_hot_encoders = {}
+        self._inputs = self._encoded = None
 
     def _cardinality(self, name, layer):
         layers = _layers()
@@ -288,6 +290,12 @@ class FeatureSpace:
                          "known, thus it cannot be one-hot encoded. Try using "
                          "`output_mode='int'`.")
 
+    def _encoder(self, name, layer):
+        if name not in self.one_hot_encoders:
+            self.one_hot_encoders[name] = _layers().CategoryEncoding(
+                num_tokens=self._cardinality(name, layer), output_mode="multi_hot")
+        return self.one_hot_encoders[name]
+
     def _encode(self, name, value, spec, layer):
         value = np.asarray(value)
         if spec.output_mode == "one_hot":
@@ -295,10 +303,7 @@ class FeatureSpace:
                 raise ValueError(f"Feature '{name}' has `output_mode='one_hot'`. Thus its "
                                  "preprocessor should return an integer dtype. Instead it "
                                  f"returns a {value.dtype} dtype.")
-            if name not in self.one_hot_encoders:
-                self.one_hot_encoders[name] = _layers().CategoryEncoding(
-                    num_tokens=self._cardinality(name, layer), output_mode="multi_hot")
-            value = np.asarray(self.one_hot_encoders[name](value), np.float32)
+            value = np.asarray(self._encoder(name, layer)(value), np.float32)
         if self.output_mode == "concat" and (value.dtype.kind in "iuSUO"):
             raise ValueError(f"Cannot concatenate features because feature '{name}' has not "
                              f"been encoded (it has dtype {value.dtype}). Consider using "
@@ -337,6 +342,57 @@ class FeatureSpace:
             outputs = {k: v[0] if v.ndim == 2 and v.shape[0] == 1 else v
                        for k, v in outputs.items()}
         return outputs
+
+    # ---------------------------------------------------------------- symbolic graph
+    def get_inputs(self):
+        """A dict of `fkeras.Input(shape=(1,), dtype=...)`, one per feature (built once)."""
+        if not self._is_adapted:
+            raise ValueError("You need to call `.adapt(dataset)` on the FeatureSpace before "
+                             "you can start using it.")
+        if getattr(self, "_inputs", None) is None:
+            from fkeras.layers import Input
+
+            self._inputs = {n: Input(shape=(1,), dtype=f.dtype, name=n)
+                            for n, f in self.features.items()}
+        return self._inputs
+
+    def get_encoded_features(self):
+        """The encoded features as KerasTensors computed from `get_inputs()`: one tensor
+        ("concat") or a dict ("dict"), for `fkeras.Model(fs.get_inputs(), ...)`."""
+        inputs = self.get_inputs()
+        if getattr(self, "_encoded", None) is not None:
+            return self._encoded
+        pre = {n: inputs[n] if isinstance(self.preprocessors[n], _Identity)
+               else self.preprocessors[n](inputs[n]) for n in self.features}
+        specs = {n: (self.features[n], self.preprocessors[n]) for n in pre}
+        for c in self.crosses:
+            pre[c.name] = self.crossers[c.name]([pre[f] for f in c.feature_names])
+            specs[c.name] = (c, self.crossers[c.name])
+        names = sorted(n for n in pre if n in self.features) + sorted(c.name for c in
+                                                                     self.crosses)
+        outputs = {}
+        for name in names:
+            spec, layer = specs[name]
+            value = pre[name]
+            dtype = str(value.dtype)
+            if spec.output_mode == "one_hot":
+                if not dtype.startswith(("int", "uint")):
+                    raise ValueError(f"Feature '{name}' has `output_mode='one_hot'`. Thus its "
+                                     "preprocessor should return an integer dtype. Instead "
+                                     f"it returns a {dtype} dtype.")
+                value = self._encoder(name, layer)(value)
+            elif self.output_mode == "concat" and not dtype.startswith("float"):
+                raise ValueError(f"Cannot concatenate features because feature '{name}' has "
+                                 f"not been encoded (it has dtype {dtype}). Consider using "
+                                 "`output_mode='dict'`.")
+            outputs[name] = value
+        if self.output_mode == "dict":
+            self._encoded = outputs
+        elif len(outputs) == 1:
+            self._encoded = next(iter(outputs.values()))
+        else:
+            self._encoded = _layers().Concatenate(axis=-1)(list(outputs.values()))
+        return self._encoded
 
     def get_config(self):
         return {"features": {n: f.get_config() for n, f in self.features.items()},
