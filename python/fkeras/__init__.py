@@ -19,6 +19,13 @@ from fkeras.engine.variable import Variable
 from fkeras.layers import Input, InputSpec, Layer
 from fkeras.models import Model, Sequential
 from fkeras.utils import clear_session
+from fkeras.engine.operation import Function, Operation
+from fkeras.engine.scopes import RematScope, name_scope, remat
+from fkeras.initializers import Initializer
+from fkeras.losses import Loss
+from fkeras.metrics import Metric
+from fkeras.optimizers import Optimizer
+from fkeras.regularizers import Regularizer
 
 
 
@@ -33,7 +40,8 @@ __all__ = [
     "applications", "backend", "callbacks", "clear_session", "config", "constraints",
     "datasets", "device", "distribution", "dtype_policies", "initializers", "layers", "losses",
     "metrics", "models", "ops", "optimizers", "random", "regularizers", "saving", "utils",
-    "version",
+    "version", "Function", "Operation", "RematScope", "name_scope", "remat", "Initializer",
+    "Loss", "Metric", "Optimizer", "Regularizer",
 ]
 
 

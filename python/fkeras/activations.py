@@ -120,9 +120,10 @@ for _name, _fn in _BY_NAME.items():
     _NAME_OF.setdefault(id(_fn), _name)  # the first name wins (silu before swish)
 
 
-def serialize(fn):
+def serialize(activation):
     """The name of a built-in activation ("relu6"; aliases give the first name: swish ->
     "silu", hard_swish -> "hard_silu"), else the function's `__name__`."""
+    fn = activation
     name = _NAME_OF.get(id(fn))
     if name is not None and _BY_NAME[name] is fn:
         return name

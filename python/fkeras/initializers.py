@@ -119,9 +119,15 @@ class TruncatedNormal(_Random):
         return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
 
 
-def compute_fans(shape):
-    """(fan_in, fan_out) as Keras computes them (conv kernels: receptive field times channels)."""
+def compute_fans(shape, input_axes=None, output_axes=None):
+    """(fan_in, fan_out) as Keras computes them (conv kernels: receptive field times channels).
+
+    With both `input_axes` and `output_axes` given, the fans are the products of those axes'
+    sizes (Keras 3.15)."""
     shape = tuple(shape)
+    if input_axes is not None and output_axes is not None:
+        return (int(np.prod([shape[a] for a in input_axes])),
+                int(np.prod([shape[a] for a in output_axes])))
     if len(shape) < 1:
         return 1, 1
     if len(shape) == 1:
@@ -133,8 +139,22 @@ def compute_fans(shape):
 
 
 class VarianceScaling(_Random):
-    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None):
+    """Samples with a variance of `scale / fan` (keras.initializers.VarianceScaling).
+
+    Args:
+        scale: positive scaling factor.
+        mode: "fan_in", "fan_out" or "fan_avg".
+        distribution: "truncated_normal" (or "normal"), "untruncated_normal" or "uniform".
+        seed: an int for reproducible values.
+        input_axes, output_axes: optional lists of axes whose sizes give fan_in and fan_out
+            (both needed; otherwise Keras's dense/conv rule).
+    """
+
+    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None,
+                 input_axes=None, output_axes=None):
         super().__init__(seed)
+        self.input_axes = None if input_axes is None else list(input_axes)
+        self.output_axes = None if output_axes is None else list(output_axes)
         if scale <= 0:
             raise ValueError(f"Argument `scale` must be positive. Received: scale={scale}")
         if mode not in ("fan_in", "fan_out", "fan_avg"):
@@ -147,7 +167,7 @@ class VarianceScaling(_Random):
         self.scale, self.mode, self.distribution = scale, mode, distribution
 
     def __call__(self, shape, dtype=None):
-        fan_in, fan_out = compute_fans(shape)
+        fan_in, fan_out = compute_fans(shape, self.input_axes, self.output_axes)
         fan = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[self.mode]
         scale = self.scale / max(1.0, fan)
         rng = self._rng()
@@ -160,16 +180,19 @@ class VarianceScaling(_Random):
 
     def get_config(self):
         return {"scale": self.scale, "mode": self.mode, "distribution": self.distribution,
-                "seed": self.seed}
+                "seed": self.seed, "input_axes": self.input_axes,
+                "output_axes": self.output_axes}
 
 
 def _vs(name, scale, mode, distribution):
     class _Named(VarianceScaling):
-        def __init__(self, seed=None):
-            super().__init__(scale=scale, mode=mode, distribution=distribution, seed=seed)
+        def __init__(self, seed=None, input_axes=None, output_axes=None):
+            super().__init__(scale=scale, mode=mode, distribution=distribution, seed=seed,
+                             input_axes=input_axes, output_axes=output_axes)
 
         def get_config(self):
-            return {"seed": self.seed}
+            return {"seed": self.seed, "input_axes": self.input_axes,
+                    "output_axes": self.output_axes}
 
     _Named.__name__ = _Named.__qualname__ = name
     return _Named
@@ -229,7 +252,14 @@ def serialize(initializer):
     return serialize_object(initializer, "keras.initializers")
 
 
-def deserialize(config):
+def deserialize(config, custom_objects=None):
+    """An initializer from its config, name or serialized dict (keras.initializers.deserialize);
+    `custom_objects` maps names to user classes."""
+    if custom_objects:
+        from fkeras.saving.object_registration import custom_object_scope
+
+        with custom_object_scope(custom_objects):
+            return get(config)
     return get(config)
 
 

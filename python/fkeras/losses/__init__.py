@@ -100,7 +100,9 @@ def serialize(loss):
     return getattr(loss, "__name__", str(loss))
 
 
-def deserialize(config, custom_objects=None):
+def deserialize(name, custom_objects=None):
+    """A loss from its name or serialized dict (keras.losses.deserialize)."""
+    config = name
     if isinstance(config, str):
         obj = (custom_objects or {}).get(config)
         return obj if obj is not None else get(config)

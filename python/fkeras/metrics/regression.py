@@ -1,5 +1,7 @@
 """Regression, probabilistic and hinge metrics: the mean of a loss function over samples."""
 
+import inspect
+
 import numpy as np
 
 from fkeras import losses
@@ -10,11 +12,14 @@ from fkeras.metrics.metric import Mean, MeanMetricWrapper, reduce_to_samplewise,
 def _no_tape(fn, direction="down"):
     """A loss function evaluated as a metric: outside any tape, returning NumPy."""
 
-    def metric_fn(y_true, y_pred, **kwargs):
+    def metric_fn(*args, **kwargs):
         with _tape.stop_recording():
-            return np.asarray(fn(y_true, y_pred, **kwargs))
+            return np.asarray(fn(*args, **kwargs))
 
+    # The loss function checks the arguments; its signature (Keras's) is the metric's.
+    metric_fn.__signature__ = inspect.signature(fn)
     metric_fn.__name__ = fn.__name__
+    metric_fn.__doc__ = fn.__doc__
     metric_fn._direction = direction
     return metric_fn
 

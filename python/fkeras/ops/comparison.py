@@ -144,9 +144,21 @@ logical_not = _unary("logical_not")
 isnan = _unary("isnan")
 isinf = _unary("isinf")
 isfinite = _unary("isfinite")
-bitwise_and = _binary("bitwise_and")
-bitwise_or = _binary("bitwise_or")
-bitwise_xor = _binary("bitwise_xor")
+def bitwise_and(x, y):
+    """Elementwise bitwise AND of integer or bool tensors (keras.ops.bitwise_and)."""
+    return apply(_R["bitwise_and"], *promote(x, y))
+
+
+def bitwise_or(x, y):
+    """Elementwise bitwise OR of integer or bool tensors (keras.ops.bitwise_or)."""
+    return apply(_R["bitwise_or"], *promote(x, y))
+
+
+def bitwise_xor(x, y):
+    """Elementwise bitwise XOR of integer or bool tensors (keras.ops.bitwise_xor)."""
+    return apply(_R["bitwise_xor"], *promote(x, y))
+
+
 bitwise_invert = _unary("bitwise_invert")
 bitwise_not = bitwise_invert
 floor_divide = _binary("floor_divide")

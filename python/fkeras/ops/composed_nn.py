@@ -45,15 +45,18 @@ def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, i
     return einsum("bnts,bsnh->btnh", probs, v)
 
 
-def rms_normalization(x, scale=1, axis=-1, epsilon=None):
-    """x / sqrt(mean(x^2, axis) + epsilon) * scale (keras.ops.rms_normalization)."""
+def rms_normalization(x, scale=None, axis=-1, epsilon=None):
+    """x / sqrt(mean(x^2, axis) + epsilon) * scale (keras.ops.rms_normalization).
+
+    `scale` None leaves the normalized values unscaled."""
     from fkeras import config
     from fkeras.ops.elementwise import rsqrt
 
     x = _float_input(x)
     eps = config.epsilon() if epsilon is None else float(epsilon)
     ms = _m.mean(_m.square(x), axis=axis, keepdims=True)
-    return _m.multiply(_m.multiply(x, rsqrt(_m.add(ms, eps))), scale)
+    y = _m.multiply(x, rsqrt(_m.add(ms, eps)))
+    return y if scale is None else _m.multiply(y, scale)
 
 
 def depth_to_space(x, block_size, data_format="channels_last"):

@@ -88,25 +88,62 @@ class Scatter(Op):
 
 
 class ScatterUpdate(Op):
-    """`inputs` with the entries at `indices` replaced by `updates`."""
+    """`inputs` with the entries at `indices` replaced by (or combined with) `updates`.
+
+    reduction None replaces (the last duplicate wins); "add", "mul", "max", "min" combine the
+    input with every update at a coordinate, duplicates included (Keras 3.15's reductions)."""
 
     name = "scatter_update"
 
-    def output_spec(self, x, indices, updates):
+    def output_spec(self, x, indices, updates, reduction=None):
         return su.shape_of(x)
 
-    def forward(self, dev, x, indices, updates):
+    def forward(self, dev, x, indices, updates, reduction=None):
         y = x.copy()
-        y[_index_tuple(indices)] = updates
-        return y, indices
-
-    def backward(self, dev, indices, g, needs):
         idx = _index_tuple(indices)
-        dx = None
-        if needs[0]:
-            dx = g.copy()
-            dx[idx] = 0
-        return dx, None, (np.ascontiguousarray(g[idx]) if needs[2] else None)
+        if reduction is None:
+            y[idx] = updates
+        else:
+            _SCATTER_UFUNCS[reduction].at(y, idx, updates)
+        return y, (x, indices, updates, y)
+
+    def backward(self, dev, saved, g, needs, reduction=None):
+        x, indices, updates, y = saved
+        idx = _index_tuple(indices)
+        dx = du = None
+        if reduction is None:
+            if needs[0]:
+                dx = g.copy()
+                dx[idx] = 0
+            if needs[2]:
+                du = np.ascontiguousarray(g[idx])
+        elif reduction == "add":
+            dx = g.copy() if needs[0] else None
+            du = np.ascontiguousarray(g[idx]) if needs[2] else None
+        elif reduction in ("max", "min"):
+            # The cotangent goes to every operand equal to the result (ties each receive it).
+            if needs[0]:
+                dx = g * (x == y)
+            if needs[2]:
+                du = g[idx] * (updates == y[idx])
+        else:  # "mul": d y / d x = prod(updates at the coordinate); d y / d u_i = y / u_i
+            factor = np.ones_like(x)
+            np.multiply.at(factor, idx, updates)
+            if needs[0]:
+                dx = g * factor
+            if needs[2]:
+                du = np.empty_like(updates)
+                flat = np.asarray(indices).reshape(len(updates), -1)
+                for i in range(len(updates)):
+                    others = x[tuple(flat[i])].copy()
+                    for j in range(len(updates)):
+                        if j != i and np.array_equal(flat[j], flat[i]):
+                            others = others * updates[j]
+                    du[i] = g[tuple(flat[i])] * others
+        return dx, None, du
+
+
+_SCATTER_UFUNCS = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
 
 
 class SegmentSum(Op):
@@ -267,12 +304,29 @@ def scatter(indices, values, shape):
                  shape=tuple(int(d) for d in shape))
 
 
-def scatter_update(inputs, indices, updates):
-    """`inputs` with the entries at coordinates `indices` set to `updates` (a new tensor)."""
+def scatter_update(inputs, indices, updates, reduction=None):
+    """`inputs` with `updates` written at the coordinates `indices` (a new tensor).
+
+    Args:
+        inputs: the tensor to update.
+        indices: (n, k) integer coordinates into the first k axes of `inputs`.
+        updates: (n, *inputs.shape[k:]) values.
+        reduction: None replaces the entries; "add", "mul", "max" or "min" combines each
+            entry with all the updates written to it (Keras 3.15).
+
+    Example:
+    ```python
+    y = fkeras.ops.scatter_update(np.zeros(4), [[1], [1]], [2.0, 3.0], reduction="add")
+    # y == [0, 5, 0, 0]
+    ```
+    """
     from fkeras.ops.dtypes import promote
 
+    if reduction is not None and reduction not in _SCATTER_UFUNCS:
+        raise ValueError(f"Unsupported reduction: {reduction}. `scatter_update` accepts "
+                         "reduction=None, 'add', 'mul', 'max' or 'min'.")
     inputs, updates = promote(inputs, updates)
-    return apply(_R["scatter_update"], inputs, _int_data(indices), updates)
+    return apply(_R["scatter_update"], inputs, _int_data(indices), updates, reduction=reduction)
 
 
 def segment_sum(data, segment_ids, num_segments=None, sorted=False):

@@ -36,8 +36,16 @@ def _binary(name):
     return fn
 
 
-left_shift = _binary("left_shift")
-right_shift = _binary("right_shift")
+def left_shift(x, y):
+    """Elementwise `x << y` of integer tensors (keras.ops.left_shift)."""
+    return apply(_R["left_shift"], *promote(x, y))
+
+
+def right_shift(x, y):
+    """Elementwise `x >> y` of integer tensors (keras.ops.right_shift)."""
+    return apply(_R["right_shift"], *promote(x, y))
+
+
 bitwise_left_shift = left_shift
 bitwise_right_shift = right_shift
 gcd = _binary("gcd")

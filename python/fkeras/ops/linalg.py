@@ -275,11 +275,20 @@ def _eager(x, name):
     return np.asarray(getattr(x, "_value", x), np.float64)
 
 
-def pinv(x, rcond=1e-15):
-    """The Moore-Penrose pseudo-inverse (keras.ops.pinv); not differentiable in fkeras."""
+def pinv(x, rcond=None):
+    """The Moore-Penrose pseudo-inverse (keras.ops.pinv); not differentiable in fkeras.
+
+    Args:
+        x: (..., M, N) matrices.
+        rcond: singular values below `rcond * largest` are treated as zero; None:
+            max(M, N) * float eps, as Keras (NumPy 2 / torch's default).
+    """
     from fkeras.ops.core import convert_to_tensor
 
-    return convert_to_tensor(np.linalg.pinv(_eager(x, "pinv"), rcond=rcond).astype(np.float32))
+    a = _eager(x, "pinv")
+    if rcond is None:
+        rcond = max(a.shape[-2:], default=1) * np.finfo(np.float32).eps
+    return convert_to_tensor(np.linalg.pinv(a, rcond=rcond).astype(np.float32))
 
 
 def matrix_rank(x, tol=None):

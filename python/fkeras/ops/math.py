@@ -9,6 +9,7 @@ import numpy as np
 
 from fkeras.ops import shape_utils as su
 from fkeras.ops.registry import Op, apply
+from fkeras.engine.keras_tensor import KerasTensor
 
 
 def _shape(x):
@@ -468,12 +469,47 @@ def mean(x, axis=None, keepdims=False):
     return apply(_R["mean"], x, axis=_axis(axis), keepdims=keepdims)
 
 
-def max(x, axis=None, keepdims=False):  # noqa: A001
-    return apply(_R["max"], x, axis=_axis(axis), keepdims=keepdims)
+def _extremum(name, x, axis, keepdims, initial, combine):
+    axis = _axis(axis)
+    if initial is None:
+        return apply(_R[name], x, axis=axis, keepdims=keepdims)
+    shape = tuple(getattr(x, "shape", np.shape(x)))
+    if 0 in shape and not isinstance(x, KerasTensor):
+        # An empty reduction is `initial` itself (NumPy's rule, the result shape kept).
+        value = np.asarray(getattr(x, "_value", x))
+        out = getattr(np, name)(value, axis=axis, keepdims=keepdims, initial=initial)
+        from fkeras.ops.core import convert_to_tensor
+
+        return convert_to_tensor(out)
+    return combine(apply(_R[name], x, axis=axis, keepdims=keepdims), initial)
 
 
-def min(x, axis=None, keepdims=False):  # noqa: A001
-    return apply(_R["min"], x, axis=_axis(axis), keepdims=keepdims)
+def max(x, axis=None, keepdims=False, initial=None):  # noqa: A001
+    """The largest entry of `x` along `axis` (keras.ops.max).
+
+    Args:
+        x: input tensor.
+        axis: the reduced axis or axes (None: all).
+        keepdims: keep the reduced axes with size 1.
+        initial: if given, the result is at least `initial` (and an empty `x` gives it).
+    """
+    if initial is None and 0 in tuple(getattr(x, "shape", np.shape(x))):
+        raise ValueError("Cannot compute the max of an empty tensor.")
+    return _extremum("max", x, axis, keepdims, initial, maximum)
+
+
+def min(x, axis=None, keepdims=False, initial=None):  # noqa: A001
+    """The smallest entry of `x` along `axis` (keras.ops.min).
+
+    Args:
+        x: input tensor.
+        axis: the reduced axis or axes (None: all).
+        keepdims: keep the reduced axes with size 1.
+        initial: if given, the result is at most `initial` (and an empty `x` gives it).
+    """
+    if initial is None and 0 in tuple(getattr(x, "shape", np.shape(x))):
+        raise ValueError("Cannot compute the min of an empty tensor.")
+    return _extremum("min", x, axis, keepdims, initial, minimum)
 
 
 def where(condition, x1=None, x2=None):

@@ -343,7 +343,7 @@ class StopGradient(Op):
         return (None,)
 
 
-def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None, rms_scaling=False):
+def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None, **kwargs):
     """keras.ops.layer_normalization: normalizes over `axis` (int or list), then gamma, beta.
 
     Args:
@@ -351,13 +351,32 @@ def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None, rms_sca
         gamma, beta: optional, one value per normalized element (the normalized axes' shape).
         axis: the normalized axis or axes.
         epsilon: added to the variance (None: 1e-7, keras.config.epsilon()).
-        rms_scaling: Keras 3's deprecated flag: x / sqrt(var + epsilon) * gamma, uncentred.
+        **kwargs: only `rms_scaling`, Keras 3's deprecated flag (warns as Keras does):
+            x / sqrt(var + epsilon) * gamma, uncentred.
 
     Example:
     ```python
     y = fkeras.ops.layer_normalization(x, gamma, beta, axis=-1, epsilon=1e-3)
     ```
     """
+    rms_scaling = kwargs.pop("rms_scaling", False)
+    if kwargs:
+        raise TypeError("layer_normalization() got unexpected keyword arguments "
+                        f"{sorted(kwargs)}; it accepts gamma, beta, axis, epsilon and the "
+                        "deprecated rms_scaling.")
+    if rms_scaling:
+        import warnings
+
+        warnings.warn("You passed `rms_scaling=True`, which is deprecated. This argument "
+                      "incorrectly scales the input by the variance, not the root mean "
+                      "square. To correctly use RMS Normalization, please use "
+                      "`keras.ops.rms_normalization` / `keras.ops.nn.rms_normalization` "
+                      "instead.", stacklevel=2)
+    return layer_norm(x, gamma, beta, axis, epsilon, rms_scaling)
+
+
+def layer_norm(x, gamma=None, beta=None, axis=-1, epsilon=None, rms_scaling=False):
+    """layer_normalization without the deprecation warning (the LayerNormalization layer's op)."""
     axes = tuple(axis) if isinstance(axis, (list, tuple)) else (axis,)
     return apply(_R["layer_norm"], x, gamma, beta, axis=axes,
                  epsilon=1e-7 if epsilon is None else float(epsilon),
@@ -381,6 +400,6 @@ def normalize(x, axis=-1, order=2, epsilon=None):
                  epsilon=1e-7 if epsilon is None else float(epsilon))
 
 
-def stop_gradient(x):
-    """keras.ops.stop_gradient: x, with no gradient flowing back through it."""
-    return apply(_R["stop_gradient"], x)
+def stop_gradient(variable):
+    """keras.ops.stop_gradient: `variable` (a tensor), with no gradient flowing back."""
+    return apply(_R["stop_gradient"], variable)

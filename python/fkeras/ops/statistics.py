@@ -213,19 +213,30 @@ def corrcoef(x):
     return _m.divide(cov, _m.multiply(expand_dims(d, 1), expand_dims(d, 0)))
 
 
-def _nan_stat(name, fn):
-    def stat(x, *args, **kwargs):
-        from fkeras.ops.core import convert_to_tensor
+def _nan_result(x, name, fn, **kwargs):
+    from fkeras.ops.core import convert_to_tensor
 
-        out = fn(_eager_numpy(x, name).astype(np.float64), *args, **kwargs)
-        return convert_to_tensor(np.asarray(out, np.float32))
-
-    stat.__name__ = stat.__qualname__ = name
-    stat.__doc__ = (f"NumPy's `{name}` (keras.ops.{name}); computed outside the tape in fkeras "
-                    "(no gradient).")
-    return stat
+    if isinstance(kwargs.get("axis"), list):
+        kwargs["axis"] = tuple(kwargs["axis"])
+    out = fn(_eager_numpy(x, name).astype(np.float64), **kwargs)
+    return convert_to_tensor(np.asarray(out, np.float32))
 
 
-nanmedian = _nan_stat("nanmedian", np.nanmedian)
-nanquantile = _nan_stat("nanquantile", np.nanquantile)
-nanpercentile = _nan_stat("nanpercentile", np.nanpercentile)
+def nanmedian(x, axis=None, keepdims=False):
+    """The median of `x` along `axis` ignoring NaNs (keras.ops.nanmedian); not differentiable
+    in fkeras (computed outside the tape)."""
+    return _nan_result(x, "nanmedian", np.nanmedian, axis=axis, keepdims=keepdims)
+
+
+def nanquantile(x, q, axis=None, method="linear", keepdims=False):
+    """The `q`-th quantiles (q in [0, 1]) of `x` along `axis` ignoring NaNs
+    (keras.ops.nanquantile); `method` as NumPy's. Not differentiable in fkeras."""
+    return _nan_result(x, "nanquantile", np.nanquantile, q=np.asarray(q), axis=axis,
+                       method=method, keepdims=keepdims)
+
+
+def nanpercentile(x, q, axis=None, method="linear", keepdims=False):
+    """The `q`-th percentiles (q in [0, 100]) of `x` along `axis` ignoring NaNs
+    (keras.ops.nanpercentile); `method` as NumPy's. Not differentiable in fkeras."""
+    return _nan_result(x, "nanpercentile", np.nanpercentile, q=np.asarray(q), axis=axis,
+                       method=method, keepdims=keepdims)

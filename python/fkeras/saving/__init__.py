@@ -10,6 +10,7 @@ from fkeras.saving.object_registration import (
     get_registered_object,
     register_keras_serializable,
 )
+from fkeras.saving.file_editor import KerasFileEditor
 from fkeras.saving.saving_lib import load_model, save_model
 from fkeras.saving.serialization_lib import deserialize_keras_object, serialize_keras_object
 
@@ -24,7 +25,7 @@ def load_weights(model, filepath, skip_mismatch=False, **kwargs):
     model.load_weights(filepath, skip_mismatch=skip_mismatch, **kwargs)
 
 
-__all__ = ["CustomObjectScope", "custom_object_scope", "get_custom_objects",
+__all__ = ["KerasFileEditor", "CustomObjectScope", "custom_object_scope", "get_custom_objects",
            "get_registered_name", "get_registered_object", "load_model", "load_weights",
            "register_keras_serializable", "save_model", "save_weights",
            "serialize_keras_object", "deserialize_keras_object"]

@@ -37,7 +37,16 @@ _LAZY = {"serialize_keras_object": "fkeras.saving.serialization_lib",
          "img_to_array": "fkeras.utils.image_utils",
          "array_to_img": "fkeras.utils.image_utils",
          "save_img": "fkeras.utils.image_utils",
-         "get_source_inputs": "fkeras.utils.layer_utils"}
+         "get_source_inputs": "fkeras.utils.layer_utils",
+         "enable_interactive_logging": "fkeras.config",
+         "disable_interactive_logging": "fkeras.config",
+         "is_interactive_logging_enabled": "fkeras.config",
+         "Config": "fkeras.utils.config",
+         "FeatureSpace": "fkeras.utils.feature_space",
+         "audio_dataset_from_directory": "fkeras.utils.audio_dataset"}
+
+# keras.utils submodules, imported on first use.
+_SUBMODULES = ("bounding_boxes", "legacy")
 
 
 def __getattr__(name):
@@ -51,8 +60,13 @@ def __getattr__(name):
         import importlib
 
         return getattr(importlib.import_module(_LAZY[name]), name)
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"fkeras.utils.{name}")
     raise AttributeError(f"module 'fkeras.utils' has no attribute '{name}'")
 
 
 __all__ = ["Progbar", "PyDataset", "Sequence", "clear_session", "get_file", "normalize",
-           "pad_sequences", "set_random_seed", "to_categorical", *_SAVING_NAMES, *_LAZY]
+           "pad_sequences", "set_random_seed", "to_categorical", *_SAVING_NAMES, *_LAZY,
+           *_SUBMODULES]

@@ -67,8 +67,10 @@ class LayerNormalization(Layer):
         self.built = True
 
     def call(self, inputs):
-        return ops.layer_normalization(inputs, self.gamma, self.beta, axis=self._axes,
-                                       epsilon=self.epsilon, rms_scaling=self.rms_scaling)
+        from fkeras.ops.normalization import layer_norm
+
+        return layer_norm(inputs, self.gamma, self.beta, axis=self._axes,
+                          epsilon=self.epsilon, rms_scaling=self.rms_scaling)
 
     def compute_output_shape(self, input_shape):
         check_axes(self.axis, len(input_shape))
