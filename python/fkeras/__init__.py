@@ -38,17 +38,17 @@ __all__ = [
     "DTypePolicy", "FloatDTypePolicy", "GradientTape", "Input", "InputSpec", "KerasTensor",
     "Layer", "Model", "Sequential", "Tensor", "Variable", "__version__", "activations",
     "applications", "backend", "callbacks", "clear_session", "config", "constraints",
-    "datasets", "device", "distribution", "dtype_policies", "initializers", "layers", "losses",
-    "metrics", "models", "ops", "optimizers", "random", "regularizers", "saving", "utils",
-    "version", "Function", "Operation", "RematScope", "name_scope", "remat", "Initializer",
-    "Loss", "Metric", "Optimizer", "Regularizer",
+    "datasets", "device", "distribution", "dtype_policies", "export", "initializers", "layers",
+    "losses", "metrics", "models", "ops", "optimizers", "random", "regularizers", "saving",
+    "utils", "version", "Function", "Operation", "RematScope", "name_scope", "remat",
+    "Initializer", "Loss", "Metric", "Optimizer", "Regularizer",
 ]
 
 
 def __getattr__(name):
     # fkeras.datasets, fkeras.saving and fkeras.applications load on first use (training
     # needs none of them).
-    if name in ("applications", "datasets", "saving"):
+    if name in ("applications", "datasets", "export", "saving"):
         import importlib
 
         return importlib.import_module(f"fkeras.{name}")
