@@ -24,6 +24,12 @@ def _visible(mask, N, Tq, Tk, heads, mask_batch, mask_heads, causal):
     return vis
 
 
+def _check_heads(heads, kv_heads, kernel):
+    if (heads != 0) if kv_heads == 0 else (heads % kv_heads != 0):
+        raise ValueError(f"{kernel}: argument 'heads' ({heads}) must be a multiple of "
+                         f"'kv_heads' ({kv_heads})")
+
+
 def _dropout_factors(N, heads, Tq, Tk, rate, seed):
     rate32 = np.float32(rate)
     if not 0.0 <= rate32 <= 1.0:
@@ -57,6 +63,7 @@ def _probabilities(q, k, vis, heads, kv_heads, scale):
 
 def attention_forward(out, lse, q, k, v, mask, N, Tq, Tk, heads, kv_heads, D, Dv, mask_batch,
                       mask_heads, causal, scale, dropout_rate, seed):
+    _check_heads(heads, kv_heads, "attention_forward")
     z = _dropout_factors(N, heads, Tq, Tk, dropout_rate, seed)
     if N * heads * Tq == 0:
         return
@@ -70,8 +77,11 @@ def attention_forward(out, lse, q, k, v, mask, N, Tq, Tk, heads, kv_heads, D, Dv
 
 def attention_backward(dq, dk, dv, dout, q, k, v, out, lse, mask, N, Tq, Tk, heads, kv_heads,
                        D, Dv, mask_batch, mask_heads, causal, scale, dropout_rate, seed):
+    _check_heads(heads, kv_heads, "attention_backward")
     z = _dropout_factors(N, heads, Tq, Tk, dropout_rate, seed)
-    group = heads // kv_heads if kv_heads else 1
+    if kv_heads == 0:
+        return  # no heads: every output is empty
+    group = heads // kv_heads
     q64, k64 = _f64(q, N, Tq, heads, D), _f64(k, N, Tk, kv_heads, D)
     v64 = np.repeat(_f64(v, N, Tk, kv_heads, Dv), group, axis=2)
     g = _f64(dout, N, Tq, heads, Dv)
