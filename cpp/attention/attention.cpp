@@ -36,7 +36,8 @@ attn::Problem make_problem(int64_t N, int64_t Tq, int64_t Tk, int64_t heads, int
            ": heads must be a multiple of kv_heads, got heads=", heads, ", kv_heads=", kv_heads);
   FK_CHECK(dropout_rate >= 0.0f && dropout_rate <= 1.0f, kernel,
            ": dropout_rate must be in [0, 1], got ", dropout_rate);
-  FK_CHECK(!mask || ((mask_batch == 1 || mask_batch == N) && (mask_heads == 1 || mask_heads == heads)),
+  FK_CHECK(!mask || ((mask_batch == 1 || mask_batch == N) &&
+                     (mask_heads == 1 || mask_heads == heads)),
            kernel, ": mask_batch must be 1 or N and mask_heads 1 or heads");
   attn::Problem p{};
   p.N = N, p.Tq = Tq, p.Tk = Tk, p.heads = heads, p.kv_heads = kv_heads, p.D = D, p.Dv = Dv;
@@ -44,7 +45,8 @@ attn::Problem make_problem(int64_t N, int64_t Tq, int64_t Tk, int64_t heads, int
   p.causal = causal, p.scale = scale;
   p.dropout = dropout_rate > 0.0f;
   // As dropout_forward: keep iff (splitmix64(seed + i) >> 40) >= ceil(rate * 2^24).
-  p.keep_threshold = static_cast<uint32_t>(std::ceil(static_cast<double>(dropout_rate) * 16777216.0));
+  p.keep_threshold =
+      static_cast<uint32_t>(std::ceil(static_cast<double>(dropout_rate) * 16777216.0));
   p.drop_scale = 1.0f / (1.0f - dropout_rate);
   p.seed = static_cast<uint64_t>(seed);
   p.Tkp = attn::round_up(Tk, attn::kBk);

@@ -27,7 +27,8 @@ void check_problem(const char* k, const Sizes& s, bool has_mask, float dropout_r
   int64_t probs = 1;
   for (int64_t d : {s.N, s.heads, s.Tq, s.Tk})
     if (d > 0 && (__builtin_mul_overflow(probs, d, &probs) || probs >= fkb::kMaxExtent))
-      throw py::value_error(std::string(k) + ": the attention probabilities (N, heads, Tq, Tk) = (" +
+      throw py::value_error(std::string(k) +
+                            ": the attention probabilities (N, heads, Tq, Tk) = (" +
                             std::to_string(s.N) + ", " + std::to_string(s.heads) + ", " +
                             std::to_string(s.Tq) + ", " + std::to_string(s.Tk) +
                             ") are too large: their count must stay below 2**62");

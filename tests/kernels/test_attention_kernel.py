@@ -279,3 +279,19 @@ def test_outputs_overlapping_inputs_are_refused():
                               np.zeros((2, 3, 4, 5), np.float32), q, k, v,
                               np.zeros((2, 3, 4, 5), np.float32), np.zeros((2, 4, 3), np.float32),
                               None, 2, 3, 7, 4, 2, 6, 5, 1, 1, False, 1.0, 0.0, 0)
+
+
+def test_nan_in_one_query_stays_in_its_row(isa):
+    """NaN propagates as IEEE arithmetic does (kernels.h): a NaN query element makes that
+    query's output and lse NaN and nothing else; a NaN in a masked-out key's k is never used."""
+    rng = np.random.default_rng(10)
+    q, k, v, mask, mb, mh, _ = make_case(rng, 2, 70, 70, 2, 2, 8, 8, None, False)
+    q[1, 40, 1, 3] = np.nan
+    k[0, 5, 0, 2] = np.nan
+    mask = np.ones((2, 2, 70, 70), bool)
+    mask[0, 0, :, 5] = False
+    out, lse = run_forward(q, k, v, mask, 2, 2, False, 0.3)
+    bad = np.zeros(out.shape, bool)
+    bad[1, 40, 1] = True
+    assert np.array_equal(np.isnan(out), bad)
+    assert np.isnan(lse[1, 1, 40]) and np.isnan(lse).sum() == 1
