@@ -11,6 +11,10 @@ Workloads (random data, Adam, no metrics):
   cnnbn the same CNN with BatchNormalization after each convolution
   lstm  LSTM(128) over 50 steps of 32 features, Dense(1), mse, batch 64
   tiny  the article's 10-20-20-1 sigmoid model, binary crossentropy, batch 64
+  transformer  a 2-block post-norm encoder over 128 steps of 128 features (MultiHeadAttention
+        4 heads x 32, residual + LayerNormalization, feed-forward 256 relu -> 128, residual +
+        LayerNormalization), mean over time, Dense(10) softmax, batch 32; PyTorch: the same
+        shapes with nn.TransformerEncoder (dropout 0, batch_first)
 Each framework runs in its own subprocess (Keras once per installed backend: jax, torch,
 tensorflow), pinned to --threads threads; a result is the median of --repeats timed runs after
 a warm-up. Missing frameworks are skipped. --leak runs 21 epochs of the CNN in fkeras and
@@ -34,7 +38,9 @@ WORKLOADS = {
     "cnnbn": (64, (28, 28, 1), 10, 8, 16),
     "lstm": (64, (50, 32), 0, 6, 12),
     "tiny": (64, (10,), -1, 400, 400),  # -1: binary
+    "transformer": (32, (128, 128), 10, 6, 12),
 }
+TRANSFORMER = dict(blocks=2, heads=4, embed=128, ff=256)
 
 
 def make_data(name):
@@ -68,6 +74,14 @@ def keras_like_model(lib, name):
         out = L.Dense(10, activation="softmax")(L.Dense(128, activation="relu")(h))
     elif name == "lstm":
         out = L.Dense(1)(L.LSTM(128)(inp))
+    elif name == "transformer":
+        cfg, h = TRANSFORMER, inp
+        for _ in range(cfg["blocks"]):
+            a = L.MultiHeadAttention(cfg["heads"], cfg["embed"] // cfg["heads"])(h, h)
+            h = L.LayerNormalization(epsilon=1e-5)(L.Add()([h, a]))
+            f = L.Dense(cfg["embed"])(L.Dense(cfg["ff"], activation="relu")(h))
+            h = L.LayerNormalization(epsilon=1e-5)(L.Add()([h, f]))
+        out = L.Dense(10, activation="softmax")(L.GlobalAveragePooling1D()(h))
     else:
         h = L.Dense(20, activation="relu")(L.Dense(20, activation="relu")(inp))
         out = L.Dense(1, activation="sigmoid")(h)
@@ -119,6 +133,22 @@ def torch_model(torch, name):
                 return self.out(self.lstm(x)[0][:, -1])
 
         return Net()
+    if name == "transformer":
+        cfg = TRANSFORMER
+
+        class Encoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                block = nn.TransformerEncoderLayer(cfg["embed"], cfg["heads"], cfg["ff"],
+                                                   dropout=0.0, batch_first=True)
+                self.encoder = nn.TransformerEncoder(block, cfg["blocks"],
+                                                     enable_nested_tensor=False)
+                self.out = nn.Linear(cfg["embed"], 10)
+
+            def forward(self, x):
+                return self.out(self.encoder(x).mean(1))
+
+        return Encoder()
     return nn.Sequential(nn.Linear(10, 20), nn.ReLU(), nn.Linear(20, 20), nn.ReLU(),
                          nn.Linear(20, 1))
 
@@ -349,6 +379,8 @@ def main():
         return profile_step(args.profile, args.threads)
     frameworks = ["fkeras"] + (["torch"] if available("torch") else [])
     if available("keras"):
+        # Keras 3 runs on every installed backend; jax and tensorflow are skipped when absent
+        # (on the shared machine only torch is installed).
         frameworks += [f"keras-{b}" for b, mod in (("jax", "jax"), ("torch", "torch"),
                                                      ("tensorflow", "tensorflow"))
                        if available(mod)]

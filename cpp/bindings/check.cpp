@@ -184,6 +184,11 @@ const int64_t* in_i64(const py::object& o, const char* k, const char* a,
   return checked<int64_t>(o, k, a, d, opt, false, "int64");
 }
 
+const uint8_t* in_bool(const py::object& o, const char* k, const char* a,
+                       std::initializer_list<int64_t> d, bool opt) {
+  return reinterpret_cast<const uint8_t*>(checked<bool>(o, k, a, d, opt, false, "bool"));
+}
+
 void check_index_range(const int64_t* idx, int64_t n, int64_t bound, const char* kernel,
                        const char* arg) {
   for (int64_t i = 0; i < n; ++i)

@@ -46,6 +46,9 @@ int64_t* out_i64(const py::object& obj, const char* kernel, const char* arg,
                  std::initializer_list<int64_t> dims, bool optional = false);
 const int64_t* in_i64(const py::object& obj, const char* kernel, const char* arg,
                       std::initializer_list<int64_t> dims, bool optional = false);
+// Boolean buffers (numpy bool, read as bytes 0/1): attention masks.
+const uint8_t* in_bool(const py::object& obj, const char* kernel, const char* arg,
+                       std::initializer_list<int64_t> dims, bool optional = false);
 // Raises ValueError unless every index in [0, n) lies in [0, bound).
 void check_index_range(const int64_t* idx, int64_t n, int64_t bound, const char* kernel,
                        const char* arg);
@@ -75,3 +78,4 @@ void bind_conv(py::module_& m);
 void bind_batchnorm(py::module_& m);
 void bind_rnn(py::module_& m);
 void bind_optimizers(py::module_& m);
+void bind_attention(py::module_& m);

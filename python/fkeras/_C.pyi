@@ -381,3 +381,21 @@ def sparse_softmax_crossentropy_forward(
     loss: Array | None, probs: Array | None, logits: Array | None, labels: Array | None,
     rows: int, cols: int
 ) -> None: ...
+
+
+def attention_forward(
+    out: Array | None, lse: Array | None, q: Array | None, k: Array | None, v: Array | None,
+    mask: Array | None, N: int, Tq: int, Tk: int, heads: int, kv_heads: int, D: int, Dv: int,
+    mask_batch: int, mask_heads: int, causal: bool, scale: float, dropout_rate: float,
+    seed: int,
+) -> None:
+    """Fused scaled-dot-product attention (online softmax); saves lse for the backward."""
+
+
+def attention_backward(
+    dq: Array | None, dk: Array | None, dv: Array | None, dout: Array | None, q: Array | None,
+    k: Array | None, v: Array | None, out: Array | None, lse: Array | None, mask: Array | None,
+    N: int, Tq: int, Tk: int, heads: int, kv_heads: int, D: int, Dv: int, mask_batch: int,
+    mask_heads: int, causal: bool, scale: float, dropout_rate: float, seed: int,
+) -> None:
+    """dq, dk, dv of attention_forward, the probabilities recomputed from lse."""

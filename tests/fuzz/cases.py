@@ -27,6 +27,7 @@ class Case:
     outputs: tuple       # buffers the kernel writes (NaN-filled unless also in `inout`)
     inout: tuple = ()    # outputs whose initial contents the kernel reads
     tol: float = 1e-4    # relative to the output's largest magnitude
+    infinite_ok: tuple = ()  # outputs where -inf/+inf are legitimate values, not an overflow
 
 
 def dim(rng, hi, zero=0.1):
@@ -533,6 +534,47 @@ def adadelta_update(rng):
     return Case("adadelta_update", args, outs, outs)
 
 
+
+# --- fused attention -----------------------------------------------------------------------
+
+
+def _attention_args(rng):
+    N, Tq, Tk = dim(rng, 3), dim(rng, 70), dim(rng, 70)
+    kv_heads, D, Dv = dim(rng, 3), dim(rng, 40), dim(rng, 40)
+    heads = kv_heads * int(rng.integers(1, 3))
+    mask, mb, mh = None, 1, 1
+    if rng.random() < 0.6:
+        mb, mh = int(rng.choice([1, N])), int(rng.choice([1, heads]))
+        mask = rng.random((mb, mh, Tq, Tk)) < float(rng.choice([0.3, 0.8, 1.0]))
+    sizes = dict(N=N, Tq=Tq, Tk=Tk, heads=heads, kv_heads=kv_heads, D=D, Dv=Dv, mask_batch=mb,
+                 mask_heads=mh, causal=bool(rng.integers(2)),
+                 scale=float(rng.choice([1.0, 0.125, 0.5 / max(D, 1) ** 0.5])),
+                 dropout_rate=float(rng.choice([0.0, 0.0, 0.1, 0.5])),
+                 seed=int(rng.integers(-2**62, 2**62)))
+    tensors = dict(q=rand(rng, N, Tq, heads, D), k=rand(rng, N, Tk, kv_heads, D),
+                   v=rand(rng, N, Tk, kv_heads, Dv), mask=mask)
+    return tensors, sizes
+
+
+def attention_forward(rng):
+    t, sizes = _attention_args(rng)
+    args = dict(out=nans(sizes["N"], sizes["Tq"], sizes["heads"], sizes["Dv"]),
+                lse=nans(sizes["N"], sizes["heads"], sizes["Tq"]), **t, **sizes)
+    return Case("attention_forward", args, ("out", "lse"), infinite_ok=("lse",))
+
+
+def attention_backward(rng):
+    t, sizes = _attention_args(rng)
+    N, Tq, heads, Dv = sizes["N"], sizes["Tq"], sizes["heads"], sizes["Dv"]
+    fwd = dict(out=nans(N, Tq, heads, Dv), lse=nans(N, heads, Tq), **t, **sizes)
+    saved = ref_outputs("attention_forward", fwd, ("out", "lse")) if sizes["kv_heads"] else \
+        dict(out=fwd["out"], lse=fwd["lse"])
+    args = dict(dq=nans(*t["q"].shape), dk=nans(*t["k"].shape), dv=nans(*t["v"].shape),
+                dout=rand(rng, N, Tq, heads, Dv), q=t["q"], k=t["k"], v=t["v"],
+                out=saved["out"], lse=saved["lse"], mask=t["mask"], **sizes)
+    return Case("attention_backward", args, ("dq", "dk", "dv"))
+
+
 GENERATORS = {
     f.__name__: f
     for f in (gemm, dense_forward, dense_backward, activation_forward, activation_backward,
@@ -544,7 +586,8 @@ GENERATORS = {
               conv2d_backward_weight, maxpool2d_forward, maxpool2d_backward, avgpool2d_forward,
               avgpool2d_backward, batchnorm_forward_train, batchnorm_forward_infer,
               batchnorm_backward, sgd_update, adam_update, adamax_update, nadam_update,
-              rmsprop_update, adagrad_update, adadelta_update)
+              rmsprop_update, adagrad_update, adadelta_update, attention_forward,
+              attention_backward)
 }
 for _name, _fwd in (("softmax", "softmax_forward"), ("log_softmax", "log_softmax_forward")):
     GENERATORS[f"{_name}_forward"] = _row_forward(f"{_name}_forward")

@@ -111,7 +111,7 @@ def run_case(case, rng):
                               f"({ref_error})")
         if any(np.isinf(ref_args[k]).any() or
                np.abs(ref_args[k][np.isfinite(ref_args[k])]).max(initial=0) > 1e20
-               for k in case.outputs):
+               for k in case.outputs if k not in getattr(case, "infinite_ok", ())):
             return "overflow"  # an unbounded recurrence: float32 cannot follow it
         for k in case.outputs:
             _compare(case, k, cpu_args[k], ref_args[k])

@@ -112,7 +112,8 @@ def test_mha_fully_masked_query_rows_follow_keras_paths():
     mean = np.einsum("bnh,nho->bo", vh.mean(1), np.asarray(layer.output_dense.kernel))
     np.testing.assert_allclose(fused[0, 1], mean[0], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(np.asarray(explicit)[0, 1], 0.0, atol=1e-7)
-    np.testing.assert_allclose(np.asarray(explicit)[0, 0], fused[0, 0], rtol=1e-6)
+    # the fused kernel against the composed ops: equal up to rounding
+    np.testing.assert_allclose(np.asarray(explicit)[0, 0], fused[0, 0], rtol=1e-5, atol=1e-6)
     assert np.asarray(scores)[0, 0, 1].sum() == 0.0
 
 

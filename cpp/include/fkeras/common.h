@@ -7,6 +7,7 @@
 //   M  GEMM rows of C        (GEMM's N and K are its columns and reduction length)
 //   outer, inner             batch norm views a tensor as (outer, C, inner)
 //   n  a flat element count
+//   Tq Tk  attention query/key lengths   D Dv  attention head sizes (query-key, value)
 //
 // Errors: FK_CHECK(cond, message parts...) throws fk::Error; the bindings turn it into a
 // Python ValueError. Kernels never call exit() or abort().

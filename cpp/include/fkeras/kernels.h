@@ -5,7 +5,8 @@
 //
 // Conventions (see common.h for the dimension letters):
 // - Argument order: outputs, saved state, inputs, sizes (int64_t), scalar attributes.
-// - Buffers are contiguous row-major float32, except index buffers (int64_t), named so.
+// - Buffers are contiguous row-major float32, except index buffers (int64_t), named so, and
+//   attention masks (uint8_t, NumPy bool).
 // - Every output is OVERWRITTEN (never accumulated) unless its kernel says otherwise; GEMM's beta
 //   is how a caller accumulates. Optimizer updates read and write their parameter and slots.
 // - Outputs never overlap inputs or each other, except where a kernel's file says it may run in
@@ -100,6 +101,32 @@ void embedding_forward(float* y, const int64_t* indices, const float* table, int
                        int64_t V, int64_t D);
 void embedding_backward(float* dtable, const float* dy, const int64_t* indices, int64_t n,
                         int64_t V, int64_t D);
+
+// ---------------------------------------------------------------------------------------------
+// Fused scaled-dot-product attention (cpp/attention/)
+// ---------------------------------------------------------------------------------------------
+// out (N, Tq, heads, Dv) = softmax(scale * q k^T, visible keys) (x) z, times v, per query head
+// h, whose key/value head is h / (heads / kv_heads); q (N, Tq, heads, D), k (N, Tk, kv_heads,
+// D), v (N, Tk, kv_heads, Dv) in Keras's (batch, time, heads, size) layout. Key j is visible
+// from query i when mask [opt] (mask_batch, mask_heads, Tq, Tk) booleans (mask_batch 1 or N,
+// mask_heads 1 or heads) hold True there and, if causal, j <= i. A row without a visible key
+// attends uniformly to all Tk keys (Keras's large-negative fill) and has lse -inf. z is the
+// dropout factor of dropout_forward for the element (n, h, i, j) of the (N, heads, Tq, Tk)
+// probabilities (seed, rate dropout_rate; 1 when the rate is 0). Saved state:
+// lse (N, heads, Tq) = log sum_j visible exp(scale * q_i . k_j).
+void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v,
+                       const uint8_t* mask, int64_t N, int64_t Tq, int64_t Tk, int64_t heads,
+                       int64_t kv_heads, int64_t D, int64_t Dv, int64_t mask_batch,
+                       int64_t mask_heads, bool causal, float scale, float dropout_rate,
+                       int64_t seed);
+// dq, dk, dv (shapes of q, k, v) from dout (N, Tq, heads, Dv) and the forward's out and lse;
+// the probabilities are recomputed from lse. Same mask, causal, scale, dropout arguments.
+void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* q,
+                        const float* k, const float* v, const float* out, const float* lse,
+                        const uint8_t* mask, int64_t N, int64_t Tq, int64_t Tk, int64_t heads,
+                        int64_t kv_heads, int64_t D, int64_t Dv, int64_t mask_batch,
+                        int64_t mask_heads, bool causal, float scale, float dropout_rate,
+                        int64_t seed);
 
 // ---------------------------------------------------------------------------------------------
 // Fused losses from logits (cpp/elementwise/)

@@ -12,15 +12,44 @@ from fkeras.ops.elementwise import _float_input
 
 def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, is_causal=False,
                           flash_attention=None, attn_logits_soft_cap=None):
-    """softmax(q k^T * scale + bias, masked) v over inputs of shape (B, T, N, H)
-    (keras.ops.dot_product_attention); `key`/`value` may have fewer heads (grouped)."""
+    """Scaled dot-product attention (keras.ops.dot_product_attention).
+
+    softmax(q k^T * scale + bias, masked) v over inputs of shape (B, T, N, H); `key`/`value`
+    may have fewer heads than `query` (grouped). Without `bias` and `attn_logits_soft_cap` it
+    runs on the fused attention kernel (`fkeras.ops.attention`: online softmax, memory O(T));
+    otherwise it is composed from einsum, softmax and where, whose gradients are the parts'.
+
+    Args:
+        query: (B, T, N, H). key: (B, S, K, H), K dividing N. value: (B, S, K, H').
+        bias: optional logits bias broadcastable to (B, N, T, S).
+        mask: optional booleans broadcastable to (B, N, T, S), True where a query may attend.
+            A query with no visible key attends uniformly to every key.
+        scale: multiplies the logits; default 1 / sqrt(H).
+        is_causal: query i attends to keys j <= i only.
+        flash_attention: None (the fused kernel when the arguments allow it), True (the fused
+            kernel; an error when `bias` or `attn_logits_soft_cap` is given) or False (the
+            composed ops).
+        attn_logits_soft_cap: optional float c: logits become c * tanh(logits / c).
+
+    Returns:
+        (B, T, N, H').
+    """
     from fkeras.ops.arrangement import repeat_heads
     from fkeras.ops.contraction import einsum
     from fkeras.ops.creation import tri
     from fkeras.ops.nn import softmax
 
-    if flash_attention:
-        raise ValueError("fkeras has no flash attention; use flash_attention=None or False.")
+    fusable = bias is None and attn_logits_soft_cap is None
+    if flash_attention and not fusable:
+        arg = "bias" if bias is not None else "attn_logits_soft_cap"
+        raise ValueError("`dot_product_attention`: flash_attention=True runs the fused kernel, "
+                         f"which does not take `{arg}`; pass flash_attention=None or False. "
+                         f"Received: {arg}={bias if bias is not None else attn_logits_soft_cap}")
+    if fusable and flash_attention is not False and len(su.shape_of(query)) == 4:
+        from fkeras.ops.attention import fused_attention
+
+        return fused_attention(_float_input(query), _float_input(key), _float_input(value),
+                               mask=mask, causal=is_causal, scale=scale)
     q, k, v = _float_input(query), _float_input(key), _float_input(value)
     heads, kv_heads = su.shape_of(q)[2], su.shape_of(k)[2]
     if heads != kv_heads:

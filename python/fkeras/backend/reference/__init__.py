@@ -7,6 +7,7 @@ device's fallback for a kernel not (yet) compiled.
 """
 
 from fkeras.backend.reference import (
+    attention,
     batchnorm,
     conv,
     elementwise,
@@ -16,7 +17,7 @@ from fkeras.backend.reference import (
 )
 
 KERNELS = {}
-for _family in (gemm, elementwise, conv, batchnorm, rnn, optimizers):
+for _family in (gemm, elementwise, conv, batchnorm, rnn, optimizers, attention):
     _clash = KERNELS.keys() & _family.KERNELS.keys()
     assert not _clash, f"kernel names defined twice: {sorted(_clash)}"
     KERNELS.update(_family.KERNELS)

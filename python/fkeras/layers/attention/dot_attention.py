@@ -100,5 +100,40 @@ def attend(query, key, value, scale, attention_mask, attention_axes, softmax, dr
     return _permute(out, list(np.argsort(perm))), probs
 
 
+def fused_attend(query, key, value, scale, attention_mask, dropout, training,
+                 zero_masked_rows):
+    """Attention over one axis on the fused kernel (`fkeras.ops.attention`), or None when the
+    configuration needs `attend` instead.
+
+    query (B, T, N, H), key (B, S, K, H) and value (B, S, K, Hv) with K dividing N (grouped
+    heads need no repeat). The kernel gives a query with no visible key the average of the
+    values (Keras's fused path); where Keras zeroes such rows (`zero_masked_rows`: its
+    explicit path), the kernel is used only when every query row sees a key. Dropout runs in
+    the kernel with the seed `dropout` (a Dropout layer) would draw, over the same
+    (B, N, T, S) index, so the mask equals the composed path's.
+
+    Returns:
+        (B, T, N, Hv), or None.
+    """
+    if len(query.shape) != 4 or len(key.shape) != 4:
+        return None
+    mask = None
+    if attention_mask is not None:
+        mask = np.asarray(attention_mask).astype(bool, copy=False)
+        while mask.ndim < 4:  # Keras: new axes before the query axis (the heads axis first)
+            mask = np.expand_dims(mask, -3)
+        if zero_masked_rows and not mask.any(axis=-1).all():
+            return None
+    rate, seed = 0.0, 0
+    if training and dropout.rate > 0:
+        from fkeras import random
+
+        rate, seed = float(dropout.rate), random.draw_seed(dropout.seed_generator)
+    from fkeras.ops.attention import fused_attention
+
+    return fused_attention(query, key, value, mask=mask, scale=scale, dropout_rate=rate,
+                           seed=seed)
+
+
 def _permute(x, perm):
     return x if list(perm) == sorted(perm) else ops.transpose(x, tuple(int(p) for p in perm))

@@ -149,12 +149,19 @@ class GroupedQueryAttention(Layer):
                                            self.sliding_window)
         gate = self._gate_dense(query) if self.use_gate else None
         q = self._query_dense(query)
-        k = ops.repeat(self._key_dense(key), self.num_repeats, axis=2)
-        v = ops.repeat(self._value_dense(value), self.num_repeats, axis=2)
-        out, scores = dot_attention.attend(q, k, v, self._inverse_sqrt_head_dim, mask, (1,),
-                                           self._softmax, self._dropout_layer, training,
-                                           zero_masked_rows=self.dropout > 0
-                                           or return_attention_scores)
+        k, v = self._key_dense(key), self._value_dense(value)
+        zero_rows = self.dropout > 0 or return_attention_scores
+        out = None if return_attention_scores else dot_attention.fused_attend(
+            q, k, v, self._inverse_sqrt_head_dim, mask, self._dropout_layer, training,
+            zero_masked_rows=zero_rows)
+        if out is not None:  # the fused kernel, grouped heads read in place
+            scores = None
+        else:
+            k = ops.repeat(k, self.num_repeats, axis=2)
+            v = ops.repeat(v, self.num_repeats, axis=2)
+            out, scores = dot_attention.attend(q, k, v, self._inverse_sqrt_head_dim, mask, (1,),
+                                               self._softmax, self._dropout_layer,
+                                               training, zero_masked_rows=zero_rows)
         if gate is not None:
             out = ops.multiply(out, gate)
         out = self._output_dense(out)

@@ -219,10 +219,19 @@ class MultiHeadAttention(Layer):
                            return_attention_scores=False):
         """(attention output (B, T, N, value_dim), probabilities) from projected heads.
 
+        One attention axis without returned scores runs on the fused attention kernel
+        (`dot_attention.fused_attend`; probabilities None); the rest is composed of ops.
+
         A query row whose keys are all masked gets zeros when Keras 3 takes its explicit
         path (dropout, returned scores, or more than one attention axis), and the average of
         the values when Keras takes its fused `dot_product_attention` path."""
         fused = not (self._dropout > 0 or return_attention_scores or len(query.shape) != 4)
+        if not return_attention_scores and tuple(self._attention_axes) == (1,):
+            out = dot_attention.fused_attend(query, key, value, self._inverse_sqrt_key_dim,
+                                             attention_mask, self._dropout_layer, training,
+                                             zero_masked_rows=not fused)
+            if out is not None:
+                return out, None
         return dot_attention.attend(query, key, value, self._inverse_sqrt_key_dim,
                                     attention_mask, self._attention_axes, self._softmax,
                                     self._dropout_layer, training, zero_masked_rows=not fused)
