@@ -79,7 +79,7 @@ class RandomNormal(_Random):
         self.mean, self.stddev = mean, stddev
 
     def __call__(self, shape, dtype=None):
-        return self._rng().normal(self.mean, self.stddev, shape).astype(np.float32)
+        return _normal32(self._rng(), shape, self.mean, self.stddev)
 
     def get_config(self):
         return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
@@ -91,20 +91,36 @@ class RandomUniform(_Random):
         self.minval, self.maxval = minval, maxval
 
     def __call__(self, shape, dtype=None):
-        return self._rng().uniform(self.minval, self.maxval, shape).astype(np.float32)
+        return _uniform32(self._rng(), shape, self.minval, self.maxval)
 
     def get_config(self):
         return {"minval": self.minval, "maxval": self.maxval, "seed": self.seed}
 
 
+# Draws are made in float32 directly (NumPy's float32 generators): the weights are float32,
+# and drawing float64 then casting took ~9x longer (1.5 s for VGG19's largest kernel).
+def _affine32(out, shift, scale):
+    out *= np.float32(scale)
+    out += np.float32(shift)
+    return out
+
+
+def _normal32(rng, shape, mean, stddev):
+    return _affine32(rng.standard_normal(shape, dtype=np.float32), mean, stddev)
+
+
+def _uniform32(rng, shape, low, high):
+    return _affine32(rng.random(shape, dtype=np.float32), low, high - low)
+
+
 def _truncated_normal(rng, shape, mean, stddev):
     # Resample values beyond two standard deviations (Keras's truncated normal).
-    out = rng.normal(0.0, 1.0, shape)
+    out = rng.standard_normal(shape, dtype=np.float32)
     bad = np.abs(out) > 2.0
     while bad.any():
-        out[bad] = rng.normal(0.0, 1.0, int(bad.sum()))
+        out[bad] = rng.standard_normal(int(bad.sum()), dtype=np.float32)
         bad = np.abs(out) > 2.0
-    return (mean + stddev * out).astype(np.float32)
+    return _affine32(out, mean, stddev)
 
 
 class TruncatedNormal(_Random):
@@ -174,9 +190,9 @@ class VarianceScaling(_Random):
         if self.distribution == "truncated_normal":
             return _truncated_normal(rng, shape, 0.0, math.sqrt(scale) / 0.87962566103423978)
         if self.distribution == "untruncated_normal":
-            return rng.normal(0.0, math.sqrt(scale), shape).astype(np.float32)
+            return _normal32(rng, shape, 0.0, math.sqrt(scale))
         limit = math.sqrt(3.0 * scale)
-        return rng.uniform(-limit, limit, shape).astype(np.float32)
+        return _uniform32(rng, shape, -limit, limit)
 
     def get_config(self):
         return {"scale": self.scale, "mode": self.mode, "distribution": self.distribution,
