@@ -1,0 +1,205 @@
+"""Roofline report of fkeras's training step (issue 17): where each fit workload's time goes,
+and how far each kernel is from the machine's limits.
+
+    python bench/roofline.py [--threads 2] [--steps 20] [--only mlp,cnn,cnnbn,lstm,tiny]
+
+1. Measures this machine: the practical SGEMM peak (fkeras's own `gemm` on 2048^3 float32 and
+   NumPy/OpenBLAS's, best of several runs, the larger taken as the peak), and the memory
+   bandwidth (a 256 MB float32 copy, counted as read + write, best of several runs).
+2. For each workload of bench/bench_fit.py: the train step's wall time without
+   instrumentation (median over --steps steps, after a warm-up), then the same fit with every
+   device kernel wrapped in a timer. Each call's useful work comes from its arguments: FLOPs
+   for the GEMM-shaped kernels (dense, gemm, conv, recurrent sequences, attention: 2 per
+   multiply-add), bytes moved (the arrays it reads and writes) for the others.
+3. Prints per kernel: calls per step, ms per step, achieved GFLOP/s and % of the SGEMM peak or
+   GB/s and % of the bandwidth, and its lower bound max(FLOPs / peak, bytes / bandwidth); then
+   the step: kernels' sum, the rest (Python, NumPy structural ops, the tape), the sum of the
+   kernels' lower bounds, and the useful FLOP rate of the whole step against the peak.
+Timings are wall clock: run on a quiet machine (the figures in bench/README.md say the load).
+"""
+
+import argparse
+import ast
+import os
+import statistics
+import sys
+import time
+from collections import defaultdict
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+
+# ---- the machine ----
+
+def measure_peaks(repeats=5):
+    from fkeras import _native
+
+    n = 2048
+    a = np.random.default_rng(0).standard_normal((n, n)).astype(np.float32)
+    b = np.random.default_rng(1).standard_normal((n, n)).astype(np.float32)
+    c = np.empty((n, n), np.float32)
+    flops = 2.0 * n ** 3
+
+    def best(fn):
+        fn()
+        times = []
+        for _ in range(repeats):
+            t = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t)
+        return min(times)
+
+    ours = flops / best(lambda: _native._C.gemm(c, a, b, n, n, n, False, False, 1.0, 0.0))
+    blas = flops / best(lambda: np.matmul(a, b, out=c))
+    big = np.ones(64 * 2 ** 20, np.float32)  # 256 MB
+    dst = np.empty_like(big)
+    bandwidth = 2 * big.nbytes / best(lambda: np.copyto(dst, big))
+    return {"fkeras_gemm": ours, "openblas_gemm": blas, "peak": max(ours, blas),
+            "bandwidth": bandwidth}
+
+
+# ---- work of one kernel call ----
+
+def _signatures():
+    """Parameter names of every fkeras._C kernel, from the package's _C.pyi stub."""
+    import fkeras
+
+    path = os.path.join(os.path.dirname(fkeras.__file__), "_C.pyi")
+    tree = ast.parse(open(path).read())
+    return {node.name: [a.arg for a in node.args.args] for node in tree.body
+            if isinstance(node, ast.FunctionDef)}
+
+
+def _gemm_flops(name, a):
+    g = a.get
+    if name == "dense_forward":
+        return 2.0 * g("M") * g("N") * g("K")
+    if name == "dense_backward":
+        return 2.0 * g("M") * g("N") * g("K") * ((a.get("dx") is not None)
+                                                + (a.get("dkernel") is not None))
+    if name == "gemm":
+        return 2.0 * g("M") * g("N") * g("K")
+    if name.startswith("conv2d_"):
+        return 2.0 * g("N") * g("P") * g("Q") * g("K") * g("R") * g("S") * g("C") / g("groups")
+    for cell, gates in (("lstm", 4), ("gru", 3), ("simple_rnn", 1)):
+        if name.startswith(cell + "_sequence"):
+            forward = 2.0 * g("N") * g("T") * (g("F") + g("U")) * gates * g("U")
+            return forward if name.endswith("forward") else 2 * forward
+    if name.startswith("attention_"):
+        q, k = a.get("q"), a.get("k")
+        if q is not None and k is not None and q.ndim == 4:
+            b, tq, h, d = q.shape
+            forward = 4.0 * b * h * tq * k.shape[1] * d
+            return forward if name.endswith("forward") else 2.5 * forward
+    return None
+
+
+def _bytes(args):
+    return float(sum(x.nbytes for x in args if isinstance(x, np.ndarray)))
+
+
+class Recorder:
+    def __init__(self, signatures):
+        self.signatures = signatures
+        self.time = defaultdict(float)
+        self.calls = defaultdict(int)
+        self.flops = defaultdict(float)
+        self.bytes = defaultdict(float)
+
+    def wrap(self, key, fn):
+        names = self.signatures.get(key, [])
+
+        def call(*args):
+            t = time.perf_counter()
+            out = fn(*args)
+            self.time[key] += time.perf_counter() - t
+            self.calls[key] += 1
+            named = dict(zip(names, args))
+            flops = _gemm_flops(key, named) if names else None
+            if flops:
+                self.flops[key] += flops
+            self.bytes[key] += _bytes(args)
+            return out
+
+        return call
+
+
+# ---- one workload ----
+
+def step_time(model, x, y, batch, steps):
+    model.fit(x[:batch * 2], y[:batch * 2], batch_size=batch, epochs=1, verbose=0)
+    times = []
+    for _ in range(3):
+        t = time.perf_counter()
+        model.fit(x[:batch * steps], y[:batch * steps], batch_size=batch, epochs=1, verbose=0,
+                  shuffle=False)
+        times.append((time.perf_counter() - t) / steps)
+    return statistics.median(times)
+
+
+def report(name, steps, machine):
+    import bench_fit
+    import fkeras
+    from fkeras.backend import devices
+
+    batch = bench_fit.WORKLOADS[name][0]
+    x, y = bench_fit.make_data(name)
+    model = bench_fit.keras_like_model(fkeras, name)
+    step = step_time(model, x, y, batch, steps)
+    dev = devices.get_device("cpu")
+    recorder = Recorder(_signatures())
+    original = dict(dev.kernels)
+    for key, fn in original.items():
+        dev.kernels[key] = recorder.wrap(key, fn)
+    try:
+        model.fit(x[:batch * steps], y[:batch * steps], batch_size=batch, epochs=1, verbose=0,
+                  shuffle=False)
+    finally:
+        dev.kernels.update(original)
+    peak, bw = machine["peak"], machine["bandwidth"]
+    rows, kernel_sum, bound_sum, flop_sum = [], 0.0, 0.0, 0.0
+    for key in sorted(recorder.time, key=recorder.time.get, reverse=True):
+        t = recorder.time[key] / steps
+        flops = recorder.flops.get(key, 0.0) / steps
+        nbytes = recorder.bytes[key] / steps
+        bound = max(flops / peak, nbytes / bw)
+        kernel_sum += t
+        bound_sum += bound
+        flop_sum += flops
+        if flops:
+            rate = f"{flops / t / 1e9:7.1f} GFLOP/s {100 * flops / t / peak:5.1f}% peak"
+        else:
+            rate = f"{nbytes / t / 1e9:7.1f} GB/s    {100 * nbytes / t / bw:5.1f}% bw  "
+        rows.append(f"  {key:36s} {recorder.calls[key] // steps:3d} {t * 1e3:8.3f} ms  {rate}"
+                    f"  bound {bound * 1e3:7.3f} ms")
+    print(f"\n{name} (batch {batch}): step {step * 1e3:.3f} ms, kernels {kernel_sum * 1e3:.3f} ms "
+          f"({100 * kernel_sum / step:.0f}%), rest {max(step - kernel_sum, 0) * 1e3:.3f} ms; "
+          f"sum of kernel lower bounds {bound_sum * 1e3:.3f} ms "
+          f"({100 * bound_sum / step:.0f}% of the step); useful {flop_sum / step / 1e9:.1f} "
+          f"GFLOP/s = {100 * flop_sum / step / peak:.0f}% of the SGEMM peak")
+    print("\n".join(rows))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--only", default="mlp,cnn,cnnbn,lstm,tiny")
+    args = p.parse_args()
+    import fkeras
+
+    fkeras.config.set_num_threads(args.threads)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", str(args.threads))
+    machine = measure_peaks()
+    print(f"machine ({args.threads} threads): SGEMM 2048^3 fkeras "
+          f"{machine['fkeras_gemm'] / 1e9:.1f} GFLOP/s, OpenBLAS "
+          f"{machine['openblas_gemm'] / 1e9:.1f} GFLOP/s -> peak "
+          f"{machine['peak'] / 1e9:.1f}; copy bandwidth {machine['bandwidth'] / 1e9:.1f} GB/s")
+    for name in args.only.split(","):
+        report(name, args.steps, machine)
+
+
+if __name__ == "__main__":
+    main()
