@@ -376,3 +376,4 @@ from fkeras.ops.patches import correlate, fold, unfold  # noqa: F401,E402
 from fkeras.ops.fft import fft, fft2, ifft2, irfft, istft, rfft, stft  # noqa: F401,E402
 
 from fkeras.ops import linalg, nn, numpy  # noqa: E402,F401  (keras.ops groupings)
+from fkeras.ops import image  # noqa: E402,F401  (keras.ops.image grouping)
