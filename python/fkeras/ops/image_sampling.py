@@ -196,13 +196,17 @@ class ImageSample(Op):
                 fill_value=0.0, alpha=None, sigma=None, seed=None):
         coords = _coords(kind, x.shape, params, {"alpha": alpha, "sigma": sigma, "seed": seed})
         idx, w, bias, out_shape = sparse_map(x.shape, coords, order, fill_mode, fill_value)
+        dtype = x.dtype if x.dtype.kind == "f" else np.dtype(np.float32)
+        w, bias = w.astype(dtype, copy=False), bias.astype(dtype, copy=False)
         flat = np.ascontiguousarray(x).reshape(-1)
-        y = (w * flat[idx]).sum(axis=0, dtype=np.float32) + bias
-        return y.reshape(out_shape).astype(x.dtype), (idx, w, x.shape, len(params))
+        y = (w * flat[idx]).sum(axis=0, dtype=dtype) + bias
+        if x.dtype.kind != "f":  # integer images: rounded back, as Keras's torch backend
+            return np.round(y).reshape(out_shape).astype(x.dtype), (idx, w, x.shape, len(params))
+        return y.reshape(out_shape), (idx, w, x.shape, len(params))
 
     def backward(self, dev, saved, g, needs, **attrs):
         idx, w, shape, n_params = saved
-        gflat = np.asarray(g, np.float32).reshape(1, -1)
+        gflat = np.asarray(g).reshape(1, -1)
         gx = np.bincount(idx.ravel(), weights=(w * gflat).ravel(), minlength=int(np.prod(shape)))
         return (gx.reshape(shape).astype(g.dtype),) + (None,) * n_params
 
