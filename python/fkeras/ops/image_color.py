@@ -1,6 +1,8 @@
 """`keras.ops.image` colour conversions, crop/pad and resize (composed from differentiable
 fkeras ops; resize through the separable `image_resize_separable` op)."""
 
+import numpy as np
+
 from fkeras.ops.image_layout import as_tensor, check_rank, data_format_of, from_nhwc, to_nhwc
 
 
@@ -37,9 +39,10 @@ def rgb_to_grayscale(images, data_format=None):
                          f"Received input with shape: images.shape={tuple(images.shape)}")
     if channels == 1:
         return ops.copy(images)
-    r, g, b = ops.unstack(images, 3, axis=axis)
-    gray = ops.add(ops.add(ops.multiply(r, 0.2989), ops.multiply(g, 0.587)),
-                   ops.multiply(b, 0.114))
+    weights = np.array([[0.2989], [0.587], [0.114]], np.float32)
+    if axis == -1:  # one matrix product: (..., 3) @ (3, 1)
+        return ops.matmul(images, weights)
+    gray = ops.tensordot(images, weights[:, 0], axes=([len(images.shape) - 3], [0]))
     return ops.expand_dims(gray, axis)
 
 
