@@ -3,6 +3,7 @@ fkeras ops; resize through the separable `image_resize_separable` op)."""
 
 import numpy as np
 
+from fkeras.ops.image_hsv import hsv_to_rgb_op, rgb_to_hsv_op
 from fkeras.ops.image_layout import as_tensor, check_rank, data_format_of, from_nhwc, to_nhwc
 
 
@@ -65,29 +66,10 @@ def rgb_to_hsv(images, data_format=None):
     Returns:
         The HSV images.
     """
-    from fkeras import ops
-
     data_format = data_format_of(data_format)
     images = as_tensor(images)
     _hsv_checks(images, data_format)
-    axis = _channel_axis(data_format)
-    eps = 1.1920928955078125e-07 if str(images.dtype) != "float64" else 2.220446049250313e-16
-    images = ops.where(ops.less(ops.abs(images), eps), 0.0, images)
-    r, g, b = ops.unstack(images, 3, axis=axis)
-    value = ops.maximum(ops.maximum(r, g), b)
-    minimum = ops.minimum(ops.minimum(r, g), b)
-    rng = ops.subtract(value, minimum)
-    safe_value = ops.where(ops.greater(value, 0.0), value, 1.0)
-    safe_rng = ops.where(ops.greater(rng, 0.0), rng, 1.0)
-    saturation = ops.where(ops.greater(value, 0.0), ops.divide(rng, safe_value), 0.0)
-    norm = ops.divide(1.0, ops.multiply(safe_rng, 6.0))
-    hue = ops.where(ops.equal(value, g),
-                    ops.add(ops.multiply(norm, ops.subtract(b, r)), 2.0 / 6.0),
-                    ops.add(ops.multiply(norm, ops.subtract(r, g)), 4.0 / 6.0))
-    hue = ops.where(ops.equal(value, r), ops.multiply(norm, ops.subtract(g, b)), hue)
-    wrap = ops.cast(ops.less(hue, 0.0), hue.dtype)
-    hue = ops.add(ops.where(ops.greater(rng, 0.0), hue, 0.0), wrap)
-    return ops.stack([hue, saturation, value], axis=axis)
+    return rgb_to_hsv_op(images, _channel_axis(data_format))
 
 
 def hsv_to_rgb(images, data_format=None):
@@ -100,20 +82,10 @@ def hsv_to_rgb(images, data_format=None):
     Returns:
         The RGB images.
     """
-    from fkeras import ops
-
     data_format = data_format_of(data_format)
     images = as_tensor(images)
     _hsv_checks(images, data_format)
-    axis = _channel_axis(data_format)
-    h, s, v = ops.unstack(images, 3, axis=axis)
-    dh = ops.multiply(ops.mod(h, 1.0), 6.0)
-    dr = ops.clip(ops.subtract(ops.abs(ops.subtract(dh, 3.0)), 1.0), 0.0, 1.0)
-    dg = ops.clip(ops.subtract(2.0, ops.abs(ops.subtract(dh, 2.0))), 0.0, 1.0)
-    db = ops.clip(ops.subtract(2.0, ops.abs(ops.subtract(dh, 4.0))), 0.0, 1.0)
-    one_minus_s = ops.subtract(1.0, s)
-    planes = [ops.multiply(v, ops.add(one_minus_s, ops.multiply(s, d))) for d in (dr, dg, db)]
-    return ops.stack(planes, axis=axis)
+    return hsv_to_rgb_op(images, _channel_axis(data_format))
 
 
 def _non_negative(value, name):
