@@ -374,3 +374,26 @@ def test_gradients_match_finite_differences(case):
     # Distinct channel values (hsv's branches and clips are away from their kinks).
     x = rng.random((2, 6, 7, 3)) * 0.6 + np.array([0.05, 0.3, 0.2])
     fd_check(fn, [x], [0], rng, eps=1e-6, tol=1e-5)
+
+
+INTEGER_CASES = [
+    ("resize", dict(size=(4, 5))),
+    ("resize", dict(size=(9, 13), interpolation="bicubic")),
+    ("affine_transform", dict(transform=np.stack([T1, T2]))),
+    ("rgb_to_grayscale", {}),
+    ("pad_images", dict(top_padding=1, bottom_padding=1, left_padding=2, right_padding=0)),
+    ("crop_images", dict(top_cropping=1, bottom_cropping=1, left_cropping=2, right_cropping=0)),
+    ("extract_patches", dict(size=2)),
+]
+
+
+@pytest.mark.parametrize("case", INTEGER_CASES, ids=lambda c: f"{c[0]}-{len(c[1])}")
+def test_uint8_images_match_keras(case):
+    keras = pytest.importorskip("keras")
+    torch = pytest.importorskip("torch")
+    name, kwargs = case
+    x = (np.random.default_rng(8).random((2, 6, 7, 3)) * 255).astype(np.uint8)
+    expect = getattr(keras.ops.image, name)(torch.tensor(x), **_torchify(kwargs))
+    got = np.asarray(getattr(fi, name)(x, **kwargs))
+    assert got.dtype == np.uint8
+    np.testing.assert_array_equal(got, _keras_value(expect))

@@ -4,7 +4,8 @@ fkeras ops; resize through the separable `image_resize_separable` op)."""
 import numpy as np
 
 from fkeras.ops.image_hsv import hsv_to_rgb_op, rgb_to_hsv_op
-from fkeras.ops.image_layout import as_tensor, check_rank, data_format_of, from_nhwc, to_nhwc
+from fkeras.ops.image_layout import (as_tensor, cast_back, check_rank, data_format_of, float_images,
+                                     from_nhwc, integer_dtype, to_nhwc)
 
 
 def _channel_axis(data_format):
@@ -41,10 +42,12 @@ def rgb_to_grayscale(images, data_format=None):
     if channels == 1:
         return ops.copy(images)
     weights = np.array([[0.2989], [0.587], [0.114]], np.float32)
+    dtype = integer_dtype(images)
+    images = float_images(images, dtype)
     if axis == -1:  # one matrix product: (..., 3) @ (3, 1)
-        return ops.matmul(images, weights)
+        return cast_back(ops.matmul(images, weights), dtype)
     gray = ops.tensordot(images, weights[:, 0], axes=([len(images.shape) - 3], [0]))
-    return ops.expand_dims(gray, axis)
+    return cast_back(ops.expand_dims(gray, axis), dtype)
 
 
 def _hsv_checks(images, data_format):
@@ -147,7 +150,8 @@ def pad_images(images, top_padding=None, left_padding=None, bottom_padding=None,
     pads = pads + [[0, 0]] if data_format == "channels_last" else [[0, 0]] + pads
     if len(images.shape) == 4:
         pads = [[0, 0]] + pads
-    return ops.pad(images, pads)
+    dtype = integer_dtype(images)
+    return cast_back(ops.pad(float_images(images, dtype), pads), dtype)
 
 
 def crop_images(images, top_cropping=None, left_cropping=None, bottom_cropping=None,
@@ -224,7 +228,8 @@ def resize(images, size, interpolation="bilinear", antialias=False, crop_to_aspe
     if fill_mode != "constant":
         raise ValueError("Invalid value for argument `fill_mode`. Only `'constant'` is "
                          f"supported. Received: fill_mode={fill_mode}")
-    x, unbatched = to_nhwc(images, data_format)
+    dtype = integer_dtype(images)
+    x, unbatched = to_nhwc(float_images(images, dtype), data_format)
     mode = "crop" if crop_to_aspect_ratio else "pad" if pad_to_aspect_ratio else None
     y = image_resize(x, size, interpolation, antialias, mode, fill_value)
-    return from_nhwc(y, data_format, unbatched)
+    return cast_back(from_nhwc(y, data_format, unbatched), dtype, rounding=True)

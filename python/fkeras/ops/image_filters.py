@@ -5,7 +5,8 @@ computes them on its torch backend."""
 
 import numpy as np
 
-from fkeras.ops.image_layout import as_tensor, check_rank, data_format_of, from_nhwc, to_nhwc
+from fkeras.ops.image_layout import (as_tensor, cast_back, check_rank, data_format_of, float_images,
+                                     from_nhwc, integer_dtype, to_nhwc)
 from fkeras.ops.image_sampling import gaussian_kernel1d
 
 
@@ -86,11 +87,13 @@ def _patches(images, size, strides, dilation_rate, padding, data_format, ndim):
     out_dim = int(np.prod(size)) * channels
     kernel = np.eye(out_dim, dtype=np.float32).reshape(tuple(size) + (channels, out_dim))
     unbatched = len(images.shape) == ndim + 1
+    dtype = integer_dtype(images)
+    images = float_images(images, dtype)
     if unbatched:
         images = ops.expand_dims(images, 0)
     patches = ops.conv(images, kernel, strides=strides, padding=padding,
                        data_format=data_format, dilation_rate=dilation_rate)
-    return ops.squeeze(patches, 0) if unbatched else patches
+    return cast_back(ops.squeeze(patches, 0) if unbatched else patches, dtype)
 
 
 def extract_patches(images, size, strides=None, dilation_rate=1, padding="valid",

@@ -51,3 +51,31 @@ def from_nhwc(images, data_format, unbatched):
     if unbatched:
         images = ops.squeeze(images, 0)
     return images
+
+
+def integer_dtype(images):
+    """The images' dtype name when it is an integer type (computed in float32 and cast back,
+    as Keras's torch backend does), else None."""
+    dtype = str(images.dtype)
+    return dtype if ("int" in dtype or dtype == "bool") else None
+
+
+def float_images(images, dtype):
+    from fkeras import ops
+
+    return ops.cast(images, "float32") if dtype else images
+
+
+def cast_back(y, dtype, rounding=False):
+    """y cast back to the integer `dtype`: exact values, truncated (torch's `.to`), or rounded
+    and saturated to the type's range (`rounding=True`, Keras's resize)."""
+    if not dtype:
+        return y
+    import numpy as np
+
+    from fkeras import ops
+
+    if rounding:
+        info = np.iinfo(dtype)
+        y = ops.clip(ops.round(y), float(info.min), float(info.max))
+    return ops.cast(y, dtype)
