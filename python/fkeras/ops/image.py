@@ -6,7 +6,8 @@ gradient a scatter-add). These names are not top-level `fkeras.ops` names (as in
 Differentiable in the images: all of them (crop/pad/grayscale/resize/blur/sobel/patches/
 scale_and_translate are linear; affine/perspective/elastic transforms and map_coordinates
 through the sampler's adjoint; rgb_to_hsv and hsv_to_rgb through their ops' analytic
-backward (`image_hsv.py`); ssim through its composed ops). Transforms, coordinates and points get no gradient.
+backward (`image_hsv.py`); ssim through its composed ops). Transforms, coordinates and
+points get no gradient.
 """
 
 from fkeras.ops.image_filters import (  # noqa: F401
