@@ -54,8 +54,6 @@ EXCEPTIONS = {
 
 # Names other helpers' branches add at the time of writing; allowed to be missing here.
 ADDED_BY_PARALLEL_WORK = {
-    # the ops.image grouping (ops.image branch)
-    "ops.image",
     # optimizers and callbacks branch ("optimizers.legacy": Keras 3's raising stubs of the
     # Keras 2 optimizers; move it to EXCEPTIONS if that branch does not add them)
     *(f"optimizers.{n}" for n in (

@@ -376,3 +376,12 @@ from fkeras.ops.patches import correlate, fold, unfold  # noqa: F401,E402
 from fkeras.ops.fft import fft, fft2, ifft2, irfft, istft, rfft, stft  # noqa: F401,E402
 
 from fkeras.ops import linalg, nn, numpy  # noqa: E402,F401  (keras.ops groupings)
+
+
+def __getattr__(name):
+    # keras.ops.image loads on first use (~15 ms of modules `import fkeras` does not need).
+    if name == "image":
+        import importlib
+
+        return importlib.import_module("fkeras.ops.image")
+    raise AttributeError(f"module 'fkeras.ops' has no attribute '{name}'")

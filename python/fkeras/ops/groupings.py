@@ -51,6 +51,13 @@ NUMPY = (
     "vectorize", "view", "vsplit", "vstack", "where", "zeros", "zeros_like",
 )
 
+IMAGE = (
+    "affine_transform", "crop_images", "elastic_transform", "extract_patches",
+    "extract_patches_3d", "gaussian_blur", "hsv_to_rgb", "map_coordinates", "pad_images",
+    "perspective_transform", "resize", "rgb_to_grayscale", "rgb_to_hsv",
+    "scale_and_translate", "sobel_edges", "ssim",
+)
+
 
 
 def resolver(group, module_name):
