@@ -1,17 +1,27 @@
 """fkeras.optimizers: Keras 3 optimizers over packed flat buffers and fused update kernels."""
 
 from fkeras.optimizers import schedules
+from fkeras.optimizers import legacy
 from fkeras.optimizers.adadelta import Adadelta
+from fkeras.optimizers.adafactor import Adafactor
 from fkeras.optimizers.adagrad import Adagrad
 from fkeras.optimizers.adam import Adam
 from fkeras.optimizers.adamax import Adamax
 from fkeras.optimizers.adamw import AdamW
+from fkeras.optimizers.ftrl import Ftrl
+from fkeras.optimizers.lamb import Lamb
+from fkeras.optimizers.lion import Lion
+from fkeras.optimizers.loss_scale_optimizer import LossScaleOptimizer
+from fkeras.optimizers.muon import Muon
 from fkeras.optimizers.nadam import Nadam
 from fkeras.optimizers.optimizer import Optimizer
 from fkeras.optimizers.rmsprop import RMSprop
+from fkeras.optimizers.schedule_free_adamw import ScheduleFreeAdamW
 from fkeras.optimizers.sgd import SGD
 
-CLASSES = {c.__name__: c for c in (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam)}
+CLASSES = {c.__name__: c for c in (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam,
+                                   Lion, Lamb, Ftrl, Adafactor, Muon, ScheduleFreeAdamW,
+                                   LossScaleOptimizer)}
 ALIASES = {name.lower(): cls for name, cls in CLASSES.items()}
 
 
@@ -42,7 +52,8 @@ def deserialize(config, custom_objects=None):
     return cls.from_config(dict(config.get("config") or {}), custom_objects)
 
 
-__all__ = ["Optimizer", "get", "serialize", "deserialize", "schedules", *sorted(CLASSES)]
+__all__ = ["Optimizer", "get", "serialize", "deserialize", "schedules", "legacy",
+           *sorted(CLASSES)]
 
 
 def _custom(config, custom_objects):
