@@ -38,7 +38,10 @@ def test_kernel_matches_reference(isa, name, n):
     getattr(_C, name)(*bufs.values(), grad, n, *extra)
     REF[name](*ref.values(), grad.astype(np.float64), n, *extra)
     for s in slots:
-        np.testing.assert_allclose(bufs[s], ref[s], rtol=2e-5, atol=1e-6, err_msg=s)
+        # Ftrl's param is (clip(linear) - linear) / quadratic: a float32 cancellation when
+        # linear is near +/-l1, so its absolute error follows |linear| (~1e-6 of it).
+        atol = 1e-5 if name == "ftrl_update" else 1e-6
+        np.testing.assert_allclose(bufs[s], ref[s], rtol=2e-5, atol=atol, err_msg=s)
 
 
 def test_muon_update_matches_reference(isa):
