@@ -1,5 +1,6 @@
 """fkeras.callbacks: the Keras callback API and the standard callbacks."""
 
+from fkeras.callbacks.backup_and_restore import BackupAndRestore
 from fkeras.callbacks.callback import Callback
 from fkeras.callbacks.callback_list import CallbackList
 from fkeras.callbacks.csv_logger import CSVLogger
@@ -19,4 +20,4 @@ from fkeras.callbacks.terminate_on_nan import TerminateOnNaN
 __all__ = ["Callback", "CallbackList", "CSVLogger", "EarlyStopping", "History",
            "LambdaCallback", "LearningRateScheduler", "ModelCheckpoint", "ProgbarLogger",
            "ReduceLROnPlateau", "TensorBoard", "TerminateOnNaN",
-           "RemoteMonitor", "SwapEMAWeights"]
+           "RemoteMonitor", "SwapEMAWeights", "BackupAndRestore"]
