@@ -174,3 +174,11 @@ def test_lion_errors(kw, match):
 def test_ftrl_errors(kw):
     with pytest.raises(ValueError, match=list(kw)[0]):
         optimizers.Ftrl(**kw)
+
+
+def test_loss_scale_optimizer_serialization_round_trip():
+    opt = optimizers.LossScaleOptimizer(optimizers.Lion(0.01), initial_scale=64.0)
+    again = optimizers.deserialize(optimizers.serialize(opt))
+    assert isinstance(again, optimizers.LossScaleOptimizer)
+    assert isinstance(again.inner_optimizer, optimizers.Lion)
+    assert again.get_config() == opt.get_config()

@@ -20,8 +20,9 @@ from fkeras.optimizers.schedule_free_adamw import ScheduleFreeAdamW
 from fkeras.optimizers.sgd import SGD
 
 CLASSES = {c.__name__: c for c in (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam,
-                                   Lion, Lamb, Ftrl, Adafactor, Muon, ScheduleFreeAdamW,
-                                   LossScaleOptimizer)}
+                                   Lion, Lamb, Ftrl, Adafactor, Muon, ScheduleFreeAdamW)}
+# Wrappers of another optimizer: resolvable from a config, not constructible from a bare name.
+WRAPPERS = {"LossScaleOptimizer": LossScaleOptimizer}
 ALIASES = {name.lower(): cls for name, cls in CLASSES.items()}
 
 
@@ -46,14 +47,15 @@ def serialize(optimizer):
 
 def deserialize(config, custom_objects=None):
     name = config["class_name"]
-    cls = _custom(config, custom_objects) or CLASSES.get(name) or ALIASES.get(name.lower())
+    cls = (_custom(config, custom_objects) or CLASSES.get(name) or WRAPPERS.get(name)
+           or ALIASES.get(name.lower()))
     if cls is None:
         raise ValueError(f"Unknown optimizer: '{name}'.")
     return cls.from_config(dict(config.get("config") or {}), custom_objects)
 
 
 __all__ = ["Optimizer", "get", "serialize", "deserialize", "schedules", "legacy",
-           *sorted(CLASSES)]
+           "LossScaleOptimizer", *sorted(CLASSES)]
 
 
 def _custom(config, custom_objects):
