@@ -182,3 +182,32 @@ def test_loss_scale_optimizer_serialization_round_trip():
     assert isinstance(again, optimizers.LossScaleOptimizer)
     assert isinstance(again.inner_optimizer, optimizers.Lion)
     assert again.get_config() == opt.get_config()
+
+
+@pytest.mark.parametrize("name", ["Lion", "Lamb", "Ftrl", "Adafactor", "Muon",
+                                  "ScheduleFreeAdamW"])
+def test_keras_file_round_trip_with_real_keras(tmp_path, name):
+    keras = pytest.importorskip("keras")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((16, 4)).astype(np.float32)
+    y = rng.standard_normal((16, 2)).astype(np.float32)
+    model = fkeras.Sequential([fkeras.Input((4,)), fkeras.layers.Dense(3),
+                               fkeras.layers.Dense(2)])
+    model.compile(optimizer=getattr(optimizers, name)(), loss="mse")
+    model.fit(x, y, epochs=1, batch_size=8, verbose=0)
+    path = str(tmp_path / "m.keras")
+    model.save(path)
+    kmodel = keras.saving.load_model(path)
+    assert type(kmodel.optimizer).__name__ == name
+    ours = [np.asarray(v.numpy()) for v in model.optimizer.variables]
+    theirs = [keras.ops.convert_to_numpy(v.value) for v in kmodel.optimizer.variables]
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(np.asarray(a, np.float64).reshape(np.shape(b)), b,
+                                   rtol=1e-6)
+    path2 = str(tmp_path / "k.keras")
+    kmodel.save(path2)
+    back = fkeras.saving.load_model(path2)
+    for a, b in zip(theirs, [np.asarray(v.numpy()) for v in back.optimizer.variables]):
+        np.testing.assert_allclose(np.asarray(b, np.float64).reshape(np.shape(a)), a,
+                                   rtol=1e-6)
