@@ -12,6 +12,7 @@ from fkeras.optimizers.ftrl import Ftrl
 from fkeras.optimizers.lamb import Lamb
 from fkeras.optimizers.lion import Lion
 from fkeras.optimizers.loss_scale_optimizer import LossScaleOptimizer
+from fkeras.optimizers.multi_optimizer import MultiOptimizer, OptimizerMap
 from fkeras.optimizers.muon import Muon
 from fkeras.optimizers.nadam import Nadam
 from fkeras.optimizers.optimizer import Optimizer
@@ -22,7 +23,7 @@ from fkeras.optimizers.sgd import SGD
 CLASSES = {c.__name__: c for c in (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam,
                                    Lion, Lamb, Ftrl, Adafactor, Muon, ScheduleFreeAdamW)}
 # Wrappers of another optimizer: resolvable from a config, not constructible from a bare name.
-WRAPPERS = {"LossScaleOptimizer": LossScaleOptimizer}
+WRAPPERS = {"LossScaleOptimizer": LossScaleOptimizer, "MultiOptimizer": MultiOptimizer}
 ALIASES = {name.lower(): cls for name, cls in CLASSES.items()}
 
 
@@ -55,7 +56,7 @@ def deserialize(config, custom_objects=None):
 
 
 __all__ = ["Optimizer", "get", "serialize", "deserialize", "schedules", "legacy",
-           "LossScaleOptimizer", *sorted(CLASSES)]
+           "LossScaleOptimizer", "MultiOptimizer", "OptimizerMap", *sorted(CLASSES)]
 
 
 def _custom(config, custom_objects):
