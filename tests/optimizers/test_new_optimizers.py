@@ -211,3 +211,28 @@ def test_keras_file_round_trip_with_real_keras(tmp_path, name):
     for a, b in zip(theirs, [np.asarray(v.numpy()) for v in back.optimizer.variables]):
         np.testing.assert_allclose(np.asarray(b, np.float64).reshape(np.shape(a)), a,
                                    rtol=1e-6)
+
+
+@pytest.mark.parametrize("wrap", ["lso", "factor"])
+def test_fit_with_loss_scaling_equals_plain_fit(wrap):
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((32, 3)).astype(np.float32)
+    y = rng.standard_normal((32, 1)).astype(np.float32)
+    weights = None
+    results = []
+    for kind in ("plain", wrap):
+        model = fkeras.Sequential([fkeras.Input((3,)), fkeras.layers.Dense(1)])
+        if weights is None:
+            weights = model.get_weights()
+        model.set_weights(weights)
+        if kind == "plain":
+            opt = optimizers.SGD(0.1)
+        elif kind == "lso":
+            opt = optimizers.LossScaleOptimizer(optimizers.SGD(0.1), initial_scale=1024.0)
+        else:
+            opt = optimizers.SGD(0.1, loss_scale_factor=64.0)
+        model.compile(optimizer=opt, loss="mse")
+        model.fit(x, y, epochs=2, batch_size=8, shuffle=False, verbose=0)
+        results.append(model.get_weights())
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

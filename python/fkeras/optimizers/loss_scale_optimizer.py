@@ -88,6 +88,9 @@ class LossScaleOptimizer(Optimizer):
         """The loss times the current scale (the initial scale before building)."""
         return loss * (float(self.dynamic_scale) if self.built else self.initial_scale)
 
+    def _fk_loss_factor(self):
+        return float(self.dynamic_scale._value) if self.built else float(self.initial_scale)
+
     @property
     def learning_rate(self):
         return self.inner_optimizer.learning_rate
