@@ -53,14 +53,7 @@ EXCEPTIONS = {
 }
 
 # Names other helpers' branches add at the time of writing; allowed to be missing here.
-ADDED_BY_PARALLEL_WORK = {
-    # optimizers and callbacks branch ("optimizers.legacy": Keras 3's raising stubs of the
-    # Keras 2 optimizers; move it to EXCEPTIONS if that branch does not add them)
-    *(f"optimizers.{n}" for n in (
-        "Adafactor", "Ftrl", "Lamb", "Lion", "LossScaleOptimizer", "MultiOptimizer", "Muon",
-        "OptimizerMap", "ScheduleFreeAdamW", "legacy")),
-    "callbacks.BackupAndRestore", "callbacks.RemoteMonitor", "callbacks.SwapEMAWeights",
-}
+ADDED_BY_PARALLEL_WORK = set()  # every parallel branch is merged
 
 
 def _public(module):

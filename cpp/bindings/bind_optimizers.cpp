@@ -150,4 +150,118 @@ void bind_optimizers(py::module_& m) {
   }, py::arg("param"), py::arg("accumulated_grad"), py::arg("accumulated_delta"),
      py::arg("grad"), py::arg("n"), py::arg("lr"), py::arg("rho"), py::arg("epsilon"),
      py::arg("weight_decay"), "Keras 3 Adadelta step, in place.");
+
+  m.def("lion_update", [](py::object param, py::object mo, py::object grad, int64_t n, float lr,
+                          float beta1, float beta2, float weight_decay) {
+    const char* k = "lion_update";
+    fkb::check_sizes(k, {{"n", n}});
+    float* p = fkb::out_f32(param, k, "param", {n});
+    float* pm = fkb::out_f32(mo, k, "m", {n});
+    const float* g = fkb::in_f32(grad, k, "grad", {n});
+    if (!fkb::check_outputs(k, {{"param", param}, {"m", mo}}, {{"grad", grad}})) return;
+    py::gil_scoped_release nogil;
+    fk::lion_update(p, pm, g, n, lr, beta1, beta2, weight_decay);
+  }, py::arg("param"), py::arg("m"), py::arg("grad"), py::arg("n"), py::arg("lr"),
+     py::arg("beta1"), py::arg("beta2"), py::arg("weight_decay"), "Keras 3 Lion step, in place.");
+
+  m.def("ftrl_update", [](py::object param, py::object accumulator, py::object linear,
+                          py::object grad, int64_t n, float lr, float learning_rate_power,
+                          float l1, float l2, float l2_shrinkage, float beta,
+                          float weight_decay) {
+    const char* k = "ftrl_update";
+    fkb::check_sizes(k, {{"n", n}});
+    float* p = fkb::out_f32(param, k, "param", {n});
+    float* acc = fkb::out_f32(accumulator, k, "accumulator", {n});
+    float* lin = fkb::out_f32(linear, k, "linear", {n});
+    const float* g = fkb::in_f32(grad, k, "grad", {n});
+    if (!fkb::check_outputs(k, {{"param", param}, {"accumulator", accumulator},
+                                 {"linear", linear}}, {{"grad", grad}})) return;
+    py::gil_scoped_release nogil;
+    fk::ftrl_update(p, acc, lin, g, n, lr, learning_rate_power, l1, l2, l2_shrinkage, beta,
+                    weight_decay);
+  }, py::arg("param"), py::arg("accumulator"), py::arg("linear"), py::arg("grad"),
+     py::arg("n"), py::arg("lr"), py::arg("learning_rate_power"), py::arg("l1"), py::arg("l2"),
+     py::arg("l2_shrinkage"), py::arg("beta"), py::arg("weight_decay"),
+     "Keras 3 Ftrl step, in place.");
+
+  m.def("lamb_update", [](py::object param, py::object mo, py::object v, py::object grad,
+                          int64_t n, float lr, float beta1, float beta2, float epsilon,
+                          int64_t step, float weight_decay) {
+    const char* k = "lamb_update";
+    fkb::check_sizes(k, {{"n", n}});
+    check_step(k, step);
+    float* p = fkb::out_f32(param, k, "param", {n});
+    float* pm = fkb::out_f32(mo, k, "m", {n});
+    float* pv = fkb::out_f32(v, k, "v", {n});
+    const float* g = fkb::in_f32(grad, k, "grad", {n});
+    if (!fkb::check_outputs(k, {{"param", param}, {"m", mo}, {"v", v}}, {{"grad", grad}})) return;
+    py::gil_scoped_release nogil;
+    fk::lamb_update(p, pm, pv, g, n, lr, beta1, beta2, epsilon, step, weight_decay);
+  }, py::arg("param"), py::arg("m"), py::arg("v"), py::arg("grad"), py::arg("n"), py::arg("lr"),
+     py::arg("beta1"), py::arg("beta2"), py::arg("epsilon"), py::arg("step"),
+     py::arg("weight_decay"), "Keras 3 Lamb step over one variable (trust ratio), in place.");
+
+  m.def("adafactor_update", [](py::object param, py::object v, py::object grad, int64_t n,
+                               float lr, float beta_2_decay, float epsilon_1, float epsilon_2,
+                               float clip_threshold, int64_t step, bool factored,
+                               float weight_decay) {
+    const char* k = "adafactor_update";
+    fkb::check_sizes(k, {{"n", n}});
+    check_step(k, step);
+    float* p = fkb::out_f32(param, k, "param", {n});
+    float* pv = fkb::out_f32(v, k, "v", {n});
+    const float* g = fkb::in_f32(grad, k, "grad", {n});
+    if (!fkb::check_outputs(k, {{"param", param}, {"v", v}}, {{"grad", grad}})) return;
+    py::gil_scoped_release nogil;
+    fk::adafactor_update(p, pv, g, n, lr, beta_2_decay, epsilon_1, epsilon_2, clip_threshold,
+                         step, factored, weight_decay);
+  }, py::arg("param"), py::arg("v"), py::arg("grad"), py::arg("n"), py::arg("lr"),
+     py::arg("beta_2_decay"), py::arg("epsilon_1"), py::arg("epsilon_2"),
+     py::arg("clip_threshold"), py::arg("step"), py::arg("factored"), py::arg("weight_decay"),
+     "Keras 3 Adafactor step over one variable, in place (v read only when factored).");
+
+  m.def("muon_momentum_update", [](py::object mo, py::object out, py::object grad, int64_t n,
+                                   float momentum, bool nesterov) {
+    const char* k = "muon_momentum_update";
+    fkb::check_sizes(k, {{"n", n}});
+    float* pm = fkb::out_f32(mo, k, "m", {n});
+    float* po = fkb::out_f32(out, k, "out", {n});
+    const float* g = fkb::in_f32(grad, k, "grad", {n});
+    if (!fkb::check_outputs(k, {{"m", mo}, {"out", out}}, {{"grad", grad}})) return;
+    py::gil_scoped_release nogil;
+    fk::muon_momentum_update(pm, po, g, n, momentum, nesterov);
+  }, py::arg("m"), py::arg("out"), py::arg("grad"), py::arg("n"), py::arg("momentum"),
+     py::arg("nesterov"), "Keras 3 Muon momentum step; out is the Newton-Schulz input.");
+
+  m.def("muon_update", [](py::object param, py::object ortho, int64_t n, float lr, float scale,
+                          float weight_decay) {
+    const char* k = "muon_update";
+    fkb::check_sizes(k, {{"n", n}});
+    float* p = fkb::out_f32(param, k, "param", {n});
+    const float* o = fkb::in_f32(ortho, k, "ortho", {n});
+    if (!fkb::check_outputs(k, {{"param", param}}, {{"ortho", ortho}})) return;
+    py::gil_scoped_release nogil;
+    fk::muon_update(p, o, n, lr, scale, weight_decay);
+  }, py::arg("param"), py::arg("ortho"), py::arg("n"), py::arg("lr"), py::arg("scale"),
+     py::arg("weight_decay"), "Keras 3 Muon parameter step from the orthogonalized update.");
+
+  m.def("schedule_free_adamw_update", [](py::object param, py::object z, py::object v,
+                                         py::object grad, int64_t n, float lr, float beta1,
+                                         float beta2, float epsilon, int64_t step,
+                                         int64_t warmup_steps, float weight_decay) {
+    const char* k = "schedule_free_adamw_update";
+    fkb::check_sizes(k, {{"n", n}});
+    check_step(k, step);
+    float* p = fkb::out_f32(param, k, "param", {n});
+    float* pz = fkb::out_f32(z, k, "z", {n});
+    float* pv = fkb::out_f32(v, k, "v", {n});
+    const float* g = fkb::in_f32(grad, k, "grad", {n});
+    if (!fkb::check_outputs(k, {{"param", param}, {"z", z}, {"v", v}}, {{"grad", grad}})) return;
+    py::gil_scoped_release nogil;
+    fk::schedule_free_adamw_update(p, pz, pv, g, n, lr, beta1, beta2, epsilon, step,
+                                   warmup_steps, weight_decay);
+  }, py::arg("param"), py::arg("z"), py::arg("v"), py::arg("grad"), py::arg("n"), py::arg("lr"),
+     py::arg("beta1"), py::arg("beta2"), py::arg("epsilon"), py::arg("step"),
+     py::arg("warmup_steps"), py::arg("weight_decay"),
+     "Keras 3.15 ScheduleFreeAdamW step (torch-backend numbers), in place.");
 }

@@ -21,7 +21,9 @@
 // Scalar constants (bias corrections, the Nadam coefficients) are computed here in float64 and
 // rounded once; the per-element arithmetic is float32, as Keras on float32 variables.
 // Elementwise and memory-bound: chunks of 32K elements over the thread pool.
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "fkeras/kernels.h"
 #include "fkeras/runtime.h"
@@ -63,6 +65,26 @@ void check_step(const char* kernel, int64_t step) {
 }
 
 float decay_of(float weight_decay, float lr) { return weight_decay * lr; }
+
+// Runs fn(offset, count) -> Sums over [0, n) in chunks and adds the chunks' sums in order
+// (deterministic whatever the thread count).
+template <class Fn>
+opt::Sums reduced(int64_t n, Fn&& fn) {
+  const int64_t chunks = (n + kGrain - 1) / kGrain;
+  std::vector<opt::Sums> part(static_cast<size_t>(chunks), opt::Sums{0.0, 0.0});
+  parallel_for(chunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      const int64_t i = c * kGrain;
+      part[static_cast<size_t>(c)] = fn(i, std::min(kGrain, n - i));
+    }
+  });
+  opt::Sums total{0.0, 0.0};
+  for (const auto& s : part) {
+    total.a += s.a;
+    total.b += s.b;
+  }
+  return total;
+}
 
 double power(float base, int64_t step) {
   return std::pow(static_cast<double>(base), static_cast<double>(step));
@@ -157,6 +179,108 @@ void adadelta_update(float* param, float* accumulated_grad, float* accumulated_d
   const auto& K = update_kernels();
   chunked(n, [&](int64_t i, int64_t c) {
     K.adadelta(param + i, accumulated_grad + i, accumulated_delta + i, grad + i, c, a);
+  });
+}
+
+void lion_update(float* param, float* m, const float* grad, int64_t n, float lr, float beta1,
+                 float beta2, float weight_decay) {
+  check_common("lion_update", n);
+  const opt::LionArgs a{lr, beta1, static_cast<float>(1.0 - beta1), beta2,
+                        static_cast<float>(1.0 - beta2), decay_of(weight_decay, lr)};
+  const auto& K = update_kernels();
+  chunked(n, [&](int64_t i, int64_t c) { K.lion(param + i, m + i, grad + i, c, a); });
+}
+
+void ftrl_update(float* param, float* accumulator, float* linear, const float* grad, int64_t n,
+                 float lr, float learning_rate_power, float l1, float l2, float l2_shrinkage,
+                 float beta, float weight_decay) {
+  check_common("ftrl_update", n);
+  const float l2_total = l2 + static_cast<float>(beta / (2.0 * lr));
+  const opt::FtrlArgs a{lr, -learning_rate_power, l1, 2.f * l2_total, 2.f * l2_shrinkage,
+                        decay_of(weight_decay, lr)};
+  const auto& K = update_kernels();
+  chunked(n, [&](int64_t i, int64_t c) {
+    K.ftrl(param + i, accumulator + i, linear + i, grad + i, c, a);
+  });
+}
+
+void lamb_update(float* param, float* m, float* v, const float* grad, int64_t n, float lr,
+                 float beta1, float beta2, float epsilon, int64_t step, float weight_decay) {
+  check_common("lamb_update", n);
+  check_step("lamb_update", step);
+  const opt::LambArgs a{static_cast<float>(1.0 - beta1), static_cast<float>(1.0 - beta2),
+                        static_cast<float>(1.0 - power(beta1, step)),
+                        static_cast<float>(1.0 - power(beta2, step)), epsilon,
+                        decay_of(weight_decay, lr)};
+  const auto& K = update_kernels();
+  const opt::Sums s = reduced(n, [&](int64_t i, int64_t c) {
+    return K.lamb_moments(param + i, m + i, v + i, grad + i, c, a);
+  });
+  const double w_norm = std::sqrt(s.a), g_norm = std::sqrt(s.b);
+  // ratio = w_norm / g_norm when both are > 0, else 1 (a NaN norm gives 1, as Keras's where).
+  const double ratio = (w_norm > 0.0 && g_norm > 0.0) ? w_norm / g_norm : 1.0;
+  const float coef = static_cast<float>(static_cast<float>(ratio) * lr);
+  chunked(n, [&](int64_t i, int64_t c) { K.lamb_apply(param + i, m + i, v + i, c, coef, a); });
+}
+
+void adafactor_update(float* param, float* v, const float* grad, int64_t n, float lr,
+                      float beta_2_decay, float epsilon_1, float epsilon_2, float clip_threshold,
+                      int64_t step, bool factored, float weight_decay) {
+  check_common("adafactor_update", n);
+  check_step("adafactor_update", step);
+  if (n == 0) return;
+  const float t = static_cast<float>(step);
+  const float beta_2_t = 1.f - std::pow(t, beta_2_decay);
+  const opt::AdafactorArgs a{beta_2_t, 1.f - beta_2_t, epsilon_1, decay_of(weight_decay, lr)};
+  const auto& K = update_kernels();
+  const opt::Sums s = reduced(n, [&](int64_t i, int64_t c) {
+    return K.adafactor_moments(param + i, v + i, grad + i, c, !factored, a);
+  });
+  const float rho_t = std::min(lr, 1.f / std::sqrt(t));
+  const float rms_p = static_cast<float>(std::sqrt(s.a / static_cast<double>(n)));
+  const float rms_u = static_cast<float>(std::sqrt(s.b / static_cast<double>(n)));
+  // max(eps2, rms) with a NaN rms winning, as ops.maximum.
+  const float alpha = (rms_p != rms_p ? rms_p : std::max(epsilon_2, rms_p)) * rho_t;
+  const float q = rms_u / clip_threshold;
+  const float denom = q != q ? q : std::max(1.f, q);
+  chunked(n, [&](int64_t i, int64_t c) {
+    K.adafactor_apply(param + i, v + i, grad + i, c, alpha, denom);
+  });
+}
+
+void muon_momentum_update(float* m, float* out, const float* grad, int64_t n, float momentum,
+                          bool nesterov) {
+  check_common("muon_momentum_update", n);
+  const opt::MuonArgs a{momentum, momentum - 1.f, 0.f, 0.f, 0.f};
+  const auto& K = update_kernels();
+  chunked(n, [&](int64_t i, int64_t c) {
+    K.muon_momentum(m + i, out + i, grad + i, c, nesterov, a);
+  });
+}
+
+void muon_update(float* param, const float* ortho, int64_t n, float lr, float scale,
+                 float weight_decay) {
+  check_common("muon_update", n);
+  const opt::MuonArgs a{0.f, 0.f, lr, scale, decay_of(weight_decay, lr)};
+  const auto& K = update_kernels();
+  chunked(n, [&](int64_t i, int64_t c) { K.muon_apply(param + i, ortho + i, c, a); });
+}
+
+void schedule_free_adamw_update(float* param, float* z, float* v, const float* grad, int64_t n,
+                                float lr, float beta1, float beta2, float epsilon, int64_t step,
+                                int64_t warmup_steps, float weight_decay) {
+  check_common("schedule_free_adamw_update", n);
+  check_step("schedule_free_adamw_update", step);
+  const float t = static_cast<float>(step);
+  float lr_t = lr;
+  if (warmup_steps > 0) lr_t = lr * std::min(t / static_cast<float>(warmup_steps), 1.f);
+  const float weight = 1.f / t;
+  const opt::SfAdamwArgs a{lr_t, beta1, 1.f - beta1, static_cast<float>(1.0 - beta2),
+                           static_cast<float>(1.0 - power(beta2, step)), epsilon, weight,
+                           1.f - weight, decay_of(weight_decay, lr)};
+  const auto& K = update_kernels();
+  chunked(n, [&](int64_t i, int64_t c) {
+    K.sfadamw(param + i, z + i, v + i, grad + i, c, a);
   });
 }
 

@@ -38,6 +38,31 @@ struct AdadeltaArgs {
   float lr, rho, one_minus_rho, eps, decay;
 };
 
+struct LionArgs {
+  float lr, b1, one_minus_b1, b2, one_minus_b2, decay;
+};
+struct FtrlArgs {
+  // l2x2 = 2 (l2 + beta / (2 lr)); shrink2 = 2 * l2_shrinkage; neg_power = -learning_rate_power.
+  float lr, neg_power, l1, l2x2, shrink2, decay;
+};
+struct LambArgs {
+  float one_minus_b1, one_minus_b2, bias1, bias2, eps, decay;  // bias_i = 1 - b_i^t
+};
+struct AdafactorArgs {
+  float beta_2_t, one_minus_beta_2_t, eps1, decay;
+};
+struct MuonArgs {
+  float momentum, momentum_minus_1, lr, scale, decay;  // scale = sqrt(max(rows, cols)) rms_rate
+};
+struct SfAdamwArgs {
+  // weight = 1 / t; bias2 = 1 - b2^t; lr already includes the warmup factor.
+  float lr, b1, one_minus_b1, one_minus_b2, bias2, eps, weight, one_minus_weight, decay;
+};
+// Sums over a chunk, accumulated in float64 (the reductions of Lamb and Adafactor).
+struct Sums {
+  double a, b;
+};
+
 struct UpdateKernels {
   void (*sgd)(float* param, float* velocity, const float* grad, int64_t n, const SgdArgs& a);
   void (*adam)(float* param, float* m, float* v, float* vhat, const float* grad, int64_t n,
@@ -52,6 +77,28 @@ struct UpdateKernels {
                   const AdagradArgs& a);
   void (*adadelta)(float* param, float* accumulated_grad, float* accumulated_delta,
                    const float* grad, int64_t n, const AdadeltaArgs& a);
+  void (*lion)(float* param, float* m, const float* grad, int64_t n, const LionArgs& a);
+  void (*ftrl)(float* param, float* accumulator, float* linear, const float* grad, int64_t n,
+               const FtrlArgs& a);
+  // Pass 1: decay param, update m and v, return {sum param^2, sum update^2}.
+  Sums (*lamb_moments)(float* param, float* m, float* v, const float* grad, int64_t n,
+                       const LambArgs& a);
+  // Pass 2: param -= coef * (m / bias1) / (sqrt(v / bias2) + eps).
+  void (*lamb_apply)(float* param, const float* m, const float* v, int64_t n, float coef,
+                     const LambArgs& a);
+  // Pass 1: decay param, update v (unless factored), return {sum param^2, sum (g/sqrt(v))^2}.
+  Sums (*adafactor_moments)(float* param, float* v, const float* grad, int64_t n,
+                            bool update_v, const AdafactorArgs& a);
+  // Pass 2: param -= alpha * ((g / sqrt(v)) / denom).
+  void (*adafactor_apply)(float* param, const float* v, const float* grad, int64_t n,
+                          float alpha, float denom);
+  // m += g + m (momentum - 1); out = nesterov ? g + momentum m : m.
+  void (*muon_momentum)(float* m, float* out, const float* grad, int64_t n, bool nesterov,
+                        const MuonArgs& a);
+  // decay param, then param -= ((lr * ortho) * scale).
+  void (*muon_apply)(float* param, const float* ortho, int64_t n, const MuonArgs& a);
+  void (*sfadamw)(float* param, float* z, float* v, const float* grad, int64_t n,
+                  const SfAdamwArgs& a);
 };
 
 extern const UpdateKernels kScalarKernels;

@@ -139,6 +139,126 @@ void adadelta_loop(float* FK_R p, float* FK_R ag, float* FK_R ad, const float* F
   }
 }
 
+// sign(c) with sign(0) = 0 and sign(NaN) = NaN (torch.sign).
+inline float sign_nan(float c) { return c > 0.f ? 1.f : (c < 0.f ? -1.f : c); }
+
+template <bool kDecay>
+void lion_loop(float* FK_R p, float* FK_R m, const float* FK_R g, int64_t n,
+               const opt::LionArgs& a) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float gi = g[i];
+    const float c = m[i] * a.b1 + gi * a.one_minus_b1;
+    p[i] = decayed<kDecay>(p[i], a.decay) - sign_nan(c) * a.lr;
+    m[i] = m[i] * a.b2 + gi * a.one_minus_b2;
+  }
+}
+
+template <bool kDecay, bool kSqrt>
+void ftrl_loop(float* FK_R p, float* FK_R acc, float* FK_R lin, const float* FK_R g, int64_t n,
+               const opt::FtrlArgs& a) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float gi = g[i];
+    const float pi = decayed<kDecay>(p[i], a.decay);
+    const float grad_to_use = gi + a.shrink2 * pi;
+    const float old_acc = acc[i];
+    const float new_acc = old_acc + gi * gi;
+    const float pow_new = kSqrt ? std::sqrt(new_acc) : std::pow(new_acc, a.neg_power);
+    const float pow_old = kSqrt ? std::sqrt(old_acc) : std::pow(old_acc, a.neg_power);
+    const float li = lin[i] + (grad_to_use - ((pow_new - pow_old) / a.lr) * pi);
+    lin[i] = li;
+    const float quadratic = pow_new / a.lr + a.l2x2;
+    const float clipped = li < -a.l1 ? -a.l1 : (li > a.l1 ? a.l1 : li);
+    p[i] = (clipped - li) / quadratic;
+    acc[i] = new_acc;
+  }
+}
+
+template <bool kDecay>
+opt::Sums lamb_moments_loop(float* FK_R p, float* FK_R m, float* FK_R v, const float* FK_R g,
+                            int64_t n, const opt::LambArgs& a) {
+  double sw = 0.0, su = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float gi = g[i];
+    const float mi = m[i] + (gi - m[i]) * a.one_minus_b1;
+    const float vi = v[i] + (gi * gi - v[i]) * a.one_minus_b2;
+    m[i] = mi;
+    v[i] = vi;
+    const float pi = decayed<kDecay>(p[i], a.decay);
+    p[i] = pi;
+    const float u = (mi / a.bias1) / (std::sqrt(vi / a.bias2) + a.eps);
+    sw += static_cast<double>(pi) * pi;
+    su += static_cast<double>(u) * u;
+  }
+  return {sw, su};
+}
+
+inline void lamb_apply_loop(float* FK_R p, const float* FK_R m, const float* FK_R v, int64_t n,
+                            float coef, const opt::LambArgs& a) {
+  for (int64_t i = 0; i < n; ++i)
+    p[i] -= coef * ((m[i] / a.bias1) / (std::sqrt(v[i] / a.bias2) + a.eps));
+}
+
+template <bool kDecay>
+opt::Sums adafactor_moments_loop(float* FK_R p, float* FK_R v, const float* FK_R g, int64_t n,
+                                 bool update_v, const opt::AdafactorArgs& a) {
+  double sp = 0.0, su = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float gi = g[i];
+    float vi = v[i];
+    if (update_v) {
+      vi = a.beta_2_t * vi + a.one_minus_beta_2_t * (gi * gi + a.eps1);
+      v[i] = vi;
+    }
+    const float pi = decayed<kDecay>(p[i], a.decay);
+    p[i] = pi;
+    const float u = gi / std::sqrt(vi);
+    sp += static_cast<double>(pi) * pi;
+    su += static_cast<double>(u) * u;
+  }
+  return {sp, su};
+}
+
+inline void adafactor_apply_loop(float* FK_R p, const float* FK_R v, const float* FK_R g,
+                                 int64_t n, float alpha, float denom) {
+  for (int64_t i = 0; i < n; ++i) p[i] -= alpha * ((g[i] / std::sqrt(v[i])) / denom);
+}
+
+template <bool kNesterov>
+void muon_momentum_loop(float* FK_R m, float* FK_R out, const float* FK_R g, int64_t n,
+                        const opt::MuonArgs& a) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float gi = g[i];
+    const float mi = m[i] + (gi + m[i] * a.momentum_minus_1);
+    m[i] = mi;
+    out[i] = kNesterov ? gi + a.momentum * mi : mi;
+  }
+}
+
+template <bool kDecay>
+void muon_apply_loop(float* FK_R p, const float* FK_R x, int64_t n, const opt::MuonArgs& a) {
+  for (int64_t i = 0; i < n; ++i)
+    p[i] = decayed<kDecay>(p[i], a.decay) - (a.lr * x[i]) * a.scale;
+}
+
+// Keras 3.15 on torch: the "old" z read after z's in-place update is the new z (see
+// python/fkeras/optimizers/schedule_free_adamw.py).
+template <bool kDecay>
+void sfadamw_loop(float* FK_R p, float* FK_R z, float* FK_R v, const float* FK_R g, int64_t n,
+                  const opt::SfAdamwArgs& a) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float gi = g[i];
+    const float vi = v[i] + (gi * gi - v[i]) * a.one_minus_b2;
+    v[i] = vi;
+    const float denom = std::sqrt(vi / a.bias2) + a.eps;
+    const float zi = z[i] - (a.lr * gi) / denom;
+    z[i] = zi;
+    const float y_old = decayed<kDecay>(p[i], a.decay);
+    const float x_old = (y_old - a.one_minus_b1 * zi) / a.b1;
+    const float x_new = a.one_minus_weight * x_old + a.weight * zi;
+    p[i] = a.one_minus_b1 * zi + a.b1 * x_new;
+  }
+}
+
 #undef FK_R
 
 // ---- option dispatch: one branch per call, none per element ---------------------------------
@@ -202,8 +322,49 @@ inline void adadelta(float* p, float* ag, float* ad, const float* g, int64_t n,
                  : adadelta_loop<false>(p, ag, ad, g, n, a);
 }
 
+inline void lion(float* p, float* m, const float* g, int64_t n, const opt::LionArgs& a) {
+  a.decay != 0.f ? lion_loop<true>(p, m, g, n, a) : lion_loop<false>(p, m, g, n, a);
+}
+
+inline void ftrl(float* p, float* acc, float* lin, const float* g, int64_t n,
+                 const opt::FtrlArgs& a) {
+  const bool d = a.decay != 0.f, sq = a.neg_power == 0.5f;
+  if (sq) d ? ftrl_loop<true, true>(p, acc, lin, g, n, a) : ftrl_loop<false, true>(p, acc, lin, g, n, a);
+  else d ? ftrl_loop<true, false>(p, acc, lin, g, n, a) : ftrl_loop<false, false>(p, acc, lin, g, n, a);
+}
+
+inline opt::Sums lamb_moments(float* p, float* m, float* v, const float* g, int64_t n,
+                              const opt::LambArgs& a) {
+  return a.decay != 0.f ? lamb_moments_loop<true>(p, m, v, g, n, a)
+                        : lamb_moments_loop<false>(p, m, v, g, n, a);
+}
+
+inline opt::Sums adafactor_moments(float* p, float* v, const float* g, int64_t n, bool update_v,
+                                   const opt::AdafactorArgs& a) {
+  return a.decay != 0.f ? adafactor_moments_loop<true>(p, v, g, n, update_v, a)
+                        : adafactor_moments_loop<false>(p, v, g, n, update_v, a);
+}
+
+inline void muon_momentum(float* m, float* out, const float* g, int64_t n, bool nesterov,
+                          const opt::MuonArgs& a) {
+  nesterov ? muon_momentum_loop<true>(m, out, g, n, a) : muon_momentum_loop<false>(m, out, g, n, a);
+}
+
+inline void muon_apply(float* p, const float* x, int64_t n, const opt::MuonArgs& a) {
+  a.decay != 0.f ? muon_apply_loop<true>(p, x, n, a) : muon_apply_loop<false>(p, x, n, a);
+}
+
+inline void sfadamw(float* p, float* z, float* v, const float* g, int64_t n,
+                    const opt::SfAdamwArgs& a) {
+  a.decay != 0.f ? sfadamw_loop<true>(p, z, v, g, n, a) : sfadamw_loop<false>(p, z, v, g, n, a);
+}
+
 constexpr opt::UpdateKernels kUpdateKernels{&sgd,     &adam,    &adamax,  &nadam,
-                                            &rmsprop, &adagrad, &adadelta};
+                                            &rmsprop, &adagrad, &adadelta,
+                                            &lion,    &ftrl,    &lamb_moments,
+                                            &lamb_apply_loop,   &adafactor_moments,
+                                            &adafactor_apply_loop, &muon_momentum,
+                                            &muon_apply, &sfadamw};
 
 }  // namespace FK_OPT_NS
 }  // namespace fk

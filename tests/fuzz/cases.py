@@ -575,6 +575,60 @@ def attention_backward(rng):
     return Case("attention_backward", args, ("dq", "dk", "dv"))
 
 
+def lion_update(rng):
+    n, p, g, wd = _opt(rng)
+    args = dict(param=p, m=rand(rng, n), grad=g, n=n, lr=0.01, beta1=0.9, beta2=0.99,
+                weight_decay=wd)
+    return Case("lion_update", args, ("param", "m"), ("param", "m"))
+
+
+def ftrl_update(rng):
+    n, p, g, wd = _opt(rng)
+    args = dict(param=p, accumulator=np.abs(rand(rng, n)) + 0.1, linear=rand(rng, n), grad=g,
+                n=n, lr=0.1, learning_rate_power=float(rng.choice([-0.5, -0.7])), l1=0.01,
+                l2=0.02, l2_shrinkage=0.01, beta=0.1, weight_decay=wd)
+    outs = ("param", "accumulator", "linear")
+    return Case("ftrl_update", args, outs, outs)
+
+
+def lamb_update(rng):
+    n, p, g, wd = _opt(rng)
+    args = dict(param=p, m=rand(rng, n), v=np.abs(rand(rng, n)), grad=g, n=n, lr=0.01,
+                beta1=0.9, beta2=0.999, epsilon=1e-7, step=int(rng.integers(1, 50)),
+                weight_decay=wd)
+    return Case("lamb_update", args, ("param", "m", "v"), ("param", "m", "v"))
+
+
+def adafactor_update(rng):
+    n, p, g, wd = _opt(rng)
+    args = dict(param=p, v=np.abs(rand(rng, n)) + 0.1, grad=g, n=n, lr=0.01, beta_2_decay=-0.8,
+                epsilon_1=1e-30, epsilon_2=1e-3, clip_threshold=1.0,
+                step=int(rng.integers(1, 50)), factored=bool(rng.integers(2)), weight_decay=wd)
+    return Case("adafactor_update", args, ("param", "v"), ("param", "v"))
+
+
+def muon_momentum_update(rng):
+    n, _, g, _ = _opt(rng)
+    args = dict(m=rand(rng, n), out=rand(rng, n), grad=g, n=n, momentum=0.95,
+                nesterov=bool(rng.integers(2)))
+    return Case("muon_momentum_update", args, ("m", "out"), ("m",))
+
+
+def muon_update(rng):
+    n, p, g, wd = _opt(rng)
+    args = dict(param=p, ortho=g, n=n, lr=0.01, scale=1.3, weight_decay=wd)
+    return Case("muon_update", args, ("param",), ("param",))
+
+
+def schedule_free_adamw_update(rng):
+    n, p, g, wd = _opt(rng)
+    args = dict(param=p, z=rand(rng, n), v=np.abs(rand(rng, n)), grad=g, n=n, lr=0.01,
+                beta1=0.9, beta2=0.999, epsilon=1e-8, step=int(rng.integers(1, 50)),
+                warmup_steps=int(rng.integers(0, 5)), weight_decay=wd)
+    outs = ("param", "z", "v")
+    return Case("schedule_free_adamw_update", args, outs, outs)
+
+
 GENERATORS = {
     f.__name__: f
     for f in (gemm, dense_forward, dense_backward, activation_forward, activation_backward,
@@ -587,7 +641,8 @@ GENERATORS = {
               avgpool2d_backward, batchnorm_forward_train, batchnorm_forward_infer,
               batchnorm_backward, sgd_update, adam_update, adamax_update, nadam_update,
               rmsprop_update, adagrad_update, adadelta_update, attention_forward,
-              attention_backward)
+              attention_backward, lion_update, ftrl_update, lamb_update, adafactor_update,
+              muon_momentum_update, muon_update, schedule_free_adamw_update)
 }
 for _name, _fwd in (("softmax", "softmax_forward"), ("log_softmax", "log_softmax_forward")):
     GENERATORS[f"{_name}_forward"] = _row_forward(f"{_name}_forward")

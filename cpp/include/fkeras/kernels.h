@@ -324,4 +324,32 @@ void adadelta_update(float* param, float* accumulated_grad, float* accumulated_d
                      const float* grad, int64_t n, float lr, float rho, float epsilon,
                      float weight_decay);
 
+// Keras 3 Lion: c = b1 m + (1 - b1) g; param -= lr sign(c); m = b2 m + (1 - b2) g.
+void lion_update(float* param, float* m, const float* grad, int64_t n, float lr, float beta1,
+                 float beta2, float weight_decay);
+// Keras 3 Ftrl (l2 += beta / (2 lr); -learning_rate_power is the accumulator power).
+void ftrl_update(float* param, float* accumulator, float* linear, const float* grad, int64_t n,
+                 float lr, float learning_rate_power, float l1, float l2, float l2_shrinkage,
+                 float beta, float weight_decay);
+// Keras 3 Lamb over ONE variable (n elements): Adam moments, update u = m_hat / (sqrt(v_hat) +
+// eps), param -= lr * (||param|| / ||u|| if both > 0 else 1) * u (norms in float64).
+void lamb_update(float* param, float* m, float* v, const float* grad, int64_t n, float lr,
+                 float beta1, float beta2, float epsilon, int64_t step, float weight_decay);
+// Keras 3 Adafactor over ONE variable. factored: v holds the caller's factored second moment
+// (read only); else v = b v + (1 - b)(g^2 + eps1) with b = 1 - step^beta_2_decay.
+// u = g / sqrt(v); param -= max(eps2, rms(param)) min(lr, 1/sqrt(step)) u / max(1, rms(u)/clip).
+void adafactor_update(float* param, float* v, const float* grad, int64_t n, float lr,
+                      float beta_2_decay, float epsilon_1, float epsilon_2, float clip_threshold,
+                      int64_t step, bool factored, float weight_decay);
+// Keras 3 Muon, elementwise parts: m += g + m (momentum - 1); out = nesterov ? g + momentum m
+// : m (the Newton-Schulz input); then, on the orthogonalized out, param -= (lr ortho) scale.
+void muon_momentum_update(float* m, float* out, const float* grad, int64_t n, float momentum,
+                          bool nesterov);
+void muon_update(float* param, const float* ortho, int64_t n, float lr, float scale,
+                 float weight_decay);
+// Keras 3.15 ScheduleFreeAdamW (torch backend numbers); z is the "momentum" slot.
+void schedule_free_adamw_update(float* param, float* z, float* v, const float* grad, int64_t n,
+                                float lr, float beta1, float beta2, float epsilon, int64_t step,
+                                int64_t warmup_steps, float weight_decay);
+
 }  // namespace fk

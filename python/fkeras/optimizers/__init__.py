@@ -1,17 +1,29 @@
 """fkeras.optimizers: Keras 3 optimizers over packed flat buffers and fused update kernels."""
 
 from fkeras.optimizers import schedules
+from fkeras.optimizers import legacy
 from fkeras.optimizers.adadelta import Adadelta
+from fkeras.optimizers.adafactor import Adafactor
 from fkeras.optimizers.adagrad import Adagrad
 from fkeras.optimizers.adam import Adam
 from fkeras.optimizers.adamax import Adamax
 from fkeras.optimizers.adamw import AdamW
+from fkeras.optimizers.ftrl import Ftrl
+from fkeras.optimizers.lamb import Lamb
+from fkeras.optimizers.lion import Lion
+from fkeras.optimizers.loss_scale_optimizer import LossScaleOptimizer
+from fkeras.optimizers.multi_optimizer import MultiOptimizer, OptimizerMap
+from fkeras.optimizers.muon import Muon
 from fkeras.optimizers.nadam import Nadam
 from fkeras.optimizers.optimizer import Optimizer
 from fkeras.optimizers.rmsprop import RMSprop
+from fkeras.optimizers.schedule_free_adamw import ScheduleFreeAdamW
 from fkeras.optimizers.sgd import SGD
 
-CLASSES = {c.__name__: c for c in (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam)}
+CLASSES = {c.__name__: c for c in (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam,
+                                   Lion, Lamb, Ftrl, Adafactor, Muon, ScheduleFreeAdamW)}
+# Wrappers of another optimizer: resolvable from a config, not constructible from a bare name.
+WRAPPERS = {"LossScaleOptimizer": LossScaleOptimizer, "MultiOptimizer": MultiOptimizer}
 ALIASES = {name.lower(): cls for name, cls in CLASSES.items()}
 
 
@@ -36,13 +48,15 @@ def serialize(optimizer):
 
 def deserialize(config, custom_objects=None):
     name = config["class_name"]
-    cls = _custom(config, custom_objects) or CLASSES.get(name) or ALIASES.get(name.lower())
+    cls = (_custom(config, custom_objects) or CLASSES.get(name) or WRAPPERS.get(name)
+           or ALIASES.get(name.lower()))
     if cls is None:
         raise ValueError(f"Unknown optimizer: '{name}'.")
     return cls.from_config(dict(config.get("config") or {}), custom_objects)
 
 
-__all__ = ["Optimizer", "get", "serialize", "deserialize", "schedules", *sorted(CLASSES)]
+__all__ = ["Optimizer", "get", "serialize", "deserialize", "schedules", "legacy",
+           "LossScaleOptimizer", "MultiOptimizer", "OptimizerMap", *sorted(CLASSES)]
 
 
 def _custom(config, custom_objects):

@@ -293,6 +293,15 @@ class Optimizer:
                                              g.dev))
         return out + list(self._extra_scalars)
 
+    # ---- loss scaling ----
+    def scale_loss(self, loss):
+        """The loss times `loss_scale_factor` (unchanged when it is None), as Keras 3."""
+        return loss if self.loss_scale_factor is None else loss * self.loss_scale_factor
+
+    def _fk_loss_factor(self):
+        """The factor `fit` applies to the loss before differentiating (None: none)."""
+        return self.loss_scale_factor
+
     # ---- applying gradients ----
     def apply_gradients(self, grads_and_vars):
         grads, variables = zip(*grads_and_vars)

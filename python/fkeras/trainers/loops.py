@@ -249,6 +249,8 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
     begin, end = cbs.wants("on_train_batch_begin"), cbs.wants("on_train_batch_end")
     model.stop_training = False
     cbs.on_train_begin()
+    # BackupAndRestore sets the epoch a restored fit resumes at.
+    initial_epoch = model.__dict__.pop("_initial_epoch", None) or initial_epoch
     epoch_logs, logs = {}, {}  # a fit that runs no step reports no logs (Keras 3)
     try:  # a pass left open by steps_per_epoch ends with the fit (its workers stop)
         for epoch in range(initial_epoch, epochs):

@@ -195,6 +195,9 @@ class Trainer:
             grads = tape.gradient(loss, state.variables)
             if reducer is not None:
                 grads = reducer.finish()
+        factor = self.optimizer._fk_loss_factor()
+        if factor is not None:  # Keras scales the loss for the tape: d(s * loss) = s * d(loss)
+            grads = [None if g is None else g * np.float32(factor) for g in grads]
         self.optimizer.apply(grads, state.variables)
         self._fk_update_metrics(state, ys, preds, sws, loss, n)
 

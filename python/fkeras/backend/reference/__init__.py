@@ -13,11 +13,13 @@ from fkeras.backend.reference import (
     elementwise,
     gemm,
     optimizers,
+    optimizers_more,
     rnn,
 )
 
 KERNELS = {}
-for _family in (gemm, elementwise, conv, batchnorm, rnn, optimizers, attention):
+for _family in (gemm, elementwise, conv, batchnorm, rnn, optimizers, optimizers_more,
+                attention):
     _clash = KERNELS.keys() & _family.KERNELS.keys()
     assert not _clash, f"kernel names defined twice: {sorted(_clash)}"
     KERNELS.update(_family.KERNELS)
