@@ -12,12 +12,14 @@ from fkeras.backend.reference import (
     conv,
     elementwise,
     gemm,
+    layernorm,
     optimizers,
     rnn,
 )
 
 KERNELS = {}
-for _family in (gemm, elementwise, conv, batchnorm, rnn, optimizers, attention):
+for _family in (gemm, elementwise, conv, batchnorm, rnn, optimizers, attention,
+                layernorm):
     _clash = KERNELS.keys() & _family.KERNELS.keys()
     assert not _clash, f"kernel names defined twice: {sorted(_clash)}"
     KERNELS.update(_family.KERNELS)
