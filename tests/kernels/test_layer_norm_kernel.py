@@ -264,3 +264,19 @@ def test_op_finite_differences(rms):
         numeric = (loss(*plus) - loss(*minus)) / (2 * eps)
         analytic = float(np.sum(np.asarray(grad) * v))
         assert abs(numeric - analytic) <= 1e-6 * max(1.0, abs(numeric)), (i, numeric, analytic)
+
+
+@pytest.mark.parametrize("kind", ["int32", "float64", "strided"])
+def test_op_kernel_path_takes_any_input_layout(kind):
+    """Integer, float64 and non-contiguous inputs reach the kernel as C-contiguous float32."""
+    from fkeras import ops
+
+    rng = np.random.default_rng(23)
+    base = rng.integers(-5, 6, size=(4, 18))
+    x = {"int32": base[:, :9].astype(np.int32), "float64": base[:, :9].astype(np.float64),
+         "strided": base.astype(np.float32)[:, ::2]}[kind]
+    g = np.arange(1, 10).astype(np.int32 if kind == "int32" else np.float32)
+    y = np.asarray(ops.layer_normalization(x, g, axis=-1, epsilon=EPS))
+    want, _, _, _ = _numpy_forward(np.asarray(x, np.float64), g, None, EPS, False)
+    assert y.dtype == np.float32
+    assert_close(y, want, 2e-6, 2e-6, "y")

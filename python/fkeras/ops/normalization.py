@@ -309,7 +309,9 @@ class LayerNorm(Op):
     def _forward_rows(dev, x, gamma, beta, epsilon, rms_scaling):
         D = x.shape[-1]
         rows = x.size // D if D else int(np.prod(x.shape[:-1]))
-        x2 = np.ascontiguousarray(x)
+        x2 = dev.asarray(x)  # integer inputs normalize as floats, as on the NumPy path
+        gamma = None if gamma is None else dev.asarray(gamma)
+        beta = None if beta is None else dev.asarray(beta)
         y = dev.empty(x.shape)
         mean, rstd = dev.empty((rows,)), dev.empty((rows,))
         dev.kernels["layer_norm_forward"](y, mean, rstd, x2, _flat(gamma), _flat(beta), rows,
@@ -324,7 +326,7 @@ class LayerNorm(Op):
         dbeta = (dev.empty((D,)) if len(needs) > 2 and needs[2] and beta is not None
                  else None)
         if dx is not None or dgamma is not None or dbeta is not None:
-            dev.kernels["layer_norm_backward"](dx, dgamma, dbeta, np.ascontiguousarray(dy), x2,
+            dev.kernels["layer_norm_backward"](dx, dgamma, dbeta, dev.asarray(dy), x2,
                                                mean, rstd, _flat(gamma), rows, D,
                                                bool(rms_scaling))
         return (dx, None if dgamma is None else dgamma.reshape(gamma.shape),
