@@ -610,7 +610,8 @@ GENERATORS = {
               sigmoid_crossentropy_backward, conv2d_forward, conv2d_backward_input,
               conv2d_backward_weight, maxpool2d_forward, maxpool2d_backward, avgpool2d_forward,
               avgpool2d_backward, batchnorm_forward_train, batchnorm_forward_infer,
-              batchnorm_backward, layer_norm_forward, layer_norm_backward, sgd_update, adam_update, adamax_update, nadam_update,
+              batchnorm_backward, layer_norm_forward, layer_norm_backward, sgd_update,
+              adam_update, adamax_update, nadam_update,
               rmsprop_update, adagrad_update, adadelta_update, attention_forward,
               attention_backward)
 }
