@@ -79,3 +79,4 @@ void bind_batchnorm(py::module_& m);
 void bind_rnn(py::module_& m);
 void bind_optimizers(py::module_& m);
 void bind_attention(py::module_& m);
+void bind_layernorm(py::module_& m);

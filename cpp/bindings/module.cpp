@@ -28,6 +28,7 @@ PYBIND11_MODULE(_C, m) {
   bind_rnn(m);
   bind_optimizers(m);
   bind_attention(m);
+  bind_layernorm(m);
 }
 
 void bind_runtime(py::module_& m) {

@@ -220,6 +220,21 @@ def gru_sequence_forward(
 def isa_supported(name: str) -> bool: ...
 
 
+def layer_norm_backward(
+    dx: Array | None, dgamma: Array | None, dbeta: Array | None, dy: Array | None,
+    x: Array | None, mean: Array | None, rstd: Array | None, gamma: Array | None, rows: int,
+    D: int, rms_scaling: bool = ...
+) -> None:
+    """Layer norm backward: dx, dgamma, dbeta (each optional) from dy and the saved state."""
+
+
+def layer_norm_forward(
+    y: Array | None, mean: Array | None, rstd: Array | None, x: Array | None, gamma: Array | None,
+    beta: Array | None, rows: int, D: int, epsilon: float, rms_scaling: bool = ...
+) -> None:
+    """Layer norm over the last axis of x (rows, D): y; saves mean, rstd (rows)."""
+
+
 def log_softmax_backward(
     dx: Array | None, dy: Array | None, y: Array | None, rows: int, cols: int
 ) -> None: ...

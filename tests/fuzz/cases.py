@@ -383,6 +383,31 @@ def batchnorm_backward(rng):
     return Case("batchnorm_backward", args, outs, tol=1e-3)
 
 
+# --- Layer normalization (last axis, rows of D) ---------------------------------------------
+
+
+def layer_norm_forward(rng):
+    rows, D = dim(rng, 40), dim(rng, 70)
+    args = dict(y=nans(rows, D), mean=nans(rows), rstd=nans(rows),
+                x=rand(rng, rows, D, scale=2.0) + 1.0, gamma=maybe(rng, rand(rng, D)),
+                beta=maybe(rng, rand(rng, D)), rows=rows, D=D,
+                epsilon=float(rng.choice([1e-3, 1e-5])), rms_scaling=bool(rng.random() < 0.3))
+    return Case("layer_norm_forward", args, ("y", "mean", "rstd"), tol=1e-3)
+
+
+def layer_norm_backward(rng):
+    rows, D = dim(rng, 40), dim(rng, 70)
+    x, rms = rand(rng, rows, D) + 0.5, bool(rng.random() < 0.3)
+    fwd = dict(y=nans(rows, D), mean=nans(rows), rstd=nans(rows), x=x, gamma=None, beta=None,
+               rows=rows, D=D, epsilon=1e-3, rms_scaling=rms)
+    saved = ref_outputs("layer_norm_forward", fwd, ("mean", "rstd"))
+    args = dict(dx=maybe(rng, nans(rows, D)), dgamma=maybe(rng, nans(D)),
+                dbeta=maybe(rng, nans(D)), dy=rand(rng, rows, D), x=x, **saved,
+                gamma=maybe(rng, rand(rng, D)), rows=rows, D=D, rms_scaling=rms)
+    outs = tuple(k for k in ("dx", "dgamma", "dbeta") if args[k] is not None)
+    return Case("layer_norm_backward", args, outs, tol=1e-3)
+
+
 # --- Recurrent -----------------------------------------------------------------------------
 
 GATES = {"lstm": 4, "gru": 3, "simple_rnn": 1}
@@ -639,7 +664,8 @@ GENERATORS = {
               sigmoid_crossentropy_backward, conv2d_forward, conv2d_backward_input,
               conv2d_backward_weight, maxpool2d_forward, maxpool2d_backward, avgpool2d_forward,
               avgpool2d_backward, batchnorm_forward_train, batchnorm_forward_infer,
-              batchnorm_backward, sgd_update, adam_update, adamax_update, nadam_update,
+              batchnorm_backward, layer_norm_forward, layer_norm_backward, sgd_update,
+              adam_update, adamax_update, nadam_update,
               rmsprop_update, adagrad_update, adadelta_update, attention_forward,
               attention_backward, lion_update, ftrl_update, lamb_update, adafactor_update,
               muon_momentum_update, muon_update, schedule_free_adamw_update)

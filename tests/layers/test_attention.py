@@ -288,11 +288,18 @@ def test_attention_dropout_only_in_training():
     ("abcd,cde->abe", (None, 3), "e", (2, 3, 2, 4)),
     ("abc,dc->adb", (3, 4), "d", (2, 4, 2)),
     ("...b,bc->...c", 3, None, (2, 2, 4)),
+    ("abc,cde->abde", (None, 2, 3), "e", (2, 3, 4)),  # bias on part of the produced axes
+    ("abc,cde->abde", (None, 2, 3), None, (2, 3, 4)),
 ])
 def test_einsum_dense_values_and_gradients(eq, out, bias, shape):
+    """Plain projections run as one fused dense op, the others as matmul + add: both checked
+    with a non-zero bias."""
     rng = np.random.default_rng(9)
     x = _rand(rng, *shape)
     layer = layers.EinsumDense(eq, out, bias_axes=bias, activation="tanh")
+    layer.build(x.shape)
+    if bias:
+        layer.bias.assign(rng.standard_normal(layer.bias.shape).astype(np.float32))
     y = np.asarray(layer(x))
     want = np.einsum(eq, x.astype(np.float64), np.asarray(layer.kernel, np.float64))
     if bias:

@@ -204,6 +204,21 @@ void batchnorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy,
                         int64_t outer, int64_t C, int64_t inner);
 
 // ---------------------------------------------------------------------------------------------
+// Layer normalization (cpp/layernorm/) over the last axis: x (rows, D), one row at a time
+// ---------------------------------------------------------------------------------------------
+// y = (x - mean) * rstd * gamma + beta per row (rms_scaling: y = x * rstd * gamma, Keras 3's
+// uncentred flag; rstd still from the centred variance), statistics in float64 (two-pass).
+// Saves mean (rows) and rstd (rows) = 1 / sqrt(var + epsilon). gamma, beta (D) [opt].
+void layer_norm_forward(float* y, float* mean, float* rstd, const float* x, const float* gamma,
+                        const float* beta, int64_t rows, int64_t D, double epsilon,
+                        bool rms_scaling);
+// dx (rows, D) [opt], dgamma (D) [opt], dbeta (D) [opt] from dy and the saved mean and rstd;
+// dgamma / dbeta are summed in a fixed order (the same for every thread count).
+void layer_norm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x,
+                         const float* mean, const float* rstd, const float* gamma, int64_t rows,
+                         int64_t D, bool rms_scaling);
+
+// ---------------------------------------------------------------------------------------------
 // Recurrent (cpp/rnn/). Keras layouts: x (N, T, F), kernel (F, G*U), recurrent_kernel (U, G*U),
 // gates in Keras order (LSTM: i, f, c, o; GRU: z, r, h). Sequences are batch-major; step s
 // reads x[:, s] (or x[:, T-1-s] with go_backwards) and writes hs[:, s] (processing order, as

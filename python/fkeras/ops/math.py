@@ -271,7 +271,9 @@ class Mean(_Reduce):
         axes = su.normalize_axes(axis, len(shape))
         count = int(np.prod([shape[a] for a in axes])) if axes else 1
         g = g.reshape(su.reduced_shape(shape, axes, True)) / (count if count > 0 else 1)
-        return (np.broadcast_to(g, shape).astype(dev.dtype),)
+        # C order: astype would otherwise keep the broadcast view's axis order (a transposed
+        # layout that every kernel downstream would copy again).
+        return (np.broadcast_to(g, shape).astype(dev.dtype, order="C"),)
 
 
 class Max(_Reduce):

@@ -267,6 +267,8 @@ class LayerNorm(Op):
     def forward(self, dev, x, gamma=None, beta=None, axis=(-1,), epsilon=1e-3,
                 rms_scaling=False):
         axes = _norm_axes(axis, x.ndim, "layer_normalization")
+        if axes == (x.ndim - 1,) and "layer_norm_forward" in dev.kernels:
+            return self._forward_rows(dev, x, gamma, beta, epsilon, rms_scaling)
         x64 = x.astype(np.float64)
         mean = x64.mean(axis=axes, keepdims=True)
         centred = x64 - mean
@@ -281,6 +283,8 @@ class LayerNorm(Op):
         return dev.asarray(y), saved
 
     def backward(self, dev, saved, dy, needs, axis=(-1,), epsilon=1e-3, rms_scaling=False):
+        if saved[0] == "rows":
+            return self._backward_rows(dev, saved, dy, needs, rms_scaling)
         axes, x64, centred, z, inv, gamma, beta = saved
         dy = dy.astype(np.float64)
         reduce = tuple(i for i in range(dy.ndim) if i not in axes)
@@ -299,6 +303,34 @@ class LayerNorm(Op):
         if len(needs) > 2 and needs[2] and beta is not None:
             dbeta = dev.asarray(dy.sum(axis=reduce).reshape(beta.shape))
         return dx, dgamma, dbeta
+
+    # The last-axis case on the fused kernels: x seen as (rows, D).
+    @staticmethod
+    def _forward_rows(dev, x, gamma, beta, epsilon, rms_scaling):
+        D = x.shape[-1]
+        rows = x.size // D if D else int(np.prod(x.shape[:-1]))
+        x2 = dev.asarray(x)  # integer inputs normalize as floats, as on the NumPy path
+        gamma = None if gamma is None else dev.asarray(gamma)
+        beta = None if beta is None else dev.asarray(beta)
+        y = dev.empty(x.shape)
+        mean, rstd = dev.empty((rows,)), dev.empty((rows,))
+        dev.kernels["layer_norm_forward"](y, mean, rstd, x2, _flat(gamma), _flat(beta), rows,
+                                          D, float(epsilon), bool(rms_scaling))
+        return y, ("rows", x2, mean, rstd, gamma, beta, rows, D)
+
+    @staticmethod
+    def _backward_rows(dev, saved, dy, needs, rms_scaling):
+        _, x2, mean, rstd, gamma, beta, rows, D = saved
+        dx = dev.empty(x2.shape) if needs[0] else None
+        dgamma = dev.empty((D,)) if needs[1] and gamma is not None else None
+        dbeta = (dev.empty((D,)) if len(needs) > 2 and needs[2] and beta is not None
+                 else None)
+        if dx is not None or dgamma is not None or dbeta is not None:
+            dev.kernels["layer_norm_backward"](dx, dgamma, dbeta, dev.asarray(dy), x2,
+                                               mean, rstd, _flat(gamma), rows, D,
+                                               bool(rms_scaling))
+        return (dx, None if dgamma is None else dgamma.reshape(gamma.shape),
+                None if dbeta is None else dbeta.reshape(beta.shape))
 
 
 class L2Normalize(Op):

@@ -12,6 +12,7 @@ from fkeras.backend.reference import (
     conv,
     elementwise,
     gemm,
+    layernorm,
     optimizers,
     optimizers_more,
     rnn,
@@ -19,7 +20,7 @@ from fkeras.backend.reference import (
 
 KERNELS = {}
 for _family in (gemm, elementwise, conv, batchnorm, rnn, optimizers, optimizers_more,
-                attention):
+                attention, layernorm):
     _clash = KERNELS.keys() & _family.KERNELS.keys()
     assert not _clash, f"kernel names defined twice: {sorted(_clash)}"
     KERNELS.update(_family.KERNELS)

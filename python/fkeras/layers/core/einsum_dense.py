@@ -90,9 +90,8 @@ class EinsumDense(Layer):
     def call(self, inputs, training=None):
         if isinstance(inputs, KerasTensor):
             return KerasTensor(self.compute_output_shape(inputs.shape), inputs.dtype)
-        out = self._plan_for(len(inputs.shape)).contract(ops, inputs, self.kernel)
-        if self.bias is not None:
-            out = ops.add(out, self.bias)
+        out = self._plan_for(len(inputs.shape)).contract_add(ops, inputs, self.kernel,
+                                                             self.bias)
         return self.activation(out)
 
     def compute_output_shape(self, input_shape):

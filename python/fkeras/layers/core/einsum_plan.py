@@ -163,6 +163,33 @@ class EinsumPlan:
         return y
 
 
+    def contract_add(self, ops, x, kernel, bias):
+        """contract(x, kernel) + bias. When the product needs no transpose and the bias spans
+        exactly the produced axes (Dense-like projections such as MultiHeadAttention's
+        "abc,cde->abde" with bias "de"), one fused dense op (GEMM + bias, its bias gradient in
+        the same kernel) replaces the matmul and the broadcast add."""
+        i, w, o = self.input_spec, self.weight_spec, self.output_spec
+        xs, ks = tuple(x.shape), tuple(kernel.shape)
+        prod_dims = tuple(ks[w.index(c)] for c in self.produced)
+        plain = ([i.index(c) for c in self.free + self.contracted] == list(range(len(i)))
+                 and [w.index(c) for c in self.contracted + self.produced]
+                 == list(range(len(w)))
+                 and list(o) == list(self.free + self.produced)
+                 and (bias is None or tuple(bias.shape) == prod_dims))
+        if not plain:
+            y = self.contract(ops, x, kernel)
+            return y if bias is None else ops.add(y, bias)
+        from fkeras.ops.nn import dense
+
+        free_dims = tuple(xs[i.index(c)] for c in self.free)
+        f_size = int(np.prod(free_dims, dtype=np.int64))
+        c_size = int(np.prod([xs[i.index(c)] for c in self.contracted], dtype=np.int64))
+        p_size = int(np.prod(prod_dims, dtype=np.int64))
+        y = dense(ops.reshape(x, (f_size, c_size)), ops.reshape(kernel, (c_size, p_size)),
+                  None if bias is None else ops.reshape(bias, (p_size,)))
+        return ops.reshape(y, free_dims + prod_dims)
+
+
 def _invalid(equation):
     return (f"Invalid einsum equation '{equation}'. Equations must be in the form [X],[Y]->[Z], "
             "...[X],[Y]->...[Z], or [X]...,[Y]->[Z]....")
