@@ -27,13 +27,13 @@ def _kernels(gpu, name):
 def _run_both(gpu, name, outs, ins, scalars):
     """Calls the CPU and the GPU kernel; returns ([cpu outputs], [gpu outputs])."""
     cpu, dev = _kernels(gpu, name)
+    ins = [None if a is None else np.ascontiguousarray(a, np.float32) for a in ins]
     c_out = [None if s is None else np.full(s, np.nan, np.float32) for s in outs]
     with np.errstate(all="ignore"):
         cpu(*c_out, *ins, *scalars)
     g_out = [None if s is None else gpu.DeviceArray.from_host(np.full(s, np.nan, np.float32))
              for s in outs]
-    g_in = [None if a is None else gpu.DeviceArray.from_host(np.ascontiguousarray(a, np.float32))
-            for a in ins]
+    g_in = [None if a is None else gpu.DeviceArray.from_host(a) for a in ins]
     dev(*g_out, *g_in, *scalars)
     return c_out, [None if g is None else g.to_host() for g in g_out]
 
