@@ -1,6 +1,7 @@
 // rnn_gemm.cu: the GEMM adapter of the recurrent drivers (fk_cuda::gemm) and their small
 // data-movement kernels (contract in rnn_gemm.cuh). Grid-stride loops, bounds-checked for any
 // size; the column sums run one thread per column over the rows in order (no atomics).
+#include "fk_cuda/gemm.cuh"
 #include "fk_cuda/launch.h"
 #include "fk_cuda/runtime.h"
 #include "rnn_gemm.cuh"
@@ -94,6 +95,13 @@ void prev_states(float* hp, const float* hs, const float* h0, const float* r, in
 }
 
 #undef FK_LAUNCH_N
+
+void gemm(bool ta, bool tb, int64_t M, int64_t Nc, int64_t K, float alpha, const float* A,
+          int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc,
+          cudaStream_t stream) {
+  fk_cuda::gemm(stream, C, A, B, M, Nc, K, ta, tb, alpha, beta, lda, ldb, ldc,
+                fk_cuda::allow_tf32());
+}
 
 }  // namespace rnn_ops
 }  // namespace fk_cuda

@@ -1,17 +1,15 @@
 // rnn_gemm.cuh: what the CUDA recurrent drivers (rnn_seq.cu) need from the GEMM helper, and
 // the small data-movement kernels around it (rnn_gemm.cu).
 //
-// The recurrent drivers are compiled only with the shared GEMM (fk_cuda/gemm.cuh from the GEMM
-// family, never a GEMM of their own): rnn_ops::gemm is defined over fk_cuda::gemm in
-// rnn_gemm_adapter.cu, and FK_CUDA_RNN_ENABLED switches the drivers and their bindings on once
-// that adapter exists (FK_CUDA_RNN_FORCE compiles them anyway, for syntax checks).
+// The recurrent drivers use the shared GEMM (fk_cuda/gemm.cuh, the GEMM family's; never a GEMM
+// of their own): rnn_ops::gemm forwards to fk_cuda::gemm with the process-wide TF32 setting.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
-#if defined(FK_CUDA_RNN_FORCE)
+#if __has_include("fk_cuda/gemm.cuh") || defined(FK_CUDA_RNN_FORCE)
 #define FK_CUDA_RNN_ENABLED 1
 #endif
 
