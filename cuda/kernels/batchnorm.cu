@@ -9,7 +9,7 @@
 //
 // Passes (all per-element and per-channel math in fk_cuda/batchnorm_math.h, shared with the
 // CPU tests through fkeras._C_cuda_host):
-//   forward (train): 1. stats: grid (chunks, C); each block folds a contiguous chunk of one
+//   forward (train): 1. stats: grid (C, chunks); each block folds a contiguous chunk of one
 //                       channel into 256 float64 Welford states (thread-strided), merges them
 //                       by a fixed shared-memory tree and writes one partial;
 //                    2. finalize: one thread per channel merges its partials in index order and
@@ -55,7 +55,7 @@ struct ChunkRange {
 };
 
 __device__ ChunkRange chunk_range(int64_t n, int64_t len) {
-  const int64_t j0 = static_cast<int64_t>(blockIdx.x) * len;
+  const int64_t j0 = static_cast<int64_t>(blockIdx.y) * len;
   return {j0, j0 + len < n ? j0 + len : n};
 }
 
@@ -64,14 +64,14 @@ __global__ void __launch_bounds__(kStatsThreads)
                  int64_t inner, int64_t len) {
   __shared__ Welford sh[kStatsThreads];
   const ChunkRange r = chunk_range(n, len);
-  for (int64_t c = blockIdx.y; c < C; c += gridDim.y) {
+  for (int64_t c = blockIdx.x; c < C; c += gridDim.x) {
     Welford w = bn::welford_empty();
     for (int64_t j = r.j0 + threadIdx.x; j < r.j1; j += kStatsThreads)
       bn::welford_add(w, x[bn::channel_offset(j, c, C, inner)]);
     const Welford tot = block_tree(w, sh, [](const Welford& a, const Welford& b) {
       return bn::welford_merge(a, b);
     });
-    if (threadIdx.x == 0) partial[c * gridDim.x + blockIdx.x] = tot;
+    if (threadIdx.x == 0) partial[c * gridDim.y + blockIdx.y] = tot;
     __syncthreads();
   }
 }
@@ -121,7 +121,7 @@ __global__ void __launch_bounds__(kStatsThreads)
                 int64_t len) {
   __shared__ Sum2 sh[kStatsThreads];
   const ChunkRange r = chunk_range(n, len);
-  for (int64_t c = blockIdx.y; c < C; c += gridDim.y) {
+  for (int64_t c = blockIdx.x; c < C; c += gridDim.x) {
     const float m = mean[c];
     Sum2 s{0.0, 0.0};
     for (int64_t j = r.j0 + threadIdx.x; j < r.j1; j += kStatsThreads) {
@@ -132,7 +132,7 @@ __global__ void __launch_bounds__(kStatsThreads)
     const Sum2 tot = block_tree(s, sh, [](const Sum2& p, const Sum2& q) {
       return Sum2{p.a + q.a, p.b + q.b};
     });
-    if (threadIdx.x == 0) partial[c * gridDim.x + blockIdx.x] = tot;
+    if (threadIdx.x == 0) partial[c * gridDim.y + blockIdx.y] = tot;
     __syncthreads();
   }
 }
@@ -157,7 +157,7 @@ __global__ void __launch_bounds__(kStatsThreads)
                int64_t C, int64_t inner, int64_t len) {
   __shared__ double sh[kStatsThreads];
   const ChunkRange r = chunk_range(n, len);
-  for (int64_t c = blockIdx.y; c < C; c += gridDim.y) {
+  for (int64_t c = blockIdx.x; c < C; c += gridDim.x) {
     const float m = mean[c];
     const double delta = sums[c].b;
     double s = 0.0;
@@ -166,7 +166,7 @@ __global__ void __launch_bounds__(kStatsThreads)
       s += dy[e] * ((static_cast<double>(x[e]) - m) - delta);
     }
     const double tot = block_tree(s, sh, [](double p, double q) { return p + q; });
-    if (threadIdx.x == 0) partial[c * gridDim.x + blockIdx.x] = tot;
+    if (threadIdx.x == 0) partial[c * gridDim.y + blockIdx.y] = tot;
     __syncthreads();
   }
 }
@@ -226,8 +226,11 @@ T* at(void* base, size_t off) {
   return reinterpret_cast<T*>(static_cast<char*>(base) + off);
 }
 
+// Channels along x (launched first, so blocks that run together read the same rows: for
+// channels-last data their strided loads share cache lines in L2), chunks along y (<= 65535).
 dim3 stats_grid(const Parts& p, int64_t C) {
-  return dim3(static_cast<unsigned>(p.chunks), static_cast<unsigned>(C < 65535 ? C : 65535));
+  return dim3(static_cast<unsigned>(C < kMaxBlocks1D ? C : kMaxBlocks1D),
+              static_cast<unsigned>(p.chunks));
 }
 
 void launch_channels(int64_t C, unsigned* blocks) {
