@@ -19,3 +19,41 @@ import fkeras
 def _fresh_names():
     fkeras.utils.clear_session()
     yield
+
+
+# ---- CUDA: `@pytest.mark.cuda` tests and the `gpu` fixture skip cleanly without a GPU ----
+def _cuda_skip_reason():
+    """None when fkeras._C_cuda is built and sees a GPU, else why the cuda tests skip."""
+    from fkeras import _native
+
+    cuda = _native._C_cuda
+    if cuda is None:
+        return "fkeras._C_cuda is not built (no nvcc at build time)"
+    if cuda.device_count() == 0:
+        return f"no GPU: {cuda.status()}"
+    return None
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "cuda: needs a CUDA device (skipped without one)")
+
+
+def pytest_collection_modifyitems(config, items):
+    reason = None
+    for item in items:
+        if item.get_closest_marker("cuda") is not None:
+            reason = reason or _cuda_skip_reason()
+            if reason is None:
+                return
+            item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture
+def gpu():
+    """The `fkeras._C_cuda` module with a usable GPU; skips the test otherwise."""
+    reason = _cuda_skip_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    from fkeras import _native
+
+    return _native._C_cuda

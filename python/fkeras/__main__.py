@@ -30,6 +30,10 @@ def main():
         cinfo = cuda.build_info
         print(f"cuda: built (nvcc {cinfo['nvcc']}, archs {cinfo['cuda_archs']}, cudart "
               f"{cinfo['cudart']}); {cuda.status()}")
+    from fkeras.backend import cuda as cuda_backend
+
+    for line in cuda_backend.describe_gpus():
+        print(line)
     print("devices: " + ", ".join(fkeras.backend.available_devices()))
     print(f"image_data_format: {fkeras.config.image_data_format()}")
     return 0

@@ -5,7 +5,8 @@ Ops never branch on the device: they ask the current device for buffers and kern
   for gradient checks).
 - `cpu`: NumPy float32 arrays, kernels from `fkeras._C` (reference fallback for a kernel that
   is not compiled, listed by `native_kernel_names`).
-- `cuda`: device arrays from `fkeras._C_cuda` (see fkeras/backend/cuda.py).
+- `cuda`: DeviceArrays from `fkeras._C_cuda`, its kernels (fkeras/backend/cuda.py; a
+  CudaDevice with the same empty/zeros/asarray/to_numpy/kernels interface).
 """
 
 import contextlib
@@ -89,6 +90,10 @@ def get_device(name=None):
     key = str(name).lower().split(":")[0]
     if key == "gpu":
         key = "cuda"
+    if key == "cuda":
+        from fkeras.backend import cuda
+
+        cuda.check_index(name)
     if key not in _FACTORIES:
         raise ValueError(
             f"Unknown device '{name}'. Expected one of: {', '.join(sorted(_FACTORIES))}."
