@@ -1,0 +1,66 @@
+"""fkeras._C_cuda binds every kernel of the CPU table under the same name.
+
+The families land one by one: each family's check is a strict xfail until its kernels are
+bound, so the mark must be removed (the test flips to a failure) the day they land.
+"""
+
+import pytest
+
+from fkeras import _native
+from fkeras.backend import reference
+
+FAMILIES = {
+    "gemm_conv_pool": [
+        "gemm", "dense_forward", "dense_backward", "bias_add_forward", "bias_add_backward",
+        "conv2d_forward", "conv2d_backward_input", "conv2d_backward_weight",
+        "maxpool2d_forward", "maxpool2d_backward", "avgpool2d_forward", "avgpool2d_backward",
+    ],
+    "pointwise": ["activation_forward", "activation_backward"],
+    "softmax": ["softmax_forward", "softmax_backward", "log_softmax_forward",
+                "log_softmax_backward"],
+    "losses": [
+        "softmax_crossentropy_forward", "softmax_crossentropy_backward",
+        "sparse_softmax_crossentropy_forward", "sparse_softmax_crossentropy_backward",
+        "sigmoid_crossentropy_forward", "sigmoid_crossentropy_backward",
+    ],
+    "dropout": ["dropout_forward", "dropout_backward"],
+    "embedding": ["embedding_forward", "embedding_backward"],
+    "optimizers": [
+        "sgd_update", "adam_update", "adamax_update", "nadam_update", "adagrad_update",
+        "adadelta_update", "rmsprop_update",
+    ],
+    "batchnorm": ["batchnorm_forward_train", "batchnorm_forward_infer", "batchnorm_backward"],
+    "rnn": [
+        f"{cell}_{kind}_{d}" for cell in ("simple_rnn", "lstm", "gru")
+        for kind in ("cell", "sequence") for d in ("forward", "backward")
+    ],
+}
+
+# Families not bound in _C_cuda yet (remove a name when its helper's branch lands).
+MISSING = {"gemm_conv_pool", "pointwise", "softmax", "losses", "dropout", "embedding",
+           "optimizers", "batchnorm", "rnn"}
+
+# Functions of fkeras._C that are its runtime, not kernels.
+CPU_RUNTIME = {"KernelError", "build_info", "cpu_features", "cpu_isa", "isa_supported",
+               "num_threads", "set_cpu_isa", "set_num_threads"}
+
+
+def test_families_cover_exactly_the_cpu_kernel_table():
+    cpu = {n for n in dir(_native._C) if not n.startswith("_")} - CPU_RUNTIME
+    listed = [n for names in FAMILIES.values() for n in names]
+    assert len(listed) == len(set(listed))
+    assert set(listed) == cpu == set(reference.KERNELS)
+
+
+@pytest.mark.parametrize(
+    "family",
+    [pytest.param(f, marks=pytest.mark.xfail(f in MISSING, strict=True,
+                                             reason=f"CUDA family '{f}' not bound yet"))
+     for f in FAMILIES],
+)
+def test_family_is_bound_in_C_cuda(family):
+    cuda = _native._C_cuda
+    if cuda is None:
+        pytest.skip("fkeras._C_cuda is not built")
+    missing = [n for n in FAMILIES[family] if not callable(getattr(cuda, n, None))]
+    assert not missing, f"not bound in fkeras._C_cuda: {missing}"
