@@ -261,3 +261,26 @@ def test_training_argument_resolution_matches_keras():
         k = to_np(keras.layers.RandomFlip(seed=1)(x, **kwargs))
         f = layers.RandomFlip(seed=1)(x, **kwargs)
         assert np.array_equal(k, x) == np.array_equal(f, x), kwargs
+
+
+@pytest.mark.parametrize("make", [lambda: fkeras.layers.RandomBrightness(0.2),
+                                  lambda: fkeras.layers.RandomFlip()])
+def test_augmentation_after_a_trainable_layer_is_refused_not_cut(make):
+    """Augmentations compute off the tape: after a trainable layer, training=True must raise
+    rather than silently train nothing before it; at the input it trains."""
+    x = np.random.default_rng(0).random((4, 8, 8, 3)).astype("float32")
+    y = np.ones((4, 1), "float32")
+    model = fkeras.Sequential([fkeras.Input((8, 8, 3)), fkeras.layers.Conv2D(3, 3, padding="same"),
+                               make(), fkeras.layers.GlobalAveragePooling2D(),
+                               fkeras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    with pytest.raises(TypeError, match="do not propagate gradients"):
+        model.fit(x, y, verbose=0)
+    assert model.predict(x, verbose=0).shape == (4, 1)  # inference is the identity
+    at_input = fkeras.Sequential([fkeras.Input((8, 8, 3)), make(),
+                                  fkeras.layers.Conv2D(3, 3, padding="same"),
+                                  fkeras.layers.GlobalAveragePooling2D(), fkeras.layers.Dense(1)])
+    at_input.compile("sgd", "mse")
+    before = [w.copy() for w in at_input.get_weights()]
+    at_input.fit(x, y, verbose=0)
+    assert any((b != a).any() for b, a in zip(before, at_input.get_weights()))

@@ -202,12 +202,30 @@ class BaseImagePreprocessingLayer(Layer):
         if isinstance(data, KerasTensor):
             self._check_rank(data.shape)
             return KerasTensor(self.compute_output_shape(data.shape), "float32")
+        if training:
+            self._refuse_if_differentiated(data)
         images = np.asarray(data, dtype=np.float32)
         batched = self._check_rank(images.shape)
         batch = images if batched else images[None]
         transformation = self.get_random_transformation(batch, training=training)
         out = self.transform_images(batch, transformation, training=training)
         return out if batched else out[0]
+
+    def _refuse_if_differentiated(self, data):
+        """The augmentations compute in NumPy, off the tape: on a value an active GradientTape
+        differentiates (the output of a trainable layer), training=True would silently cut the
+        gradient, so it is an error instead (Keras differentiates the smooth ones)."""
+        from fkeras.engine import tape as _tape
+
+        buffer = getattr(data, "_value", data)
+        for tape in getattr(_tape._state, "stack", None) or ():
+            if id(buffer) in tape._tracked:
+                raise TypeError(
+                    f"Layer '{self.name}' ({type(self).__name__}) received a tensor that a "
+                    "GradientTape differentiates, in training mode: fkeras's augmentation "
+                    "layers do not propagate gradients, so the layers before it would not "
+                    "train. Place augmentation layers directly after the model's inputs (or "
+                    "apply them to the data) instead.")
 
     def _call_dict(self, data, training):
         images = np.asarray(data["images"], dtype=np.float32)
