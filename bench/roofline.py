@@ -146,6 +146,7 @@ def report(name, steps, machine):
 
     batch = bench_fit.WORKLOADS[name][0]
     x, y = bench_fit.make_data(name)
+    steps = max(1, min(steps, len(x) // batch))  # the data holds this many batches
     model = bench_fit.keras_like_model(fkeras, name)
     step = step_time(model, x, y, batch, steps)
     dev = devices.get_device("cpu")
