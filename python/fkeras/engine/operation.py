@@ -5,6 +5,8 @@ graph), so an Operation's `call` serves both eager and symbolic inputs; `compute
 is the symbolic path only when `call` cannot run on KerasTensors.
 """
 
+import abc
+
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.utils import nest
 
@@ -13,7 +15,7 @@ def _any_symbolic(args, kwargs):
     return any(isinstance(x, KerasTensor) for x in nest.flatten([list(args), kwargs]))
 
 
-class Operation:
+class Operation(abc.ABC):
     """The base class of ops (keras.Operation): subclass it and define `call` with fkeras.ops.
 
     Args:
@@ -49,8 +51,9 @@ class Operation:
                 return self.compute_output_spec(*args, **kwargs)
         return self.call(*args, **kwargs)
 
+    @abc.abstractmethod
     def call(self, *args, **kwargs):
-        raise NotImplementedError(f"{type(self).__name__} must implement `call()`.")
+        """The operation on concrete values (subclasses implement it)."""
 
     def compute_output_spec(self, *args, **kwargs):
         """The output KerasTensor(s) for KerasTensor inputs (default: `call` run on them)."""

@@ -1,7 +1,8 @@
 """`keras.ops.image` geometric transforms: map_coordinates, affine_transform,
 perspective_transform, elastic_transform, on the `image_sample` op (`image_sampling.py`)."""
 
-from fkeras.ops.image_layout import as_tensor, check_rank, data_format_of, from_nhwc, to_nhwc
+from fkeras.ops.image_layout import (UnknownChoiceError, as_tensor, check_rank, data_format_of,
+                                     from_nhwc, to_nhwc)
 from fkeras.ops.image_sampling import FILL_MODES, INTERPOLATIONS, sample
 
 
@@ -41,8 +42,8 @@ def map_coordinates(inputs, coordinates, order, fill_mode="constant", fill_value
     if fill_mode not in FILL_MODES:
         raise ValueError("Invalid value for argument `fill_mode`. Expected one of "
                          f"{set(FILL_MODES)}. Received: fill_mode={fill_mode}")
-    if order not in (0, 1):
-        raise NotImplementedError("map_coordinates currently requires order<=1")
+    if order not in (0, 1):  # Keras's text; its type (NotImplementedError) still catches it
+        raise UnknownChoiceError("map_coordinates currently requires order<=1")
     return sample(inputs, coordinates, kind="map_coordinates", order=order,
                   fill_mode=fill_mode, fill_value=fill_value)
 

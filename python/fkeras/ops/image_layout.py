@@ -4,6 +4,12 @@ a batched channels-last layout and back (with differentiable ops)."""
 from fkeras.engine.keras_tensor import KerasTensor
 
 
+
+class UnknownChoiceError(ValueError, NotImplementedError):
+    """An argument outside its choices: a ValueError that Keras 3's `except
+    NotImplementedError` (its type for these: an unknown fill_mode / interpolation / spline
+    order) also catches."""
+
 def data_format_of(data_format):
     if data_format is None:
         from fkeras.backend import image_data_format

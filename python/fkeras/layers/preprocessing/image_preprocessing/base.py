@@ -18,6 +18,7 @@ import numpy as np
 from fkeras import random as fk_random
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.layers.layer import Layer
+from fkeras.ops.image_layout import UnknownChoiceError
 
 
 def standardize_data_format(data_format):
@@ -34,9 +35,9 @@ def standardize_data_format(data_format):
 
 
 def check_choice(value, choices, what):
-    """Keras's NotImplementedError for an unknown fill_mode / interpolation."""
+    """Keras's error (and text) for an unknown fill_mode / interpolation."""
     if value not in choices:
-        raise NotImplementedError(f"Unknown `{what}` {value}. Expected of one {choices}.")
+        raise UnknownChoiceError(f"Unknown `{what}` {value}. Expected of one {choices}.")
 
 
 class BaseImagePreprocessingLayer(Layer):
@@ -144,9 +145,6 @@ class BaseImagePreprocessingLayer(Layer):
             return images
         return self.from_nhwc(self._transform_images(self.to_nhwc(images), transformation,
                                                      getattr(self, "interpolation", None)))
-
-    def _transform_images(self, images, transformation, interpolation):
-        raise NotImplementedError(f"{type(self).__name__} must define _transform_images")
 
     def transform_labels(self, labels, transformation, training=True):
         return labels
