@@ -15,6 +15,7 @@ import threading
 import numpy as np
 
 from fkeras import _native
+from fkeras.engine import fast_path
 
 
 class Device:
@@ -118,6 +119,7 @@ def set_device(name):
     """Sets the default device for new variables and computations."""
     get_device(name)
     _default[0] = str(name).lower().split(":")[0].replace("gpu", "cuda")
+    fast_path.set_default_fast(_default[0] == "cpu")
 
 
 @contextlib.contextmanager
@@ -128,10 +130,12 @@ def device(name):
     if stack is None:
         stack = _state.stack = []
     stack.append(dev.name)
+    fast_path.enter_slow()  # ops in a device scope take their Python path (fast_path.py)
     try:
         yield dev
     finally:
         stack.pop()
+        fast_path.exit_slow()
 
 
 def available_devices():

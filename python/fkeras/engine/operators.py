@@ -308,3 +308,27 @@ def _is_bool(x):
         return True
     dt = getattr(x, "dtype", None)
     return dt is not None and np.dtype(dt) == np.bool_
+
+
+def _install_fast_path(cls):
+    # The common operators with the C fast path in front of the methods above (fast_path.py).
+    from fkeras.engine import fast_path as fp
+
+    table = {
+        "__add__": (np.add, fp.BINARY), "__radd__": (np.add, fp.BINARY_REFLECTED),
+        "__sub__": (np.subtract, fp.BINARY), "__rsub__": (np.subtract, fp.BINARY_REFLECTED),
+        "__mul__": (np.multiply, fp.BINARY), "__rmul__": (np.multiply, fp.BINARY_REFLECTED),
+        "__truediv__": (np.divide, fp.BINARY),
+        "__rtruediv__": (np.divide, fp.BINARY_REFLECTED),
+        "__pow__": (np.power, fp.BINARY), "__rpow__": (np.power, fp.BINARY_REFLECTED),
+        "__lt__": (np.less, fp.BINARY), "__le__": (np.less_equal, fp.BINARY),
+        "__gt__": (np.greater, fp.BINARY), "__ge__": (np.greater_equal, fp.BINARY),
+        "__eq__": (np.equal, fp.BINARY), "__ne__": (np.not_equal, fp.BINARY),
+        "__neg__": (np.negative, fp.UNARY), "__abs__": (np.absolute, fp.UNARY),
+        "__getitem__": (None, fp.GETITEM),
+    }
+    for name, (ufunc, kind) in table.items():
+        setattr(cls, name, fp.method(ufunc, cls.__dict__[name], kind))
+
+
+_install_fast_path(TensorOperators)

@@ -11,6 +11,7 @@ import threading
 
 import numpy as np
 
+from fkeras.engine import fast_path
 from fkeras.engine import tensor as _tensor
 from fkeras.engine.variable import Variable
 from fkeras.utils import nest
@@ -29,9 +30,11 @@ class stop_recording:
     def __enter__(self):
         self._stack = getattr(_state, "stack", None)
         _state.stack = []
+        fast_path.enter_slow()
 
     def __exit__(self, *exc):
         _state.stack = self._stack
+        fast_path.exit_slow()
 
 
 class GradientTape:
@@ -62,6 +65,7 @@ class GradientTape:
         if stack is None:
             stack = _state.stack = []
         stack.append(self)
+        fast_path.enter_slow()  # ops record: no C fast path on this thread
         if len(stack) > 1:
             for tape in stack:
                 tape._shared = True
@@ -70,6 +74,7 @@ class GradientTape:
     def __exit__(self, *exc):
         stack = _state.stack
         stack.remove(self)
+        fast_path.exit_slow()
         self._shared = False
         if len(stack) == 1:
             stack[0]._shared = False

@@ -15,18 +15,11 @@ Two eager modes, one thread-local flag:
 converting the values that cross it (buffers <-> Tensors, masks carried along).
 """
 
-import threading
-
 import numpy as np
 
+from fkeras.engine import fast_path
+from fkeras.engine.fast_path import MODE as _MODE  # the per-thread flag, shared with C
 from fkeras.engine.operators import TensorOperators
-
-
-class _Mode(threading.local):
-    array = False
-
-
-_MODE = _Mode()
 
 
 def in_array_mode():
@@ -354,3 +347,6 @@ def call_function(fn, *args, **kwargs):
     if builtin:
         return fn(*args, **kwargs)
     return run_user(fn, *args, **kwargs)
+
+
+fast_path.configure(Tensor)

@@ -7,6 +7,7 @@ in Keras. `floor_divide` has a zero gradient almost everywhere (Keras/JAX give z
 
 import numpy as np
 
+from fkeras.engine import fast_path as _fp
 from fkeras.ops import shape_utils as su
 from fkeras.ops.dtypes import promote
 from fkeras.ops.registry import Op, apply
@@ -131,12 +132,13 @@ def _unary(name):
     return fn
 
 
-equal = _binary("equal")
-not_equal = _binary("not_equal")
-less = _binary("less")
-less_equal = _binary("less_equal")
-greater = _binary("greater")
-greater_equal = _binary("greater_equal")
+# With the C fast path in front (engine/fast_path.py).
+equal = _fp.function(np.equal, _binary("equal"))
+not_equal = _fp.function(np.not_equal, _binary("not_equal"))
+less = _fp.function(np.less, _binary("less"))
+less_equal = _fp.function(np.less_equal, _binary("less_equal"))
+greater = _fp.function(np.greater, _binary("greater"))
+greater_equal = _fp.function(np.greater_equal, _binary("greater_equal"))
 logical_and = _binary("logical_and")
 logical_or = _binary("logical_or")
 logical_xor = _binary("logical_xor")

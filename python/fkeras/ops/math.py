@@ -7,6 +7,7 @@ nn.py and go through the kernel tables.
 
 import numpy as np
 
+from fkeras.engine import fast_path as _fp
 from fkeras.ops import shape_utils as su
 from fkeras.ops.registry import Op, apply
 from fkeras.engine.keras_tensor import KerasTensor
@@ -538,3 +539,20 @@ def relu_general(x, negative_slope=0.0, max_value=None, threshold=0.0):
 def prelu(x, alpha):
     """relu(x) - alpha * relu(-x): the PReLU layer's op (alpha broadcast against x)."""
     return apply(_R["prelu"], x, alpha)
+
+
+# The C fast path in front of the common elementwise functions (engine/fast_path.py): plain
+# float32 operands outside a tape skip the dispatch above; every other call runs it.
+add = _fp.function(np.add, add)
+subtract = _fp.function(np.subtract, subtract)
+multiply = _fp.function(np.multiply, multiply)
+divide = _fp.function(np.divide, divide)
+maximum = _fp.function(np.maximum, maximum)
+minimum = _fp.function(np.minimum, minimum)
+power = _fp.function(np.power, power)
+negative = _fp.function(np.negative, negative, _fp.UNARY)
+exp = _fp.function(np.exp, exp, _fp.UNARY)
+log = _fp.function(np.log, log, _fp.UNARY)
+sqrt = _fp.function(np.sqrt, sqrt, _fp.UNARY)
+square = _fp.function(np.square, square, _fp.UNARY)
+absolute = abs = _fp.function(np.absolute, absolute, _fp.UNARY)  # noqa: A001

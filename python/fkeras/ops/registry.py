@@ -21,6 +21,7 @@ import threading
 import numpy as np
 
 from fkeras.backend import devices as _device
+from fkeras.engine import fast_path
 from fkeras.engine import tape as _tape
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.engine.tensor import _MODE, Tensor
@@ -125,7 +126,7 @@ def _spec_to_tensor(spec):
     return KerasTensor(spec)
 
 
-def apply(op, *inputs, **attrs):
+def _apply_python(op, *inputs, **attrs):
     """Runs `op` on `inputs`: symbolically on KerasTensors, eagerly on arrays."""
     for x in inputs:
         if isinstance(x, KerasTensor):
@@ -148,6 +149,11 @@ def apply(op, *inputs, **attrs):
     if type(outputs) is list:
         return [Tensor(o) for o in outputs]
     return Tensor(outputs)
+
+
+# The C fast path in front (engine/fast_path.py): plain buffers outside a tape run the op's
+# forward on the cpu device directly; every other call runs the function above.
+apply = fast_path.apply_function(_apply_python, _device.get_device("cpu"))
 
 
 def _no_aliasing(outputs, arrays):

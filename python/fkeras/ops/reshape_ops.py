@@ -86,10 +86,10 @@ class Concatenate(Op):
         return tuple(out)
 
     def forward(self, dev, *xs, axis=0):
-        return np.concatenate(xs, axis=axis), [x.shape[axis] for x in xs]
+        return np.concatenate(xs, axis=axis), xs  # the inputs (the tape holds them anyway)
 
-    def backward(self, dev, sizes, g, needs, axis=0):
-        splits = np.cumsum(sizes)[:-1]
+    def backward(self, dev, xs, g, needs, axis=0):
+        splits = np.cumsum([x.shape[axis] for x in xs])[:-1]
         parts = np.split(g, splits, axis=axis)
         return tuple(np.ascontiguousarray(p) if n else None for p, n in zip(parts, needs))
 

@@ -21,6 +21,7 @@ value set by the enclosing `load_model` (`SafeModeScope`), else the global setti
 import inspect
 import threading
 
+from fkeras.engine import fast_path
 from fkeras.saving import object_registration
 
 _state = threading.local()  # .stack: safe_mode values of the enclosing SafeModeScopes
@@ -95,7 +96,8 @@ def namespace_of(module):
 
 def _public_functions(module, excluded=()):
     return {name: obj for name, obj in vars(module).items()
-            if not name.startswith("_") and name not in excluded and inspect.isfunction(obj)
+            if not name.startswith("_") and name not in excluded
+            and (inspect.isfunction(obj) or fast_path.is_function(obj))
             and obj.__module__.startswith("fkeras.")}
 
 
