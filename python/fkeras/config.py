@@ -232,9 +232,9 @@ def dtype_policy():
 
 
 def set_dtype_policy(policy):
-    """Sets the global dtype policy: a name or a DTypePolicy. fkeras computes and stores in
-    float32; other policies are refused with a ValueError that says so (the mixed bfloat16
-    kernels are not built yet)."""
+    """Sets the global dtype policy (a name or a DTypePolicy) for the layers created after:
+    "float32" or "mixed_bfloat16" (bfloat16 products, float32 variables; see
+    fkeras.dtype_policies). Other policies are refused with a ValueError that says why."""
     from fkeras.dtype_policies import DTypePolicy, get
 
     policy = get(policy)

@@ -1,10 +1,17 @@
 """Dtype policies (Keras 3's `DTypePolicy`): a name, the dtype layers compute in and the dtype
 their variables are stored in.
 
-fkeras computes and stores in float32 (see `fkeras.config.floatx`): a policy that names any
-other compute or variable dtype ("mixed_bfloat16", "mixed_float16", "float16", "bfloat16",
-"float64") is parsed as Keras parses it and then refused with a ValueError saying so, where
-Keras would compute in that dtype. A "float32" policy is accepted everywhere.
+fkeras stores variables and activations in float32 (see `fkeras.config.floatx`). Two policies
+are accepted:
+- "float32" (the default);
+- "mixed_bfloat16": variables in float32, and the layer's products (Dense, convolutions,
+  recurrent cells, matmul/einsum inside the layer, forward and backward) computed from
+  bfloat16-rounded operands with float32 accumulation on CPUs with AVX512_BF16 (exact float32
+  elsewhere; `fkeras._C.gemm_bf16_native()` says which). Activations stay float32 tensors
+  (Keras stores them as bfloat16), so the layer's other arithmetic is float32, more precise
+  than Keras's; see docs/keras_compatibility.md.
+Other policies ("mixed_float16", "float16", "bfloat16", "float64") are parsed as Keras parses
+them and then refused with a ValueError that says why.
 """
 
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
@@ -61,13 +68,22 @@ class DTypePolicy:
 FloatDTypePolicy = DTypePolicy  # Keras 3's older name for the same class
 
 
+SUPPORTED = ("float32", "mixed_bfloat16")
+
+
 def _check_supported(policy):
-    if policy.compute_dtype != "float32" or policy.variable_dtype != "float32":
+    if policy.name not in SUPPORTED:
         raise ValueError(
             f"The dtype policy '{policy.name}' computes in {policy.compute_dtype} with "
-            f"{policy.variable_dtype} variables; fkeras computes and stores in float32 only "
-            "(its bfloat16 kernels are not built yet). Use 'float32'.")
+            f"{policy.variable_dtype} variables; fkeras stores float32 variables and computes "
+            "in float32, or with bfloat16 products under 'mixed_bfloat16' (it has no float16 "
+            "or float64 kernels). Use 'float32' or 'mixed_bfloat16'.")
     return policy
+
+
+def computes_in_bfloat16(policy):
+    """True for a policy whose layers run their products in bfloat16."""
+    return policy is not None and policy.compute_dtype == "bfloat16"
 
 
 def get(identifier):

@@ -111,8 +111,16 @@ def test_dtype_policies():
     config.set_dtype_policy(fkeras.DTypePolicy("float32"))
     policy = fkeras.DTypePolicy("mixed_bfloat16")
     assert (policy.compute_dtype, policy.variable_dtype) == ("bfloat16", "float32")
-    with pytest.raises(ValueError, match="float32 only"):
-        config.set_dtype_policy("mixed_bfloat16")
+    for refused in ("mixed_float16", "float16", "bfloat16", "float64"):
+        with pytest.raises(ValueError, match="no float16 or float64 kernels"):
+            config.set_dtype_policy(refused)
+    config.set_dtype_policy("mixed_bfloat16")
+    try:
+        assert config.dtype_policy().name == "mixed_bfloat16"
+        assert fkeras.layers.Dense(2).compute_dtype == "bfloat16"
+    finally:
+        config.set_dtype_policy("float32")
+    assert fkeras.layers.Dense(2).compute_dtype == "float32"
     with pytest.raises(ValueError, match="Cannot convert 'foo'"):
         fkeras.DTypePolicy("foo")
     assert config.dtype_policy().name == "float32"

@@ -38,9 +38,13 @@ def test_invalid_input_dtypes(bad):
         fkeras.Input((1,), dtype=bad)
 
 
-def test_layer_accepts_policy_names():
-    assert fkeras.layers.Dense(2, dtype="mixed_float16").dtype == "mixed_float16"
-    assert fkeras.layers.Dense(2, dtype="mixed_bfloat16").dtype == "mixed_bfloat16"
+def test_layer_policy_names():
+    # Keras 3: a layer's dtype is its variable dtype; the policy is in dtype_policy.
+    layer = fkeras.layers.Dense(2, dtype="mixed_bfloat16")
+    assert (layer.dtype, layer.compute_dtype, layer.dtype_policy.name) == \
+        ("float32", "bfloat16", "mixed_bfloat16")
+    with pytest.raises(ValueError, match="mixed_float16"):
+        fkeras.layers.Dense(2, dtype="mixed_float16")  # no float16 kernels: refused
 
 
 def _suffix_model():

@@ -66,6 +66,39 @@ def _cpu_device():
     return Device("cpu", np.float32, table, native)
 
 
+# The cpu kernels whose products go through the GEMM driver (cpp/include/fkeras/gemm.h).
+BF16_KERNELS = frozenset(
+    ["gemm", "dense_forward", "dense_backward", "conv2d_forward", "conv2d_backward_input",
+     "conv2d_backward_weight"]
+    + [f"{cell}_{kind}_{d}" for cell in ("simple_rnn", "lstm", "gru")
+       for kind in ("cell", "sequence") for d in ("forward", "backward")])
+
+
+def _bf16_products(kernel, set_flag):
+    def call(*args, **kwargs):
+        previous = set_flag(True)
+        try:
+            return kernel(*args, **kwargs)
+        finally:
+            set_flag(previous)
+
+    call.__name__ = getattr(kernel, "__name__", "kernel")
+    return call
+
+
+def _cpu_bf16_device():
+    # The cpu device whose GEMM-based kernels compute their products in bfloat16 (a layer
+    # under the "mixed_bfloat16" policy runs on it; the tape keeps the device of each op, so
+    # its backward does too). Same name, dtype and buffers as the cpu device.
+    cpu = get_device("cpu")
+    set_flag = getattr(_native._C, "set_gemm_bf16", None)
+    table = dict(cpu.kernels)
+    if set_flag is not None:
+        for name in BF16_KERNELS & cpu.native_kernel_names:
+            table[name] = _bf16_products(table[name], set_flag)
+    return Device("cpu", np.float32, table, cpu.native_kernel_names)
+
+
 def _cuda_device():
     from fkeras.backend import cuda
 
@@ -73,6 +106,7 @@ def _cuda_device():
 
 
 _FACTORIES = {"reference": _reference_device, "cpu": _cpu_device, "cuda": _cuda_device}
+_BF16 = "cpu/bf16"  # the key of the bf16-products cpu device (not a name users pass)
 _devices = {}
 _state = threading.local()
 _default = ["cpu"]
@@ -112,7 +146,8 @@ def get_kernels(device=None):
 
 def current_device_name():
     stack = getattr(_state, "stack", None)
-    return stack[-1] if stack else _default[0]
+    name = stack[-1] if stack else _default[0]
+    return "cpu" if name == _BF16 else name
 
 
 def set_device(name):
@@ -136,6 +171,32 @@ def device(name):
     finally:
         stack.pop()
         fast_path.exit_slow()
+
+
+class bf16_products:
+    """Context manager: the enclosed ops run on the cpu device with bfloat16 products (the
+    layer call of a "mixed_bfloat16" layer). Inside another device's scope, it changes
+    nothing (no bfloat16 kernels elsewhere). A class: it is entered on every such call."""
+
+    __slots__ = ("_pushed",)
+
+    def __enter__(self):
+        stack = getattr(_state, "stack", None)
+        if stack is None:
+            stack = _state.stack = []
+        current = stack[-1] if stack else _default[0]
+        self._pushed = current in ("cpu", _BF16)
+        if self._pushed:
+            if _BF16 not in _devices:
+                _devices[_BF16] = _cpu_bf16_device()
+            stack.append(_BF16)
+            fast_path.enter_slow()
+        return self
+
+    def __exit__(self, *exc):
+        if self._pushed:
+            _state.stack.pop()
+            fast_path.exit_slow()
 
 
 def available_devices():

@@ -1,6 +1,7 @@
 """Train a Functional CNN with BatchNormalization on the 8x8 digits shipped with fkeras.
 
     python -m fkeras.examples.digits [--epochs 12] [--batch-size 32] [--logdir logs/digits]
+                                     [--dtype-policy mixed_bfloat16]
     python examples/train_digits.py  (the same)
 
 Prints the model summary, trains with a progress bar (validation on the last 10% of the
@@ -80,10 +81,21 @@ def main(argv=None):
                         help="TensorBoard log directory ('' to disable)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--verbose", default="auto", help="fit verbosity: auto, 0, 1 or 2")
+    parser.add_argument("--dtype-policy", default="float32",
+                        help="Keras dtype policy: float32 or mixed_bfloat16 (bfloat16 products)")
     args = parser.parse_args(argv)
     verbose = args.verbose if args.verbose == "auto" else int(args.verbose)
 
     fkeras.utils.set_random_seed(args.seed)
+    previous_policy = fkeras.config.dtype_policy()
+    fkeras.config.set_dtype_policy(args.dtype_policy)
+    try:
+        return _train(args, verbose)
+    finally:
+        fkeras.config.set_dtype_policy(previous_policy)
+
+
+def _train(args, verbose):
     (x_train, y_train), (x_test, y_test) = load_digits()
     model = compile_model(build_model(), args.learning_rate)
     model.summary()

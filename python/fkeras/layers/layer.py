@@ -11,7 +11,9 @@ import threading
 
 import numpy as np
 
+from fkeras.backend.devices import bf16_products
 from fkeras.engine import naming
+from fkeras.engine.dtypes import POLICIES
 from fkeras.engine.input_spec import check_input_spec
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.engine.masking import get_keras_mask, set_keras_mask
@@ -66,6 +68,8 @@ class Layer:
     """
 
     _fk_float_inputs = False
+    _fk_bf16 = False  # the "mixed_bfloat16" policy: products in bfloat16 (dtype_policies.py)
+    _fk_policy = None  # the DTypePolicy when it is a mixed one, else None
 
     def __init__(self, trainable=True, name=None, dtype=None, **kwargs):
         unknown = set(kwargs) - set(_BASE_KWARGS)
@@ -76,7 +80,7 @@ class Layer:
             )
         self.name = name or naming.unique_name(naming.to_snake_case(type(self).__name__))
         self._trainable = bool(trainable)
-        self.dtype = "float32" if dtype is None else _dtype_name(dtype)
+        self._fk_set_dtype_policy(dtype)
         self.built = False
         self.input_spec = None
         # Keras 3: a layer that defines its own compute_mask supports masking by default.
@@ -101,6 +105,39 @@ class Layer:
             batch_input_shape = (kwargs.get("batch_size"), kwargs["input_dim"])
         if batch_input_shape is not None:
             self._batch_input_shape = tuple(batch_input_shape)
+
+    # ---- dtype policy (Keras 3: dtype_policy, dtype = variable_dtype, compute_dtype) ----
+    def _fk_set_dtype_policy(self, dtype):
+        from fkeras import config, dtype_policies
+
+        if dtype is None:
+            dtype = config.dtype_policy()
+        name = _dtype_name(dtype)
+        if isinstance(dtype, dtype_policies.DTypePolicy) or name in POLICIES:
+            policy = dtype_policies.get(dtype if not isinstance(dtype, dict) else name)
+            name = policy.variable_dtype
+            if policy.name != name:
+                self._fk_policy = policy
+                self._fk_bf16 = dtype_policies.computes_in_bfloat16(policy)
+        self.dtype = name
+
+    @property
+    def dtype_policy(self):
+        """The layer's DTypePolicy (Keras 3)."""
+        from fkeras.dtype_policies import DTypePolicy
+
+        return self._fk_policy if self._fk_policy is not None else DTypePolicy(self.dtype)
+
+    @property
+    def compute_dtype(self):
+        """The dtype the layer computes in: "bfloat16" under "mixed_bfloat16" (its products;
+        its outputs are float32 tensors), else its dtype."""
+        return self._fk_policy.compute_dtype if self._fk_policy is not None else self.dtype
+
+    @property
+    def variable_dtype(self):
+        """The dtype of the layer's variables."""
+        return self.dtype
 
     # ---- sub-layers are tracked when assigned as attributes ----
     def __setattr__(self, name, value):
@@ -198,6 +235,14 @@ class Layer:
     def _fk_call_direct(self, *args, **kwargs):
         """`self.call(...)` from fkeras code, without `__call__`'s checks; a user-written
         `call` still runs in tensor mode."""
+        if self._fk_bf16:
+            with bf16_products():
+                return self._fk_call_direct_plain(*args, **kwargs)
+        if self._fk_builtin_call():
+            return self.call(*args, **kwargs)
+        return run_user(self.call, *args, **kwargs)
+
+    def _fk_call_direct_plain(self, *args, **kwargs):
         if self._fk_builtin_call():
             return self.call(*args, **kwargs)
         return run_user(self.call, *args, **kwargs)
@@ -215,7 +260,11 @@ class Layer:
             self._clear_losses()
         _CALLS.depth = depth + 1  # inline layer_call_scope: this runs on every eager call
         try:
-            outputs = self.call(*args, **call_kwargs)
+            if self._fk_bf16:
+                with bf16_products():
+                    outputs = self.call(*args, **call_kwargs)
+            else:
+                outputs = self.call(*args, **call_kwargs)
         finally:
             _CALLS.depth = depth
         self._set_mask_metadata(args[0], outputs, previous_mask)
@@ -522,7 +571,13 @@ class Layer:
 
     # ---- config ----
     def get_config(self):
-        config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
+        policy = self._fk_policy
+        if policy is not None:  # Keras 3 writes the policy's serialized form
+            from fkeras.dtype_policies import serialize
+
+            policy = serialize(policy)
+        config = {"name": self.name, "trainable": self.trainable,
+                  "dtype": self.dtype if policy is None else policy}
         if hasattr(self, "_batch_input_shape"):
             config["batch_input_shape"] = self._batch_input_shape
         return config
