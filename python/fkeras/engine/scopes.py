@@ -1,13 +1,8 @@
-"""keras.name_scope, keras.remat and keras.RematScope.
+"""keras.name_scope (and, re-exported, keras.remat and keras.RematScope from engine/remat.py).
 
-`name_scope` keeps Keras's stack of names (`current_path()` joins it with "/"); fkeras's layers
-name their variables themselves, so the scope does not rename variables. `remat` and
-`RematScope` ask Keras to recompute activations in the backward pass to save memory; fkeras
-runs the function unchanged (same values and gradients, no memory saving), so code written
-with them runs as is.
+`name_scope` keeps Keras's stack of names (`current_path()` joins it with "/").
 """
 
-import functools
 import threading
 
 _STATE = threading.local()
@@ -56,37 +51,4 @@ class name_scope:  # noqa: N801  (Keras's name)
             self._pushed = False
 
 
-def remat(f):
-    """`f` with rematerialization requested (keras.remat); fkeras calls `f` unchanged."""
-
-    @functools.wraps(f)
-    def wrapped(*args, **kwargs):
-        return f(*args, **kwargs)
-
-    return wrapped
-
-
-class RematScope:
-    """The scope in which Keras rematerializes layers (keras.RematScope); accepted and
-    recorded, with no effect on fkeras's computation.
-
-    Args:
-        mode: None, "full", "activations", "larger_than" or "list_of_layers".
-        output_size_threshold: the size for "larger_than".
-        layer_names: the layers for "list_of_layers".
-    """
-
-    def __init__(self, mode="full", output_size_threshold=1024, layer_names=None):
-        if mode not in (None, "full", "activations", "larger_than", "list_of_layers"):
-            raise ValueError("Invalid mode '{mode}'. Supported modes are: "
-                             "['full', 'activations', 'larger_than', 'list_of_layers', None]"
-                             .format(mode=mode))
-        self.mode = mode
-        self.output_size_threshold = output_size_threshold
-        self.layer_names = list(layer_names or [])
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return None
+from fkeras.engine.remat import RematScope, remat  # noqa: E402,F401  (fkeras imports them here)

@@ -11,6 +11,7 @@ GradientTape (through any op or operator, or `.value`) watches it.
 import numpy as np
 
 from fkeras.backend import devices as _device
+from fkeras.engine import replay as _replay
 from fkeras.engine.operators import TensorOperators
 
 _AGGREGATIONS = (None, "none", "mean", "sum", "only_first_replica")
@@ -117,6 +118,8 @@ class Variable(TensorOperators):
                 "`variable.assign(value)` must match. "
                 f"variable.shape={self.shape}, Received: value.shape={arr.shape}. "
                 f"Target variable: {self!r}")
+        if _replay.active():
+            _replay.note_assign(self)
         np.copyto(self._value, arr, casting="unsafe")
         return self._result()
 
@@ -137,6 +140,8 @@ class Variable(TensorOperators):
         if out != self._value.shape:
             raise ValueError(f"`{what}` on variable '{self.path}' of shape {self.shape}: "
                              f"cannot broadcast a value of shape {arr.shape} to it.")
+        if _replay.active():
+            _replay.note_assign(self)
         ufunc(self._value, arr, out=self._value, casting="unsafe")
         return self._result()
 

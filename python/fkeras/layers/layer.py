@@ -16,6 +16,7 @@ from fkeras.engine.input_spec import check_input_spec
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.engine.masking import get_keras_mask, set_keras_mask
 from fkeras.engine.node import Node
+from fkeras.engine.remat import get_current_remat_mode, rematerialized_call
 from fkeras.engine.tensor import (_MODE, call_function, is_builtin_method, run_builtin,
                                   run_user)
 from fkeras.engine.tensor import wrap_structure
@@ -66,6 +67,7 @@ class Layer:
     """
 
     _fk_float_inputs = False
+    _remat_mode = None  # the RematScope mode this layer was created in (engine/remat.py)
 
     def __init__(self, trainable=True, name=None, dtype=None, **kwargs):
         unknown = set(kwargs) - set(_BASE_KWARGS)
@@ -75,6 +77,9 @@ class Layer:
                 f"{ {k: kwargs[k] for k in sorted(unknown)} }"
             )
         self.name = name or naming.unique_name(naming.to_snake_case(type(self).__name__))
+        mode = get_current_remat_mode()
+        if mode is not None and mode.mode is not None:
+            self._remat_mode = mode
         self._trainable = bool(trainable)
         self.dtype = "float32" if dtype is None else _dtype_name(dtype)
         self.built = False
@@ -215,7 +220,11 @@ class Layer:
             self._clear_losses()
         _CALLS.depth = depth + 1  # inline layer_call_scope: this runs on every eager call
         try:
-            outputs = self.call(*args, **call_kwargs)
+            if self._remat_mode is None:
+                outputs = self.call(*args, **call_kwargs)
+            else:  # created inside a RematScope
+                outputs = self.rematerialized_call(self.call, *args, **call_kwargs)(
+                    *args, **call_kwargs)
         finally:
             _CALLS.depth = depth
         self._set_mask_metadata(args[0], outputs, previous_mask)
@@ -239,6 +248,11 @@ class Layer:
         del self._losses[:]
         for layer in self._layers:
             layer._clear_losses()
+
+    def rematerialized_call(self, layer_call, *args, **kwargs):
+        """`layer_call` wrapped for rematerialization as this layer's RematScope mode asks
+        (Keras 3's hook; `layer_call` itself when the mode does not select this call)."""
+        return rematerialized_call(self, layer_call, args, kwargs)
 
     # ---- masking (Keras 3 semantics) ----
     def compute_mask(self, inputs, previous_mask=None):
