@@ -321,12 +321,28 @@ def _output_size(layer, layer_call, args, kwargs):
     cache = layer.__dict__.setdefault("_fk_remat_sizes", {})
     size = cache.get(key)
     if size is None:
-        specs = [KerasTensor(np.shape(x), str(_buffer(x).dtype)) if _is_tensor(x) else x
-                 for x in leaves]
-        a, k = nest.pack_like((args, kwargs), specs)
-        with symbolic_call_scope(), _tensor.array_mode():
-            out = layer_call(*a, **k)
-        size = sum(int(np.prod([d or 1 for d in o.shape])) for o in nest.flatten(out)
-                   if isinstance(o, KerasTensor))
+        from fkeras.layers.layer import Layer
+
+        if type(layer).compute_output_shape is not Layer.compute_output_shape and \
+                len(args) == 1 and _is_tensor(args[0]):
+            # As Keras: a layer's own compute_output_shape answers without running `call`.
+            shapes = _shape_list(layer.compute_output_shape(tuple(np.shape(args[0]))))
+        else:
+            specs = [KerasTensor(np.shape(x), str(_buffer(x).dtype)) if _is_tensor(x) else x
+                     for x in leaves]
+            a, k = nest.pack_like((args, kwargs), specs)
+            with symbolic_call_scope(), _tensor.array_mode():
+                out = layer_call(*a, **k)
+            shapes = [o.shape for o in nest.flatten(out) if isinstance(o, KerasTensor)]
+        size = sum(int(np.prod([d or 1 for d in s])) for s in shapes)
         cache[key] = size
     return size
+
+
+def _shape_list(shape):
+    """[shape, ...] from compute_output_shape's answer (one shape or a structure of them)."""
+    if isinstance(shape, (tuple, list)) and all(d is None or isinstance(d, (int, np.integer))
+                                               for d in shape):
+        return [shape]
+    items = shape.values() if isinstance(shape, dict) else shape
+    return [s for item in items for s in _shape_list(item)]
