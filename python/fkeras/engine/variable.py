@@ -11,6 +11,7 @@ GradientTape (through any op or operator, or `.value`) watches it.
 import numpy as np
 
 from fkeras.backend import devices as _device
+from fkeras.engine import name_scope as _name_scope
 from fkeras.engine import replay as _replay
 from fkeras.engine.operators import TensorOperators
 
@@ -34,7 +35,9 @@ class Variable(TensorOperators):
         dtype: the dtype; floating values default to float32, Python ints to int32, other
             arrays keep theirs.
         trainable: whether gradients are taken with respect to it (default True).
-        name: the name (no "/"); `path` defaults to it.
+        name: the name (no "/").
+        path: the full path; by default the name under the open `name_scope`s ("a/b/name"),
+            as Keras 3 names it.
 
     Example:
     ```python
@@ -64,7 +67,7 @@ class Variable(TensorOperators):
         self._device = dev
         self._value = _initial_value(dev, initializer, shape, dtype)
         self.name = name
-        self.path = path or name
+        self.path = path or _name_scope.join(name)  # under the open name scopes
         self.trainable = bool(trainable)
         self.regularizer = regularizer
         self.constraint = constraint

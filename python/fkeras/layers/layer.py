@@ -15,6 +15,7 @@ from fkeras.engine import naming
 from fkeras.engine.input_spec import check_input_spec
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.engine.masking import get_keras_mask, set_keras_mask
+from fkeras.engine import name_scope as _name_scope
 from fkeras.engine.node import Node
 from fkeras.engine.remat import get_current_remat_mode, rematerialized_call
 from fkeras.engine.tensor import (_MODE, call_function, is_builtin_method, run_builtin,
@@ -68,6 +69,14 @@ class Layer:
 
     _fk_float_inputs = False
     _remat_mode = None  # the RematScope mode this layer was created in (engine/remat.py)
+    _parent_path = None  # the name-scope path around this layer's first scope (name_scope.py)
+    _path = None  # the path where the layer was built (`path`)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        build = cls.__dict__.get("build")
+        if build is not None and not getattr(build, "_fk_in_scope", False):
+            cls.build = _build_in_name_scope(build)
 
     def __init__(self, trainable=True, name=None, dtype=None, **kwargs):
         unknown = set(kwargs) - set(_BASE_KWARGS)
@@ -152,10 +161,10 @@ class Layer:
         init = initializers.get(initializer if initializer is not None else
                                 ("zeros" if not shape else "glorot_uniform"))
         name = name or f"variable_{len(self.weights)}"
-        var = Variable(init(shape, dtype=dtype or "float32"), dtype=dtype, name=name,
-                       trainable=trainable, path=f"{self.name}/{name}",
-                       regularizer=regularizers.get(regularizer),
-                       constraint=constraints.get(constraint), aggregation=aggregation)
+        with _name_scope.name_scope(self.name, caller=self):  # path: <scopes>/<layer>/<name>
+            var = Variable(init(shape, dtype=dtype or "float32"), dtype=dtype, name=name,
+                           trainable=trainable, regularizer=regularizers.get(regularizer),
+                           constraint=constraints.get(constraint), aggregation=aggregation)
         var.overwrite_with_gradient = bool(overwrite_with_gradient)
         (self._trainable_weights if trainable else self._non_trainable_weights).append(var)
         return var
@@ -219,6 +228,11 @@ class Layer:
         if depth == 0:  # an entry call: drop the losses of the previous one
             self._clear_losses()
         _CALLS.depth = depth + 1  # inline layer_call_scope: this runs on every eager call
+        names = _name_scope._STATE.stack  # inline name_scope(self.name, caller=self)
+        scope = self.__dict__.get("_fk_call_scope") or self._make_call_scope()
+        pushed = not (names and names[-1].caller is self and names[-1].name == self.name)
+        if pushed:
+            names.append(scope)
         try:
             if self._remat_mode is None:
                 outputs = self.call(*args, **call_kwargs)
@@ -227,6 +241,8 @@ class Layer:
                     *args, **call_kwargs)
         finally:
             _CALLS.depth = depth
+            if pushed:
+                names.pop()
         self._set_mask_metadata(args[0], outputs, previous_mask)
         if self.activity_regularizer is not None:
             self._add_activity_losses(outputs)
@@ -248,6 +264,24 @@ class Layer:
         del self._losses[:]
         for layer in self._layers:
             layer._clear_losses()
+
+    # ---- name scopes (Keras 3: build, calls and add_weight run in the layer's scope) ----
+    @property
+    def path(self):
+        """The name-scope path where the layer was built ("outer/dense"); None before."""
+        return self._path
+
+    def _open_name_scope(self):
+        """`name_scope(self.name, caller=self)`, remembering the path around the first one."""
+        if self._parent_path is None:
+            self._parent_path = _name_scope.current_path()
+        return _name_scope.name_scope(self.name, caller=self)
+
+    def _make_call_scope(self):
+        scope = self._open_name_scope()
+        if scope.name == self.name:
+            self.__dict__["_fk_call_scope"] = scope  # reused by every eager call
+        return scope
 
     def rematerialized_call(self, layer_call, *args, **kwargs):
         """`layer_call` wrapped for rematerialization as this layer's RematScope mode asks
@@ -315,7 +349,7 @@ class Layer:
         check_input_spec(self.input_spec, shapes, self.name)
         kwargs = {k: v for k, v in kwargs.items() if not (k == "training" and v is None)}
         call_kwargs, previous_mask = self._populate_mask(args, kwargs)
-        with symbolic_call_scope():
+        with symbolic_call_scope(), self._open_name_scope():
             outputs = self.call(*args, **call_kwargs)
         # Fresh tensors for the outputs, so a layer returning its input keeps both histories;
         # a mask the call attached (a nested model's) stays with them.
@@ -618,3 +652,18 @@ def _dtype_name(dtype):
     from fkeras.engine.dtypes import standardize_dtype
 
     return standardize_dtype(dtype, allow_policy=True)
+
+
+def _build_in_name_scope(build):
+    """A subclass's `build`, run in the layer's name scope (Keras 3 wraps every `build`): its
+    weights, and the layers it builds, get the layer's path."""
+    import functools
+
+    @functools.wraps(build)
+    def build_in_scope(self, *args, **kwargs):
+        with self._open_name_scope():
+            self._path = _name_scope.current_path()
+            return build(self, *args, **kwargs)
+
+    build_in_scope._fk_in_scope = True
+    return build_in_scope
