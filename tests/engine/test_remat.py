@@ -91,7 +91,14 @@ def _case_user_layer_kwargs():
     return layer, (x,), {"training": True, "shift": 0.25}, [x] + layer.weights
 
 
-CASES = {"dense_stack": _case_dense_stack, "nested_io": _case_nested_io,
+def _case_layer_object():
+    conv = layers.Conv1D(3, 2, activation="swish")
+    x = T(np.random.default_rng(6).standard_normal((2, 5, 4)))
+    conv(x)
+    return conv, (x,), {}, [x] + conv.weights
+
+
+CASES = {"dense_stack": _case_dense_stack, "layer_object": _case_layer_object, "nested_io": _case_nested_io,
          "captured_tensor": _case_captured_tensor,
          "identity_and_repeated_input": _case_identity_and_repeat,
          "user_layer_kwargs": _case_user_layer_kwargs}

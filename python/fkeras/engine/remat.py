@@ -125,7 +125,7 @@ def remat(f):
     ```
     """
 
-    @functools.wraps(f)
+    @functools.wraps(f, updated=())  # (not f.__dict__: f may be a layer)
     def wrapped(*args, **kwargs):
         tape = _tape.current_tape()
         if tape is None or getattr(_STATE, "recomputing", 0):

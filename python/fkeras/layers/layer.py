@@ -75,7 +75,7 @@ class Layer:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         build = cls.__dict__.get("build")
-        if build is not None and not getattr(build, "_fk_in_scope", False):
+        if inspect.isfunction(build) and not getattr(build, "_fk_in_scope", False):
             cls.build = _build_in_name_scope(build)
 
     def __init__(self, trainable=True, name=None, dtype=None, **kwargs):
