@@ -98,7 +98,8 @@ def _case_layer_object():
     return conv, (x,), {}, [x] + conv.weights
 
 
-CASES = {"dense_stack": _case_dense_stack, "layer_object": _case_layer_object, "nested_io": _case_nested_io,
+CASES = {"dense_stack": _case_dense_stack, "layer_object": _case_layer_object,
+         "nested_io": _case_nested_io,
          "captured_tensor": _case_captured_tensor,
          "identity_and_repeated_input": _case_identity_and_repeat,
          "user_layer_kwargs": _case_user_layer_kwargs}

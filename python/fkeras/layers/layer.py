@@ -229,7 +229,9 @@ class Layer:
             self._clear_losses()
         _CALLS.depth = depth + 1  # inline layer_call_scope: this runs on every eager call
         names = _name_scope._STATE.stack  # inline name_scope(self.name, caller=self)
-        scope = self.__dict__.get("_fk_call_scope") or self._make_call_scope()
+        scope = self.__dict__.get("_fk_call_scope")
+        if scope is None or scope.name != self.name:
+            scope = self._make_call_scope()
         pushed = not (names and names[-1].caller is self and names[-1].name == self.name)
         if pushed:
             names.append(scope)
@@ -278,9 +280,7 @@ class Layer:
         return _name_scope.name_scope(self.name, caller=self)
 
     def _make_call_scope(self):
-        scope = self._open_name_scope()
-        if scope.name == self.name:
-            self.__dict__["_fk_call_scope"] = scope  # reused by every eager call
+        scope = self.__dict__["_fk_call_scope"] = self._open_name_scope()  # reused per call
         return scope
 
     def rematerialized_call(self, layer_call, *args, **kwargs):
