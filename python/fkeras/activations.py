@@ -165,7 +165,8 @@ def fused(fn):
     from fkeras.backend import codes
 
     name = serialize(fn)
-    code = codes.ACTIVATION_CODES.get(name)
+    # A rematerialized activation (RematScope "activations") runs as its own call.
+    code = None if getattr(fn, "_fk_remat", False) else codes.ACTIVATION_CODES.get(name)
     if code is None or code not in _nn.FUSABLE:
         code = None
     alpha = _FUSED_ALPHA.get(name, 0.0)

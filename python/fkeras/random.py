@@ -7,6 +7,7 @@ per call; None draws a seed from the global generator (`fkeras.utils.set_random_
 import numpy as np
 
 from fkeras.distribution import _state as _dist
+from fkeras.engine import replay as _replay
 from fkeras.ops import random as _ops_random
 from fkeras.utils import random as _random
 
@@ -31,6 +32,11 @@ class SeedGenerator:
 
     def next(self):
         """The next seed of the stream (a non-negative 63-bit int)."""
+        if _replay.active():  # a rematerialized call: its recomputation repeats the seeds
+            return _replay.draw_seed(self._draw)
+        return self._draw()
+
+    def _draw(self):
         return int(self._rng.integers(0, 2**63 - 1))
 
     def get_config(self):

@@ -11,6 +11,8 @@ GradientTape (through any op or operator, or `.value`) watches it.
 import numpy as np
 
 from fkeras.backend import devices as _device
+from fkeras.engine import name_scope as _name_scope
+from fkeras.engine import replay as _replay
 from fkeras.engine.operators import TensorOperators
 
 _AGGREGATIONS = (None, "none", "mean", "sum", "only_first_replica")
@@ -33,7 +35,9 @@ class Variable(TensorOperators):
         dtype: the dtype; floating values default to float32, Python ints to int32, other
             arrays keep theirs.
         trainable: whether gradients are taken with respect to it (default True).
-        name: the name (no "/"); `path` defaults to it.
+        name: the name (no "/").
+        path: the full path; by default the name under the open `name_scope`s ("a/b/name"),
+            as Keras 3 names it.
 
     Example:
     ```python
@@ -63,7 +67,7 @@ class Variable(TensorOperators):
         self._device = dev
         self._value = _initial_value(dev, initializer, shape, dtype)
         self.name = name
-        self.path = path or name
+        self.path = path or _name_scope.join(name)  # under the open name scopes
         self.trainable = bool(trainable)
         self.regularizer = regularizer
         self.constraint = constraint
@@ -117,6 +121,8 @@ class Variable(TensorOperators):
                 "`variable.assign(value)` must match. "
                 f"variable.shape={self.shape}, Received: value.shape={arr.shape}. "
                 f"Target variable: {self!r}")
+        if _replay.active():
+            _replay.note_assign(self)
         np.copyto(self._value, arr, casting="unsafe")
         return self._result()
 
@@ -137,6 +143,8 @@ class Variable(TensorOperators):
         if out != self._value.shape:
             raise ValueError(f"`{what}` on variable '{self.path}' of shape {self.shape}: "
                              f"cannot broadcast a value of shape {arr.shape} to it.")
+        if _replay.active():
+            _replay.note_assign(self)
         ufunc(self._value, arr, out=self._value, casting="unsafe")
         return self._result()
 

@@ -17,7 +17,9 @@ from fkeras.engine.dtypes import POLICIES
 from fkeras.engine.input_spec import check_input_spec
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.engine.masking import get_keras_mask, set_keras_mask
+from fkeras.engine import name_scope as _name_scope
 from fkeras.engine.node import Node
+from fkeras.engine.remat import get_current_remat_mode, rematerialized_call
 from fkeras.engine.tensor import (_MODE, call_function, is_builtin_method, run_builtin,
                                   run_user)
 from fkeras.engine.tensor import wrap_structure
@@ -70,6 +72,15 @@ class Layer:
     _fk_float_inputs = False
     _fk_bf16 = False  # the "mixed_bfloat16" policy: products in bfloat16 (dtype_policies.py)
     _fk_policy = None  # the DTypePolicy when it is a mixed one, else None
+    _remat_mode = None  # the RematScope mode this layer was created in (engine/remat.py)
+    _parent_path = None  # the name-scope path around this layer's first scope (name_scope.py)
+    _path = None  # the path where the layer was built (`path`)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        build = cls.__dict__.get("build")
+        if inspect.isfunction(build) and not getattr(build, "_fk_in_scope", False):
+            cls.build = _build_in_name_scope(build)
 
     def __init__(self, trainable=True, name=None, dtype=None, **kwargs):
         unknown = set(kwargs) - set(_BASE_KWARGS)
@@ -79,6 +90,9 @@ class Layer:
                 f"{ {k: kwargs[k] for k in sorted(unknown)} }"
             )
         self.name = name or naming.unique_name(naming.to_snake_case(type(self).__name__))
+        mode = get_current_remat_mode()
+        if mode is not None and mode.mode is not None:
+            self._remat_mode = mode
         self._trainable = bool(trainable)
         self._fk_set_dtype_policy(dtype)
         self.built = False
@@ -184,10 +198,10 @@ class Layer:
         init = initializers.get(initializer if initializer is not None else
                                 ("zeros" if not shape else "glorot_uniform"))
         name = name or f"variable_{len(self.weights)}"
-        var = Variable(init(shape, dtype=dtype or "float32"), dtype=dtype, name=name,
-                       trainable=trainable, path=f"{self.name}/{name}",
-                       regularizer=regularizers.get(regularizer),
-                       constraint=constraints.get(constraint), aggregation=aggregation)
+        with _name_scope.name_scope(self.name, caller=self):  # path: <scopes>/<layer>/<name>
+            var = Variable(init(shape, dtype=dtype or "float32"), dtype=dtype, name=name,
+                           trainable=trainable, regularizer=regularizers.get(regularizer),
+                           constraint=constraints.get(constraint), aggregation=aggregation)
         var.overwrite_with_gradient = bool(overwrite_with_gradient)
         (self._trainable_weights if trainable else self._non_trainable_weights).append(var)
         return var
@@ -242,6 +256,20 @@ class Layer:
             return self.call(*args, **kwargs)
         return run_user(self.call, *args, **kwargs)
 
+    def _fk_policy_call(self, args, kwargs):
+        # `call` under the layer's dtype policy (bf16 products) and RematScope mode; the
+        # recomputation of a rematerialized call runs under the same policy.
+        call = self.call
+        if self._fk_bf16:
+            plain = call
+
+            def call(*a, **k):
+                with bf16_products():
+                    return plain(*a, **k)
+        if self._remat_mode is not None:  # created inside a RematScope
+            call = self.rematerialized_call(call, *args, **kwargs)
+        return call(*args, **kwargs)
+
     def _fk_call_direct_plain(self, *args, **kwargs):
         if self._fk_builtin_call():
             return self.call(*args, **kwargs)
@@ -259,14 +287,22 @@ class Layer:
         if depth == 0:  # an entry call: drop the losses of the previous one
             self._clear_losses()
         _CALLS.depth = depth + 1  # inline layer_call_scope: this runs on every eager call
+        names = _name_scope._STATE.stack  # inline name_scope(self.name, caller=self)
+        scope = self.__dict__.get("_fk_call_scope")
+        if scope is None or scope.name != self.name:
+            scope = self._make_call_scope()
+        pushed = not (names and names[-1].caller is self and names[-1].name == self.name)
+        if pushed:
+            names.append(scope)
         try:
-            if self._fk_bf16:
-                with bf16_products():
-                    outputs = self.call(*args, **call_kwargs)
-            else:
+            if self._remat_mode is None and not self._fk_bf16:
                 outputs = self.call(*args, **call_kwargs)
+            else:
+                outputs = self._fk_policy_call(args, call_kwargs)
         finally:
             _CALLS.depth = depth
+            if pushed:
+                names.pop()
         self._set_mask_metadata(args[0], outputs, previous_mask)
         if self.activity_regularizer is not None:
             self._add_activity_losses(outputs)
@@ -288,6 +324,27 @@ class Layer:
         del self._losses[:]
         for layer in self._layers:
             layer._clear_losses()
+
+    # ---- name scopes (Keras 3: build, calls and add_weight run in the layer's scope) ----
+    @property
+    def path(self):
+        """The name-scope path where the layer was built ("outer/dense"); None before."""
+        return self._path
+
+    def _open_name_scope(self):
+        """`name_scope(self.name, caller=self)`, remembering the path around the first one."""
+        if self._parent_path is None:
+            self._parent_path = _name_scope.current_path()
+        return _name_scope.name_scope(self.name, caller=self)
+
+    def _make_call_scope(self):
+        scope = self.__dict__["_fk_call_scope"] = self._open_name_scope()  # reused per call
+        return scope
+
+    def rematerialized_call(self, layer_call, *args, **kwargs):
+        """`layer_call` wrapped for rematerialization as this layer's RematScope mode asks
+        (Keras 3's hook; `layer_call` itself when the mode does not select this call)."""
+        return rematerialized_call(self, layer_call, args, kwargs)
 
     # ---- masking (Keras 3 semantics) ----
     def compute_mask(self, inputs, previous_mask=None):
@@ -350,7 +407,7 @@ class Layer:
         check_input_spec(self.input_spec, shapes, self.name)
         kwargs = {k: v for k, v in kwargs.items() if not (k == "training" and v is None)}
         call_kwargs, previous_mask = self._populate_mask(args, kwargs)
-        with symbolic_call_scope():
+        with symbolic_call_scope(), self._open_name_scope():
             outputs = self.call(*args, **call_kwargs)
         # Fresh tensors for the outputs, so a layer returning its input keeps both histories;
         # a mask the call attached (a nested model's) stays with them.
@@ -659,3 +716,18 @@ def _dtype_name(dtype):
     from fkeras.engine.dtypes import standardize_dtype
 
     return standardize_dtype(dtype, allow_policy=True)
+
+
+def _build_in_name_scope(build):
+    """A subclass's `build`, run in the layer's name scope (Keras 3 wraps every `build`): its
+    weights, and the layers it builds, get the layer's path."""
+    import functools
+
+    @functools.wraps(build)
+    def build_in_scope(self, *args, **kwargs):
+        with self._open_name_scope():
+            self._path = _name_scope.current_path()
+            return build(self, *args, **kwargs)
+
+    build_in_scope._fk_in_scope = True
+    return build_in_scope

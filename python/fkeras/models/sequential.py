@@ -49,7 +49,8 @@ class Sequential(Functional):
             self._input_layer = InputLayer(batch_shape=layer._batch_input_shape)
             self._output_tensor = self._input_layer._output
         if self._output_tensor is not None:
-            out = layer(self._output_tensor)
+            with self._open_name_scope():  # Keras builds the layers in the model's build scope
+                out = layer(self._output_tensor)
             if isinstance(out, (list, tuple)):
                 raise ValueError(
                     "All layers in a Sequential model should have a single output tensor. For "

@@ -111,8 +111,10 @@ class ForwardPlan:
             s.training = _accepts_training(s.layer)  # overrides a recorded value (Keras 3)
             # `__call__` also adds the activity-regularizer losses, and runs a user-written
             # `call` in tensor mode (so its operators reach the tape).
+            # A layer created in a RematScope goes through `__call__`, which rematerializes.
             direct = (not masked and getattr(s.layer, "activity_regularizer", None) is None
-                      and s.layer._fk_builtin_call())
+                      and s.layer._fk_builtin_call()
+                      and getattr(s.layer, "_remat_mode", None) is None)
             s.fn = _sub_plan_runner(s.layer) or (s.layer.call if direct else s.layer)
             s.cast = s.fn is not s.layer and _casts_int_inputs(s.layer, node)
             self.steps.append(s)
@@ -184,7 +186,10 @@ def _pre_activation(layer, args, kwargs):
     saved = layer.activation
     layer.activation = activations.linear
     try:
-        out = layer.call(*args, **kwargs)
+        if getattr(layer, "_remat_mode", None) is None:
+            out = layer.call(*args, **kwargs)
+        else:
+            out = layer.rematerialized_call(layer.call, *args, **kwargs)(*args, **kwargs)
     finally:
         layer.activation = saved
     if getattr(layer, "supports_masking", False):  # Dense passes its input's mask on

@@ -18,19 +18,20 @@ def flatten(structure):
 
 def pack_like(structure, flat):
     """Rebuilds `structure`'s shape with the leaves of `flat` (inverse of flatten)."""
-    it = iter(flat)
+    return _build(structure, iter(flat))
 
-    def build(item):
-        if isinstance(item, tuple) and hasattr(item, "_fields"):
-            return type(item)(*[build(x) for x in item])
-        if isinstance(item, (list, tuple)):
-            return type(item)(build(x) for x in item)
-        if isinstance(item, dict):
-            values = {k: build(item[k]) for k in sorted(item)}  # flatten's order
-            return {k: values[k] for k in item}
-        return next(it)
 
-    return build(structure)
+def _build(item, it):
+    # A module-level recursion, not a closure over itself: a self-referencing closure is a
+    # reference cycle that would keep `flat`'s leaves (activations) alive until the next gc.
+    if isinstance(item, tuple) and hasattr(item, "_fields"):
+        return type(item)(*[_build(x, it) for x in item])
+    if isinstance(item, (list, tuple)):
+        return type(item)(_build(x, it) for x in item)
+    if isinstance(item, dict):
+        values = {k: _build(item[k], it) for k in sorted(item)}  # flatten's order
+        return {k: values[k] for k in item}
+    return next(it)
 
 
 def map_structure(fn, structure):

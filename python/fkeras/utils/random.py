@@ -5,6 +5,8 @@ import random as _py_random
 
 import numpy as np
 
+from fkeras.engine import replay as _replay
+
 _state = {"rng": np.random.default_rng(), "seed": None, "counter": 0}
 
 
@@ -23,7 +25,14 @@ def global_rng():
 
 
 def next_seed():
-    """A fresh 63-bit seed from the global generator (for kernels such as dropout)."""
+    """A fresh 63-bit seed from the global generator (for kernels such as dropout); a
+    rematerialized call's recomputation gets the seeds its first run drew (engine/replay.py)."""
+    if _replay.active():
+        return _replay.draw_seed(_draw)
+    return _draw()
+
+
+def _draw():
     return int(_state["rng"].integers(0, 2**63 - 1))
 
 
