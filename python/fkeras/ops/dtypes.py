@@ -116,6 +116,35 @@ class Cast(Op):
         return (np.asarray(g).astype(in_dtype, copy=False),)
 
 
+class RoundToBfloat16(Op):
+    """`cast(x, "bfloat16")`: the values rounded to bfloat16 (to nearest even), kept in the
+    float32 storage fkeras computes in (see dtype_policies.py); the gradient passes through,
+    as a cast's does."""
+
+    name = "round_to_bfloat16"
+
+    def output_spec(self, x):
+        from fkeras.engine.keras_tensor import KerasTensor
+
+        return KerasTensor(su.shape_of(x), "float32")
+
+    def forward(self, dev, x):
+        return round_to_bfloat16(np.asarray(x, dtype=np.float32)), None
+
+    def backward(self, dev, saved, g, needs):
+        return (g,)
+
+
+def round_to_bfloat16(x):
+    """float32 `x` rounded to the nearest bfloat16 value (ties to even; NaN stays NaN, values
+    past bfloat16's range become inf), as float32."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    bits = x.view(np.uint32)
+    rounded = ((bits + np.uint32(0x7FFF) + ((bits >> 16) & np.uint32(1)))
+               & np.uint32(0xFFFF0000)).view(np.float32)
+    return np.where(np.isnan(x), x, rounded)
+
+
 # Python types as Keras names them (keras.backend.standardize_dtype).
 
 
@@ -141,6 +170,8 @@ def cast(x, dtype):
     name = standardize_dtype(dtype)
     if name == "string":
         raise ValueError("`cast` does not support the 'string' dtype.")
+    if name == "bfloat16":  # bfloat16 values in float32 storage (dtype_policies.py)
+        return apply(_R["round_to_bfloat16"], cast(x, "float32"))
     target = np.dtype(name)
     if target.kind == "f" and target != np.float16:
         target = np.dtype(_device.get_device().dtype) if name == "float32" else target
