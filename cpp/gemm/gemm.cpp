@@ -290,6 +290,7 @@ void gemm_pack_b(GemmPackedB& out, const float* B, int64_t ldb, int64_t K, int64
   const IsaOps& ops = current_ops();
   out.B = B, out.ldb = ldb, out.K = K, out.N = N, out.trans_b = trans_b;
   out.isa = static_cast<int>(cpu_isa());
+  out.bf16 = gemm_bf16_active();
   out.cols = round_up(N, ops.nr);
   if (N > ops.nc || K == 0 || N == 0) {  // kept by pointer: gemm_prepacked packs per call
     out.panels.reset();
@@ -311,6 +312,8 @@ void gemm_prepacked(float* C, int64_t ldc, const float* A, int64_t lda, const Ge
     return;
   }
   FK_CHECK(B.isa == static_cast<int>(cpu_isa()), "gemm_prepacked: B was packed for another ISA");
+  FK_CHECK(B.bf16 == gemm_bf16_active(), "gemm_prepacked: B was packed ",
+           B.bf16 ? "with" : "without", " the bf16 flag, and the flag has changed since");
   FK_CHECK(M >= 0 && ldc >= B.N && lda >= (trans_a ? M : B.K), "gemm_prepacked: bad sizes M=", M,
            " ldc=", ldc, " lda=", lda);
   check_fused(ep.activation);

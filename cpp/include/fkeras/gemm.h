@@ -27,7 +27,7 @@ void gemm_strided(float* C, int64_t ldc, const float* A, int64_t lda, const floa
 
 // op(B) (K, N) packed once, in the current ISA's panel layout, for many products that share it
 // (the recurrent kernels' per-step GEMMs reuse their weights for every step). Valid while the
-// ISA is unchanged (checked); N at most gemm_prepack_max_n() (a wider B is kept by pointer and
+// ISA and the bf16 mode (runtime.h: gemm_bf16_active()) are unchanged (checked); N at most gemm_prepack_max_n() (a wider B is kept by pointer and
 // packed per call instead, so any size works).
 struct GemmPackedB {
   std::unique_ptr<float[]> panels;  // (K, cols) panels [opt]: null when B is kept by pointer
@@ -35,6 +35,7 @@ struct GemmPackedB {
   int64_t ldb = 0, K = 0, N = 0, cols = 0;
   bool trans_b = false;
   int isa = -1;
+  bool bf16 = false;  // panels in the bf16 K-pair layout (packed with gemm_bf16_active())
 };
 int64_t gemm_prepack_max_n();
 void gemm_pack_b(GemmPackedB& out, const float* B, int64_t ldb, int64_t K, int64_t N,
