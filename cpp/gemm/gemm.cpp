@@ -233,7 +233,8 @@ void run(const Problem& p) {
 
 const IsaOps& current_ops() {
   const Isa isa = cpu_isa();
-  return isa == Isa::kAvx512 ? ops_avx512() : isa == Isa::kAvx2 ? ops_avx2() : ops_scalar();
+  if (isa == Isa::kAvx512) return gemm_bf16_active() ? ops_avx512_bf16() : ops_avx512();
+  return isa == Isa::kAvx2 ? ops_avx2() : ops_scalar();
 }
 
 void check_fused(int64_t act) {
