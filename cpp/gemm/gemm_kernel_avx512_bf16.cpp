@@ -228,7 +228,8 @@ void Bf16::pack_b(float* dst_base, const Problem& p, int64_t k0, int64_t kc, int
         for (int64_t v = 0; 16 * v < stride; ++v) {
           const __mmask16 m = lanes(w - 16 * v);
           const __m512 x0 = _mm512_maskz_loadu_ps(m, s0 + 16 * v);
-          const __m512 x1 = odd_end ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m, s0 + p.ldb + 16 * v);
+          const __m512 x1 =
+              odd_end ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m, s0 + p.ldb + 16 * v);
           _mm512_storeu_si512(dst + kp * stride + 16 * v, pairs_across(x0, x1));
         }
       }

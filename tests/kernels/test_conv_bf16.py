@@ -7,7 +7,8 @@ bit-identical fp32 where the bf16 path is not native.
 
 import numpy as np
 import pytest
-from bf16_testing import NATIVE, assert_bf16_close, assert_far, bf16, low_bits, needs_native, rne, threads
+from bf16_testing import (NATIVE, assert_bf16_close, assert_far, bf16, low_bits, needs_native,
+                          rne, threads)
 from fkeras import _C
 from fkeras.backend import codes
 from fkeras.backend.reference import conv as ref
