@@ -340,6 +340,14 @@ void gemm_prepacked(float* C, int64_t ldc, const float* A, int64_t lda, const Ge
   parallel_for(blocks, 1, run_rows);
 }
 
+double gemm_peak_loop(bool bf16, int64_t iters) {
+  FK_CHECK(isa_supported(Isa::kAvx512) && (!bf16 || cpu_features().avx512_bf16),
+           "gemm_peak_loop: this CPU lacks ", bf16 ? "avx512_bf16" : "avx512");
+  FK_CHECK(iters >= 0, "gemm_peak_loop: negative iteration count ", iters);
+  float sink = 0.f;  // written by the loop (another translation unit): it cannot be dropped
+  return gemm_detail::peak_loop_avx512(bf16, iters, &sink);
+}
+
 void gemm(float* C, const float* A, const float* B, int64_t M, int64_t N, int64_t K,
           bool trans_a, bool trans_b, float alpha, float beta) {
   gemm_strided(C, N, A, trans_a ? M : K, B, trans_b ? K : N, M, N, K, trans_a, trans_b, alpha,

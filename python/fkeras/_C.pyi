@@ -26,6 +26,9 @@ def _gemm_prepacked_for_test(
 def _parallel_sum_for_test(n: int, grain: int) -> int: ...
 
 
+def _peak_loop_for_bench(bf16: bool, iters: int) -> tuple[float, float]: ...
+
+
 def activation_backward(
     dx: Array | None, dy: Array | None, x: Array | None, y: Array | None, n: int, activation: int,
     alpha: float

@@ -46,6 +46,11 @@ void gemm_prepacked(float* C, int64_t ldc, const float* A, int64_t lda, const Ge
                     int64_t M, bool trans_a, float alpha, float beta,
                     const Epilogue& epilogue = Epilogue());
 
+// Benchmarks only: runs a register-only loop of `iters` x 24 AVX-512 multiply-adds (fp32 FMA, or
+// VDPBF16PS when bf16) on the calling thread and returns the flops done (FMA: 2 per lane,
+// VDPBF16PS: 4 per lane). Throws fk::Error when the CPU lacks the instruction.
+double gemm_peak_loop(bool bf16, int64_t iters);
+
 // Applies a fused-epilogue activation in place to n floats (shared by the GEMM epilogue, the
 // conv epilogue and dense_backward's derivative), and multiplies dy by act'(from y) in place.
 void activation_inplace(float* y, int64_t n, int64_t activation, float alpha);
