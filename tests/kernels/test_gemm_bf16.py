@@ -302,3 +302,19 @@ def test_env_isa_avx2_turns_the_bf16_path_off():
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+@needs_native
+@pytest.mark.parametrize("M,N,K,ta,tb", [(1, 1, 1, False, False), (9, 49, 513, True, True),
+                                         (17, 97, 33, False, True), (130, 200, 700, True, False)])
+def test_gemm_bf16_writes_only_its_output(M, N, K, ta, tb):
+    # C is rows 1..M of a larger buffer: the canary rows around it must stay untouched (the
+    # epilogue's masked stores on the right edge, packing that reads past an operand's edge).
+    rng = np.random.default_rng(M + K)
+    A, B = operands(rng, M, N, K, ta, tb)
+    big = np.full((M + 2, N), 1234.5, np.float32)
+    with bf16():
+        _C.gemm(big[1:M + 1], A, B, M, N, K, ta, tb, 1.0, 0.0)
+    assert (big[0] == 1234.5).all() and (big[M + 1] == 1234.5).all()
+    want, bound, _ = reference(A, B, ta, tb)
+    assert_bf16_close(big[1:M + 1], want, bound)
