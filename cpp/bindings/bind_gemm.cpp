@@ -1,6 +1,7 @@
 // bind_gemm.cpp: Python bindings of gemm, dense_forward and dense_backward, and test hooks for
 // the internal GEMM entry points: GEMMs run inside a parallel region (gemm_strided's in-region
 // plan) and a B packed ahead (gemm_pack_b / gemm_prepacked).
+#include <chrono>
 #include <vector>
 
 #include "check.h"
@@ -90,6 +91,19 @@ void bind_gemm(py::module_& m) {
   // For tests: C (M, N) = alpha * A (M, K) @ op(B) + beta * C with op(B) packed by gemm_pack_b
   // first (B (K, N), or (N, K) when trans_b); calls gemm_prepacked `calls` times on row slices
   // of about M / calls rows each (the same packed B reused).
+  // For benchmarks (bench/bench_gemm.py --peak): seconds for a register-only loop of `iters` x
+  // 24 fp32 FMAs or VDPBF16PS on the calling thread, and the flops it did.
+  m.def("_peak_loop_for_bench", [](bool bf16, int64_t iters) {
+    double flops;
+    const auto t0 = std::chrono::steady_clock::now();
+    {
+      py::gil_scoped_release nogil;
+      flops = fk::gemm_peak_loop(bf16, iters);
+    }
+    const std::chrono::duration<double> dt = std::chrono::steady_clock::now() - t0;
+    return py::make_tuple(dt.count(), flops);
+  }, py::arg("bf16"), py::arg("iters"));
+
   m.def("_gemm_prepacked_for_test", [](py::object C, py::object A, py::object B, int64_t M,
                                        int64_t N, int64_t K, bool trans_b, float alpha,
                                        float beta, int64_t calls) {

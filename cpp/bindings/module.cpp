@@ -37,7 +37,7 @@ void bind_runtime(py::module_& m) {
     py::dict d;
     d["sse4.2"] = f.sse42; d["avx"] = f.avx; d["avx2"] = f.avx2; d["fma"] = f.fma;
     d["f16c"] = f.f16c; d["avx512f"] = f.avx512f; d["avx512bw"] = f.avx512bw;
-    d["avx512dq"] = f.avx512dq; d["avx512vl"] = f.avx512vl;
+    d["avx512dq"] = f.avx512dq; d["avx512vl"] = f.avx512vl; d["avx512_bf16"] = f.avx512_bf16;
     return d;
   }, "The CPU features detected by CPUID.");
   m.def("cpu_isa", [] { return std::string(fk::isa_name(fk::cpu_isa())); },
@@ -47,6 +47,14 @@ void bind_runtime(py::module_& m) {
   m.def("isa_supported", [](const std::string& name) {
     return fk::isa_supported(fk::isa_from_name(name));
   }, py::arg("name"));
+  m.def("set_gemm_bf16", &fk::set_gemm_bf16, py::arg("enabled"),
+        "Sets this thread's bf16-products flag (bf16 operands, fp32 accumulation in every GEMM "
+        "the kernels run; exact fp32 where gemm_bf16_native() is False); returns the previous "
+        "value. Thread-local, default False.");
+  m.def("gemm_bf16", &fk::gemm_bf16, "This thread's bf16-products flag (set_gemm_bf16).");
+  m.def("gemm_bf16_native", &fk::gemm_bf16_native,
+        "True when the bf16 flag would use VDPBF16PS: the CPU has avx512_bf16 and cpu_isa() is "
+        "'avx512'.");
   m.def("num_threads", &fk::num_threads, "Threads used by the kernels.");
   m.def("set_num_threads", [](int n) {
     if (n < 1) throw py::value_error("set_num_threads: expected a positive thread count, received " + std::to_string(n));

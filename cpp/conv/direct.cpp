@@ -35,6 +35,8 @@ namespace conv {
 namespace {
 
 bool active(direct::Kernels* out) {
+  // The direct kernels are fp32: bf16 products (runtime.h) take the im2col + GEMM path.
+  if (gemm_bf16_active()) return false;
   switch (cpu_isa()) {
     case Isa::kAvx512: *out = direct::kernels_avx512(); return true;
     case Isa::kAvx2: *out = direct::kernels_avx2(); return true;

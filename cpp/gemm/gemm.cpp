@@ -233,7 +233,8 @@ void run(const Problem& p) {
 
 const IsaOps& current_ops() {
   const Isa isa = cpu_isa();
-  return isa == Isa::kAvx512 ? ops_avx512() : isa == Isa::kAvx2 ? ops_avx2() : ops_scalar();
+  if (isa == Isa::kAvx512) return gemm_bf16_active() ? ops_avx512_bf16() : ops_avx512();
+  return isa == Isa::kAvx2 ? ops_avx2() : ops_scalar();
 }
 
 void check_fused(int64_t act) {
@@ -290,6 +291,7 @@ void gemm_pack_b(GemmPackedB& out, const float* B, int64_t ldb, int64_t K, int64
   const IsaOps& ops = current_ops();
   out.B = B, out.ldb = ldb, out.K = K, out.N = N, out.trans_b = trans_b;
   out.isa = static_cast<int>(cpu_isa());
+  out.bf16 = gemm_bf16_active();
   out.cols = round_up(N, ops.nr);
   if (N > ops.nc || K == 0 || N == 0) {  // kept by pointer: gemm_prepacked packs per call
     out.panels.reset();
@@ -311,6 +313,8 @@ void gemm_prepacked(float* C, int64_t ldc, const float* A, int64_t lda, const Ge
     return;
   }
   FK_CHECK(B.isa == static_cast<int>(cpu_isa()), "gemm_prepacked: B was packed for another ISA");
+  FK_CHECK(B.bf16 == gemm_bf16_active(), "gemm_prepacked: B was packed ",
+           B.bf16 ? "with" : "without", " the bf16 flag, and the flag has changed since");
   FK_CHECK(M >= 0 && ldc >= B.N && lda >= (trans_a ? M : B.K), "gemm_prepacked: bad sizes M=", M,
            " ldc=", ldc, " lda=", lda);
   check_fused(ep.activation);
@@ -334,6 +338,14 @@ void gemm_prepacked(float* C, int64_t ldc, const float* A, int64_t lda, const Ge
   };
   if (blocks == 1) return run_rows(0, 1);
   parallel_for(blocks, 1, run_rows);
+}
+
+double gemm_peak_loop(bool bf16, int64_t iters) {
+  FK_CHECK(isa_supported(Isa::kAvx512) && (!bf16 || cpu_features().avx512_bf16),
+           "gemm_peak_loop: this CPU lacks ", bf16 ? "avx512_bf16" : "avx512");
+  FK_CHECK(iters >= 0, "gemm_peak_loop: negative iteration count ", iters);
+  float sink = 0.f;  // written by the loop (another translation unit): it cannot be dropped
+  return gemm_detail::peak_loop_avx512(bf16, iters, &sink);
 }
 
 void gemm(float* C, const float* A, const float* B, int64_t M, int64_t N, int64_t K,

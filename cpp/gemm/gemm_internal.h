@@ -73,8 +73,12 @@ struct IsaOps {
 const IsaOps& ops_scalar();  // each defined in its own kernel file
 const IsaOps& ops_avx2();
 const IsaOps& ops_avx512();
-const IsaOps& current_ops();  // the one fk::cpu_isa() selects (gemm.cpp)
-void check_fused(int64_t act);  // throws fk::Error unless act is a fused-epilogue code
+const IsaOps& ops_avx512_bf16();  // bf16 operands, fp32 accumulation (runtime.h set_gemm_bf16)
+const IsaOps& current_ops();  // the one fk::cpu_isa() and the bf16 flag select (gemm.cpp)
+void check_fused(int64_t act);
+// Benchmarks: `iters` rounds of 24 independent fp32 FMAs or VDPBF16PS on registers; returns the
+// flops done and stores a sum of the results in *sink (peak_avx512_bf16.cpp).
+double peak_loop_avx512(bool bf16, int64_t iters, float* sink);  // throws fk::Error unless act is a fused-epilogue code
 
 }  // namespace gemm_detail
 }  // namespace fk

@@ -21,6 +21,7 @@ CpuFeatures detect() {
   f.avx512bw = __builtin_cpu_supports("avx512bw");
   f.avx512dq = __builtin_cpu_supports("avx512dq");
   f.avx512vl = __builtin_cpu_supports("avx512vl");
+  f.avx512_bf16 = __builtin_cpu_supports("avx512bf16");
 #endif
   return f;
 }
@@ -72,6 +73,25 @@ void set_cpu_isa(Isa isa) {
   FK_CHECK(isa_supported(isa), "this CPU does not support the ", isa_name(isa), " kernels");
   g_isa = isa;
 }
+
+namespace {
+thread_local bool t_gemm_bf16 = false;  // see runtime.h: per thread, handed to pool workers
+}  // namespace
+
+bool set_gemm_bf16(bool enabled) {
+  const bool previous = t_gemm_bf16;
+  t_gemm_bf16 = enabled;
+  return previous;
+}
+
+bool gemm_bf16() { return t_gemm_bf16; }
+
+bool gemm_bf16_native() {
+  // The bf16 kernel file is compiled with the AVX-512 flags too: it needs both.
+  return cpu_features().avx512_bf16 && cpu_isa() == Isa::kAvx512;
+}
+
+bool gemm_bf16_active() { return t_gemm_bf16 && gemm_bf16_native(); }
 
 const char* isa_name(Isa isa) {
   switch (isa) {

@@ -87,8 +87,10 @@ struct Job {
   std::atomic<int> active{0};
   std::exception_ptr error;
   std::mutex error_mu;
+  bool gemm_bf16 = false;  // the caller's thread-local flag (runtime.h), set on each participant
 
   void run_chunks() {
+    const bool saved = set_gemm_bf16(gemm_bf16);
     for (;;) {
       int64_t c = next.fetch_add(1, std::memory_order_relaxed);
       if (c >= chunks) break;
@@ -101,6 +103,7 @@ struct Job {
         next.store(chunks, std::memory_order_relaxed);  // stop handing out work
       }
     }
+    set_gemm_bf16(saved);
   }
 };
 
@@ -243,6 +246,7 @@ void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, in
   job.n = n;
   job.grain = grain;
   job.chunks = chunks;
+  job.gemm_bf16 = gemm_bf16();
   t_in_region = true;
   g_pool->run(job);
   t_in_region = false;

@@ -26,6 +26,9 @@ def _gemm_prepacked_for_test(
 def _parallel_sum_for_test(n: int, grain: int) -> int: ...
 
 
+def _peak_loop_for_bench(bf16: bool, iters: int) -> tuple[float, float]: ...
+
+
 def activation_backward(
     dx: Array | None, dy: Array | None, x: Array | None, y: Array | None, n: int, activation: int,
     alpha: float
@@ -44,6 +47,14 @@ def adadelta_update(
     grad: Array | None, n: int, lr: float, rho: float, epsilon: float, weight_decay: float
 ) -> None:
     """Keras 3 Adadelta step, in place."""
+
+
+def adafactor_update(
+    param: Array | None, v: Array | None, grad: Array | None, n: int, lr: float,
+    beta_2_decay: float, epsilon_1: float, epsilon_2: float, clip_threshold: float, step: int,
+    factored: bool, weight_decay: float
+) -> None:
+    """Keras 3 Adafactor step over one variable, in place (v read only when factored)."""
 
 
 def adagrad_update(
@@ -65,6 +76,23 @@ def adamax_update(
     beta1: float, beta2: float, epsilon: float, step: int, weight_decay: float
 ) -> None:
     """Keras 3 Adamax step, in place."""
+
+
+def attention_backward(
+    dq: Array | None, dk: Array | None, dv: Array | None, dout: Array | None, q: Array | None,
+    k: Array | None, v: Array | None, out: Array | None, lse: Array | None, mask: Array | None,
+    N: int, Tq: int, Tk: int, heads: int, kv_heads: int, D: int, Dv: int, mask_batch: int,
+    mask_heads: int, causal: bool, scale: float, dropout_rate: float, seed: int
+) -> None:
+    """dq, dk, dv of attention_forward, the probabilities recomputed from lse."""
+
+
+def attention_forward(
+    out: Array | None, lse: Array | None, q: Array | None, k: Array | None, v: Array | None,
+    mask: Array | None, N: int, Tq: int, Tk: int, heads: int, kv_heads: int, D: int, Dv: int,
+    mask_batch: int, mask_heads: int, causal: bool, scale: float, dropout_rate: float, seed: int
+) -> None:
+    """Fused scaled-dot-product attention (online softmax); saves lse for the backward."""
 
 
 def avgpool2d_backward(
@@ -176,11 +204,27 @@ def embedding_forward(
 ) -> None: ...
 
 
+def ftrl_update(
+    param: Array | None, accumulator: Array | None, linear: Array | None, grad: Array | None,
+    n: int, lr: float, learning_rate_power: float, l1: float, l2: float, l2_shrinkage: float,
+    beta: float, weight_decay: float
+) -> None:
+    """Keras 3 Ftrl step, in place."""
+
+
 def gemm(
     C: Array | None, A: Array | None, B: Array | None, M: int, N: int, K: int, trans_a: bool,
     trans_b: bool, alpha: float, beta: float
 ) -> None:
     """C = alpha * op(A) @ op(B) + beta * C (row-major float32)."""
+
+
+def gemm_bf16() -> bool:
+    """This thread's bf16-products flag (set_gemm_bf16)."""
+
+
+def gemm_bf16_native() -> bool:
+    """True when the bf16 flag would use VDPBF16PS: the CPU has avx512_bf16 and cpu_isa() is 'avx512'."""
 
 
 def gru_cell_backward(
@@ -220,6 +264,13 @@ def gru_sequence_forward(
 def isa_supported(name: str) -> bool: ...
 
 
+def lamb_update(
+    param: Array | None, m: Array | None, v: Array | None, grad: Array | None, n: int, lr: float,
+    beta1: float, beta2: float, epsilon: float, step: int, weight_decay: float
+) -> None:
+    """Keras 3 Lamb step over one variable (trust ratio), in place."""
+
+
 def layer_norm_backward(
     dx: Array | None, dgamma: Array | None, dbeta: Array | None, dy: Array | None,
     x: Array | None, mean: Array | None, rstd: Array | None, gamma: Array | None, rows: int,
@@ -233,6 +284,13 @@ def layer_norm_forward(
     beta: Array | None, rows: int, D: int, epsilon: float, rms_scaling: bool = ...
 ) -> None:
     """Layer norm over the last axis of x (rows, D): y; saves mean, rstd (rows)."""
+
+
+def lion_update(
+    param: Array | None, m: Array | None, grad: Array | None, n: int, lr: float, beta1: float,
+    beta2: float, weight_decay: float
+) -> None:
+    """Keras 3 Lion step, in place."""
 
 
 def log_softmax_backward(
@@ -291,6 +349,20 @@ def maxpool2d_forward(
     """y (N, P, Q, C) = window maxima of x (N, H, W, C); indices: flat offsets into x."""
 
 
+def muon_momentum_update(
+    m: Array | None, out: Array | None, grad: Array | None, n: int, momentum: float,
+    nesterov: bool
+) -> None:
+    """Keras 3 Muon momentum step; out is the Newton-Schulz input."""
+
+
+def muon_update(
+    param: Array | None, ortho: Array | None, n: int, lr: float, scale: float,
+    weight_decay: float
+) -> None:
+    """Keras 3 Muon parameter step from the orthogonalized update."""
+
+
 def nadam_update(
     param: Array | None, m: Array | None, v: Array | None, grad: Array | None, n: int, lr: float,
     beta1: float, beta2: float, epsilon: float, step: int, u_t: float, u_t1: float,
@@ -311,8 +383,19 @@ def rmsprop_update(
     """Keras 3 RMSprop step (optional momentum, centered), in place."""
 
 
+def schedule_free_adamw_update(
+    param: Array | None, z: Array | None, v: Array | None, grad: Array | None, n: int, lr: float,
+    beta1: float, beta2: float, epsilon: float, step: int, warmup_steps: int, weight_decay: float
+) -> None:
+    """Keras 3.15 ScheduleFreeAdamW step (torch-backend numbers), in place."""
+
+
 def set_cpu_isa(name: str) -> None:
     """Switch the kernels to 'avx512', 'avx2' or 'scalar' (tests, benchmarks)."""
+
+
+def set_gemm_bf16(enabled: bool) -> bool:
+    """Sets this thread's bf16-products flag (bf16 operands, fp32 accumulation in every GEMM the kernels run; exact fp32 where gemm_bf16_native() is False); returns the previous value. Thread-local, default False."""
 
 
 def set_num_threads(n: int) -> int:
@@ -396,21 +479,3 @@ def sparse_softmax_crossentropy_forward(
     loss: Array | None, probs: Array | None, logits: Array | None, labels: Array | None,
     rows: int, cols: int
 ) -> None: ...
-
-
-def attention_forward(
-    out: Array | None, lse: Array | None, q: Array | None, k: Array | None, v: Array | None,
-    mask: Array | None, N: int, Tq: int, Tk: int, heads: int, kv_heads: int, D: int, Dv: int,
-    mask_batch: int, mask_heads: int, causal: bool, scale: float, dropout_rate: float,
-    seed: int,
-) -> None:
-    """Fused scaled-dot-product attention (online softmax); saves lse for the backward."""
-
-
-def attention_backward(
-    dq: Array | None, dk: Array | None, dv: Array | None, dout: Array | None, q: Array | None,
-    k: Array | None, v: Array | None, out: Array | None, lse: Array | None, mask: Array | None,
-    N: int, Tq: int, Tk: int, heads: int, kv_heads: int, D: int, Dv: int, mask_batch: int,
-    mask_heads: int, causal: bool, scale: float, dropout_rate: float, seed: int,
-) -> None:
-    """dq, dk, dv of attention_forward, the probabilities recomputed from lse."""

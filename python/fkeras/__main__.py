@@ -17,6 +17,8 @@ def main():
     feats = C.cpu_features()
     print("cpu features: " + " ".join(k for k, v in feats.items() if v))
     print(f"cpu kernels in use: {C.cpu_isa()} (override with FKERAS_CPU_ISA)")
+    print("bf16 products (mixed_bfloat16): " + ("VDPBF16PS" if C.gemm_bf16_native() else
+                                                "fp32 (no avx512_bf16 in use)"))
     print(f"threads: {C.num_threads()} (FKERAS_NUM_THREADS, OMP_NUM_THREADS, or CPU affinity)")
     cpu = fkeras.backend.get_device("cpu")
     native = len(cpu.native_kernel_names)

@@ -48,7 +48,8 @@ MISSING = {"attention", "layer_norm", "optimizers_more"}
 
 # Functions of fkeras._C that are its runtime, not kernels.
 CPU_RUNTIME = {"KernelError", "build_info", "cpu_features", "cpu_isa", "isa_supported",
-               "num_threads", "set_cpu_isa", "set_num_threads"}
+               "num_threads", "set_cpu_isa", "set_num_threads",
+               "set_gemm_bf16", "gemm_bf16", "gemm_bf16_native"}
 
 
 def test_families_cover_exactly_the_cpu_kernel_table():

@@ -27,7 +27,7 @@ void gemm_strided(float* C, int64_t ldc, const float* A, int64_t lda, const floa
 
 // op(B) (K, N) packed once, in the current ISA's panel layout, for many products that share it
 // (the recurrent kernels' per-step GEMMs reuse their weights for every step). Valid while the
-// ISA is unchanged (checked); N at most gemm_prepack_max_n() (a wider B is kept by pointer and
+// ISA and the bf16 mode (runtime.h: gemm_bf16_active()) are unchanged (checked); N at most gemm_prepack_max_n() (a wider B is kept by pointer and
 // packed per call instead, so any size works).
 struct GemmPackedB {
   std::unique_ptr<float[]> panels;  // (K, cols) panels [opt]: null when B is kept by pointer
@@ -35,6 +35,7 @@ struct GemmPackedB {
   int64_t ldb = 0, K = 0, N = 0, cols = 0;
   bool trans_b = false;
   int isa = -1;
+  bool bf16 = false;  // panels in the bf16 K-pair layout (packed with gemm_bf16_active())
 };
 int64_t gemm_prepack_max_n();
 void gemm_pack_b(GemmPackedB& out, const float* B, int64_t ldb, int64_t K, int64_t N,
@@ -44,6 +45,11 @@ void gemm_pack_b(GemmPackedB& out, const float* B, int64_t ldb, int64_t K, int64
 void gemm_prepacked(float* C, int64_t ldc, const float* A, int64_t lda, const GemmPackedB& B,
                     int64_t M, bool trans_a, float alpha, float beta,
                     const Epilogue& epilogue = Epilogue());
+
+// Benchmarks only: runs a register-only loop of `iters` x 24 AVX-512 multiply-adds (fp32 FMA, or
+// VDPBF16PS when bf16) on the calling thread and returns the flops done (FMA: 2 per lane,
+// VDPBF16PS: 4 per lane). Throws fk::Error when the CPU lacks the instruction.
+double gemm_peak_loop(bool bf16, int64_t iters);
 
 // Applies a fused-epilogue activation in place to n floats (shared by the GEMM epilogue, the
 // conv epilogue and dense_backward's derivative), and multiplies dy by act'(from y) in place.

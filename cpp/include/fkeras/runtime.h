@@ -23,6 +23,7 @@ enum class Isa : int { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
 struct CpuFeatures {
   bool sse42 = false, avx = false, avx2 = false, fma = false, f16c = false;
   bool avx512f = false, avx512bw = false, avx512dq = false, avx512vl = false;
+  bool avx512_bf16 = false;  // VDPBF16PS / VCVTNE2PS2BF16
 };
 
 CpuFeatures cpu_features();
@@ -31,6 +32,21 @@ Isa cpu_isa();
 void set_cpu_isa(Isa isa);  // throws fk::Error if the CPU lacks it
 const char* isa_name(Isa isa);
 Isa isa_from_name(const std::string& name);  // throws fk::Error on an unknown name
+
+// bf16 products (the mixed_bfloat16 policy): a THREAD-LOCAL flag, default off. While it is
+// set, every product that goes through the GEMM driver (gemm.h: gemm_strided, gemm_prepacked,
+// hence Dense, the conv im2col paths, the RNN steps) rounds both operands to bf16 (round to
+// nearest even, NaN kept) and accumulates in fp32; alpha / beta / bias / activation stay fp32.
+// Only where gemm_bf16_native() holds; elsewhere the flag changes nothing (exact fp32,
+// bit-identical to the flag off). parallel_for hands the caller's flag to its workers for the
+// region, so a kernel's inner GEMMs see the flag of the thread that called the kernel.
+bool set_gemm_bf16(bool enabled);  // returns the previous value
+bool gemm_bf16();
+// True when the flag, set, would use VDPBF16PS: the CPU has avx512_bf16 and cpu_isa() is
+// avx512 (FKERAS_CPU_ISA=avx2 / scalar, or set_cpu_isa, turn the bf16 path off).
+bool gemm_bf16_native();
+// gemm_bf16() && gemm_bf16_native(): what the kernels test.
+bool gemm_bf16_active();
 
 int num_threads();
 // n >= 1; starts the pool now and returns the thread count in use: fewer than n when the OS

@@ -1,0 +1,119 @@
+"""conv2d forward and both backwards with bf16 products (fkeras._C.set_gemm_bf16): the float64
+reference on bf16-rounded operands, on shapes that the direct (fp32) convolution would serve
+(under the flag they must take the im2col + GEMM path), grouped, strided, dilated and pointwise
+convolutions, both backward-input forms, 1 and 2 threads; far from the unrounded result; and
+bit-identical fp32 where the bf16 path is not native.
+"""
+
+import numpy as np
+import pytest
+from bf16_testing import (NATIVE, assert_bf16_close, assert_far, bf16, low_bits, needs_native,
+                          rne, threads)
+from fkeras import _C
+from fkeras.backend import codes
+from fkeras.backend.reference import conv as ref
+from kernel_testing import nans, rand
+from test_conv import DIRECT, conv_args, conv_problem, shapes
+
+CASES = DIRECT[::2] + [
+    conv_problem(2, 9, 11, 16, 32, 5, 5, padding="same"),
+    conv_problem(1, 12, 13, 16, 32, 3, 3, 1, 1, 2, 2, "same"),      # dilated
+    conv_problem(2, 13, 12, 8, 48, 3, 3, 2, 2, padding="same"),      # strided
+    conv_problem(1, 8, 8, 5, 16, 1, 1),                              # pointwise
+    conv_problem(2, 7, 9, 8, 12, 3, 3, padding="same", groups=2),    # grouped
+    conv_problem(4, 26, 26, 32, 64, 3, 3),                           # the benchmark CNN's conv2
+]
+
+
+def case_id(c):
+    return "x".join(str(c[k]) for k in ("N", "H", "W", "C", "K", "R", "S")) + \
+        f"_s{c['stride_h']}_d{c['dil_h']}_g{c['groups']}"
+
+
+@pytest.fixture(params=["auto", "direct=1", "gather", "col2im"])
+def conv_env(request, monkeypatch):
+    """The kernels' path switches (read at each call): with the flag set, the direct
+    convolution must step aside even when forced (FKERAS_CONV_DIRECT=1)."""
+    if request.param == "direct=1":
+        monkeypatch.setenv("FKERAS_CONV_DIRECT", "1")
+    elif request.param != "auto":
+        monkeypatch.setenv("FKERAS_CONV_BACKWARD_INPUT", request.param)
+    return request.param
+
+
+def rounded_refs(fn, a, b, *args):
+    """(reference on rounded operands, its bound on absolute values, unrounded reference)."""
+    out = []
+    for u, v in ((rne(a), rne(b)), (np.abs(rne(a)), np.abs(rne(b))), (a, b)):
+        want = np.empty(args[0])
+        fn(want, u, v, *args[1:])
+        out.append(want)
+    return out
+
+
+@needs_native
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("c", CASES, ids=case_id)
+def test_conv_bf16_matches_rounded_reference(c, n_threads, conv_env):
+    rng = np.random.default_rng(c["K"] * 100 + c["C"])
+    xs, ws, ys = shapes(c)
+    x, w, dy = low_bits(rand(rng, xs)), low_bits(rand(rng, ws)), low_bits(rand(rng, ys))
+    args = conv_args(c)
+    y, dx, dw = nans(ys), nans(xs), nans(ws)
+    with threads(n_threads), bf16():
+        _C.conv2d_forward(y, x, w, None, *args, codes.LINEAR, 0.0)
+        _C.conv2d_backward_input(dx, dy, w, *args)
+        _C.conv2d_backward_weight(dw, dy, x, *args)
+
+    def fwd(out, a, b, *rest):
+        ref.conv2d_forward(out, a, b, None, *rest, codes.LINEAR, 0.0)
+
+    for name, got, fn, a, b, shape in (("y", y, fwd, x, w, ys),
+                                       ("dx", dx, ref.conv2d_backward_input, dy, w, xs),
+                                       ("dw", dw, ref.conv2d_backward_weight, dy, x, ws)):
+        want, bound, unrounded = rounded_refs(fn, a, b, shape, *args)
+        assert_bf16_close(got, want, bound, name)
+        assert_far(got, unrounded, bound, name)
+
+
+@needs_native
+@pytest.mark.parametrize("activation", [codes.RELU, codes.TANH])
+def test_conv_bf16_bias_and_activation_stay_fp32(activation):
+    c = DIRECT[2]
+    rng = np.random.default_rng(activation)
+    xs, ws, ys = shapes(c)
+    x, w, b = low_bits(rand(rng, xs)), low_bits(rand(rng, ws, 0.3)), low_bits(rand(rng, (c["K"],)))
+    args = conv_args(c)
+    y = nans(ys)
+    with bf16():
+        _C.conv2d_forward(y, x, w, b, *args, activation, 0.0)
+    want, bound = np.empty(ys), np.empty(ys)
+    ref.conv2d_forward(want, rne(x), rne(w), b, *args, activation, 0.0)
+    ref.conv2d_forward(bound, np.abs(rne(x)), np.abs(rne(w)), np.abs(b), *args, codes.LINEAR, 0.0)
+    assert_bf16_close(y, want, bound, "y", slack=2.0**-21 * (np.abs(want) + 1.0))
+
+
+@pytest.mark.parametrize("isa_name", [i for i in ("avx2", "avx512") if _C.isa_supported(i)
+                                      and not (i == "avx512" and NATIVE)])
+@pytest.mark.parametrize("c", CASES[:3] + CASES[-3:-1], ids=case_id)
+def test_conv_flag_without_native_is_bit_identical_fp32(c, isa_name):
+    # Including the direct convolution's shapes: without VDPBF16PS the flag changes no path.
+    rng = np.random.default_rng(1)
+    xs, ws, ys = shapes(c)
+    x, w, dy, b = rand(rng, xs), rand(rng, ws), rand(rng, ys), rand(rng, (c["K"],))
+    args = conv_args(c)
+    before = _C.cpu_isa()
+    outs = []
+    try:
+        _C.set_cpu_isa(isa_name)
+        for flag in (False, True):
+            y, dx, dw = nans(ys), nans(xs), nans(ws)
+            with bf16(flag):
+                _C.conv2d_forward(y, x, w, b, *args, codes.RELU, 0.0)
+                _C.conv2d_backward_input(dx, dy, w, *args)
+                _C.conv2d_backward_weight(dw, dy, x, *args)
+            outs.append((y, dx, dw))
+    finally:
+        _C.set_cpu_isa(before)
+    for plain, flagged in zip(*outs):
+        np.testing.assert_array_equal(flagged, plain)
