@@ -17,7 +17,8 @@ Workloads (random data, Adam, no metrics):
         shapes with nn.TransformerEncoder (dropout 0, batch_first)
 Each framework runs in its own subprocess (Keras once per installed backend: jax, torch,
 tensorflow), pinned to --threads threads; a result is the median of --repeats timed runs after
-a warm-up. Missing frameworks are skipped. --leak runs 21 epochs of the CNN in fkeras and
+a warm-up. Missing frameworks are skipped. `--frameworks fkeras,fkeras-bf16` adds fkeras under
+Keras 3's mixed_bfloat16 dtype policy (bf16 products). --leak runs 21 epochs of the CNN in fkeras and
 reports the resident-memory growth after the first epoch. --first-step times, in fresh
 processes (median of --repeats), import + build + compile + one fit step of the tiny model.
 """
@@ -197,10 +198,12 @@ def time_torch(name, repeats, threads):
 
 def worker(framework, names, repeats, threads):
     results = {}
-    if framework == "fkeras":
+    if framework in ("fkeras", "fkeras-bf16"):
         import fkeras
 
         fkeras.config.set_num_threads(threads)
+        if framework == "fkeras-bf16":  # Keras 3's mixed_bfloat16 policy (bf16 products)
+            fkeras.config.set_dtype_policy("mixed_bfloat16")
         for name in names:
             results[name] = time_keras_like(fkeras, name, repeats)
     elif framework == "torch":
@@ -385,7 +388,9 @@ def main():
                                                      ("tensorflow", "tensorflow"))
                        if available(mod)]
     if args.frameworks:
-        frameworks = [f for f in frameworks if f in args.frameworks.split(",")]
+        # "fkeras-bf16" (the mixed_bfloat16 policy) runs only when named here.
+        frameworks = [f for f in frameworks + ["fkeras-bf16"]
+                      if f in args.frameworks.split(",")]
     # Frameworks take turns for --rounds rounds (each a fresh process per framework) and the
     # medians of the rounds are reported: on a shared machine the load changes by the minute,
     # and one process per framework run back to back would compare different loads.

@@ -115,7 +115,9 @@ class ForwardPlan:
             direct = (not masked and getattr(s.layer, "activity_regularizer", None) is None
                       and s.layer._fk_builtin_call()
                       and getattr(s.layer, "_remat_mode", None) is None)
-            s.fn = _sub_plan_runner(s.layer) or (s.layer.call if direct else s.layer)
+            # A "mixed_bfloat16" layer's call runs in its bf16-products scope.
+            call = s.layer._fk_call_direct if s.layer._fk_bf16 else s.layer.call
+            s.fn = _sub_plan_runner(s.layer) or (call if direct else s.layer)
             s.cast = s.fn is not s.layer and _casts_int_inputs(s.layer, node)
             self.steps.append(s)
 
@@ -186,10 +188,10 @@ def _pre_activation(layer, args, kwargs):
     saved = layer.activation
     layer.activation = activations.linear
     try:
-        if getattr(layer, "_remat_mode", None) is None:
+        if getattr(layer, "_remat_mode", None) is None and not layer._fk_bf16:
             out = layer.call(*args, **kwargs)
         else:
-            out = layer.rematerialized_call(layer.call, *args, **kwargs)(*args, **kwargs)
+            out = layer._fk_policy_call(args, kwargs)
     finally:
         layer.activation = saved
     if getattr(layer, "supports_masking", False):  # Dense passes its input's mask on
