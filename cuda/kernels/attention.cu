@@ -1,0 +1,360 @@
+// attention.cu: fused scaled-dot-product attention on the GPU, the mirror of
+// cpp/attention/ (contract: cpp/include/fkeras/kernels.h; mask int32 here, nonzero = visible).
+//
+// Layouts: q (N, Tq, heads, D), k (N, Tk, kv_heads, D), v (N, Tk, kv_heads, Dv),
+// out / dout (N, Tq, heads, Dv), lse (N, heads, Tq); dq, dk, dv as q, k, v. Every output is
+// OVERWRITTEN. Saved state: lse = log sum_j visible exp(scale q_i . k_j) (the forward's), from
+// which the backward recomputes the probabilities (FlashAttention, Dao et al. 2022).
+//
+// Forward: one block of kRows threads per (n, head, tile of kRows query rows), grid-striding
+// over such items; each thread owns one query row (its q row and output accumulator in shared
+// memory), keys come in shared tiles of kBk (k and v rows, zero past Tk) that every thread reads
+// (broadcast), and each thread runs the online softmax of its row (fk_cuda/attention_math.h's
+// forward_tile): no cross-thread reduction, so results do not depend on scheduling. The tile's
+// output rows are written back coalesced.
+// Backward: (1) delta_i = dout_i . out_i, one thread per row; (2) dq: the forward's layout, each
+// thread adding ds k over all key tiles (dq_tile); (3) dk / dv: one block per (n, kv head, tile
+// of kRows keys), each thread owning one key (k, v, dk, dv rows in shared memory) and reading
+// tiles of kBq query rows (q, dout, lse, delta) of every query head of its group (dkv_row).
+// Two kernels recompute the scores instead of one kernel adding dq with atomics: no float
+// atomics anywhere, bitwise reproducible. Causal tiles past the diagonal are skipped.
+// Shared memory: forward_floats / dq_floats / dkv_floats(D, Dv) floats per block (41 KB, 58 KB,
+// 75 KB at D = Dv = 64), with the opt-in limit raised as needed; head sizes too large for even
+// that run the same code over a per-block slice of a global scratch buffer (fewer blocks).
+// Not tensor-core or register-tiled: every FMA reads one operand from shared memory.
+#include <algorithm>
+
+#include "attention.cuh"
+#include "fk_cuda/attention_math.h"
+#include "fk_cuda/launch.h"
+#include "fk_cuda/runtime.h"
+
+namespace fk_cuda {
+namespace {
+
+using attn::kBk;
+using attn::kBq;
+using attn::kRows;
+using attn::Problem;
+
+extern __shared__ float fk_attn_smem[];
+
+// The block's working set: shared memory, or its slice of the global scratch.
+__device__ __forceinline__ float* block_base(float* gscratch, int64_t floats) {
+  return gscratch ? gscratch + static_cast<int64_t>(blockIdx.x) * floats : fk_attn_smem;
+}
+
+// rows (r < rows) of `cols` floats from a strided global matrix into dst (ld), all threads.
+__device__ __forceinline__ void load_rows(float* dst, int64_t ld, const float* src,
+                                          int64_t src_stride, int64_t rows, int64_t cols) {
+  for (int64_t idx = threadIdx.x; idx < rows * cols; idx += blockDim.x) {
+    const int64_t r = idx / cols, c = idx - r * cols;
+    dst[r * ld + c] = src[r * src_stride + c];
+  }
+}
+
+// The key tile [j0, j0 + kBk) of head (n, kv): kt (kBk, D) and vt (kBk, Dv), zero past Tk.
+__device__ __forceinline__ void load_key_tile(float* kt, float* vt, const float* k,
+                                              const float* v, const Problem& p, int64_t n,
+                                              int64_t kv, int64_t j0) {
+  for (int64_t idx = threadIdx.x; idx < kBk * p.D; idx += blockDim.x) {
+    const int64_t c = idx / p.D, d = idx - c * p.D, j = j0 + c;
+    kt[idx] = j < p.Tk ? k[((n * p.Tk + j) * p.kv_heads + kv) * p.D + d] : 0.f;
+  }
+  for (int64_t idx = threadIdx.x; idx < kBk * p.Dv; idx += blockDim.x) {
+    const int64_t c = idx / p.Dv, d = idx - c * p.Dv, j = j0 + c;
+    vt[idx] = j < p.Tk ? v[((n * p.Tk + j) * p.kv_heads + kv) * p.Dv + d] : 0.f;
+  }
+}
+
+__global__ void __launch_bounds__(kRows)
+    forward_kernel(float* __restrict__ out, float* __restrict__ lse, const float* __restrict__ q,
+                   const float* __restrict__ k, const float* __restrict__ v, Problem p,
+                   float* gscratch, int64_t floats) {
+  const int64_t ldq = attn::odd_ld(p.D), ldo = attn::odd_ld(p.Dv);
+  float* Qs = block_base(gscratch, floats);  // (kRows, ldq) own q rows
+  float* Os = Qs + kRows * ldq;              // (kRows, ldo) own output rows
+  float* Kt = Os + kRows * ldo;              // (kBk, D)
+  float* Vt = Kt + kBk * p.D;                // (kBk, Dv)
+  const int t = threadIdx.x;
+  const int64_t qtiles = ceil_div(p.Tq, kRows), items = p.N * p.heads * qtiles;
+  for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+    const int64_t qt = item % qtiles, nh = item / qtiles;
+    const int64_t n = nh / p.heads, h = nh % p.heads, kv = h / (p.heads / p.kv_heads);
+    const int64_t r0 = qt * kRows, rows = std::min<int64_t>(kRows, p.Tq - r0), i = r0 + t;
+    const bool valid = t < rows;
+    const int32_t* mrows = attn::mask_rows(p, n, h);
+    __syncthreads();  // the previous item's reads of Qs / Os are done
+    load_rows(Qs, ldq, q + ((n * p.Tq + r0) * p.heads + h) * p.D, p.heads * p.D, rows, p.D);
+    float* o = Os + t * ldo;
+    if (valid)
+      for (int64_t d = 0; d < p.Dv; ++d) o[d] = 0.f;
+    attn::RowState st = attn::row_start();
+    const int64_t kend = attn::key_end(p, r0, rows);
+    for (int64_t j0 = 0; j0 < kend; j0 += kBk) {
+      __syncthreads();  // Qs loaded; the previous tile consumed
+      load_key_tile(Kt, Vt, k, v, p, n, kv, j0);
+      __syncthreads();
+      if (valid) attn::forward_tile(st, o, Qs + t * ldq, Kt, p.D, Vt, p.Dv, p, mrows, n, h, i, j0);
+    }
+    if (valid) {
+      const bool uniform = attn::is_uniform(st, p, mrows, i);
+      if (uniform)
+        for (int64_t j = 0; j < p.Tk; ++j)
+          attn::uniform_add(o, v + ((n * p.Tk + j) * p.kv_heads + kv) * p.Dv,
+                            attn::drop_factor(p, n, h, i, j), p.Dv);
+      lse[(n * p.heads + h) * p.Tq + i] = attn::forward_finish(st, o, p, uniform);
+    }
+    __syncthreads();
+    float* dst = out + ((n * p.Tq + r0) * p.heads + h) * p.Dv;
+    for (int64_t idx = t; idx < rows * p.Dv; idx += kRows) {
+      const int64_t r = idx / p.Dv, d = idx - r * p.Dv;
+      dst[r * p.heads * p.Dv + d] = Os[r * ldo + d];
+    }
+  }
+}
+
+// delta (N, heads, Tq) = rowwise dout . out.
+__global__ void delta_kernel(float* __restrict__ delta, const float* __restrict__ dout,
+                             const float* __restrict__ out, Problem p) {
+  const int64_t rows = p.N * p.heads * p.Tq;
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < rows;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t i = e % p.Tq, nh = e / p.Tq, n = nh / p.heads, h = nh % p.heads;
+    const int64_t off = ((n * p.Tq + i) * p.heads + h) * p.Dv;
+    delta[e] = attn::row_delta(dout + off, out + off, p.Dv);
+  }
+}
+
+__global__ void __launch_bounds__(kRows)
+    dq_kernel(float* __restrict__ dq, const float* __restrict__ dout, const float* __restrict__ q,
+              const float* __restrict__ k, const float* __restrict__ v,
+              const float* __restrict__ lse, const float* __restrict__ delta, Problem p,
+              float* gscratch, int64_t floats) {
+  const int64_t ldq = attn::odd_ld(p.D), ldo = attn::odd_ld(p.Dv);
+  float* Qs = block_base(gscratch, floats);  // (kRows, ldq) own q rows
+  float* Gs = Qs + kRows * ldq;              // (kRows, ldo) own dout rows
+  float* dQs = Gs + kRows * ldo;             // (kRows, ldq) own dq accumulators
+  float* Kt = dQs + kRows * ldq;             // (kBk, D)
+  float* Vt = Kt + kBk * p.D;                // (kBk, Dv)
+  const int t = threadIdx.x;
+  const int64_t qtiles = ceil_div(p.Tq, kRows), items = p.N * p.heads * qtiles;
+  for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+    const int64_t qt = item % qtiles, nh = item / qtiles;
+    const int64_t n = nh / p.heads, h = nh % p.heads, kv = h / (p.heads / p.kv_heads);
+    const int64_t r0 = qt * kRows, rows = std::min<int64_t>(kRows, p.Tq - r0), i = r0 + t;
+    const bool valid = t < rows;
+    const int32_t* mrows = attn::mask_rows(p, n, h);
+    __syncthreads();
+    load_rows(Qs, ldq, q + ((n * p.Tq + r0) * p.heads + h) * p.D, p.heads * p.D, rows, p.D);
+    load_rows(Gs, ldo, dout + ((n * p.Tq + r0) * p.heads + h) * p.Dv, p.heads * p.Dv, rows,
+              p.Dv);
+    float* acc = dQs + t * ldq;
+    float l = attn::neg_inf(), dl = 0.f;
+    if (valid) {
+      for (int64_t d = 0; d < p.D; ++d) acc[d] = 0.f;
+      l = lse[(n * p.heads + h) * p.Tq + i];
+      dl = delta[(n * p.heads + h) * p.Tq + i];
+    }
+    const int64_t kend = attn::key_end(p, r0, rows);
+    for (int64_t j0 = 0; j0 < kend; j0 += kBk) {
+      __syncthreads();
+      load_key_tile(Kt, Vt, k, v, p, n, kv, j0);
+      __syncthreads();
+      if (valid && l != attn::neg_inf())
+        attn::dq_tile(acc, Qs + t * ldq, Gs + t * ldo, l, dl, Kt, p.D, Vt, p.Dv, p, mrows, n, h,
+                      i, j0);
+    }
+    __syncthreads();
+    float* dst = dq + ((n * p.Tq + r0) * p.heads + h) * p.D;
+    for (int64_t idx = t; idx < rows * p.D; idx += kRows) {
+      const int64_t r = idx / p.D, d = idx - r * p.D;
+      dst[r * p.heads * p.D + d] = dQs[r * ldq + d];
+    }
+  }
+}
+
+__global__ void __launch_bounds__(kRows)
+    dkv_kernel(float* __restrict__ dk, float* __restrict__ dv, const float* __restrict__ dout,
+               const float* __restrict__ q, const float* __restrict__ k,
+               const float* __restrict__ v, const float* __restrict__ lse,
+               const float* __restrict__ delta, Problem p, float* gscratch, int64_t floats) {
+  const int64_t ldk = attn::odd_ld(p.D), ldv = attn::odd_ld(p.Dv);
+  float* Ks = block_base(gscratch, floats);  // (kRows, ldk) own k rows
+  float* Vs = Ks + kRows * ldk;              // (kRows, ldv) own v rows
+  float* dKs = Vs + kRows * ldv;             // (kRows, ldk) own dk accumulators
+  float* dVs = dKs + kRows * ldk;            // (kRows, ldv) own dv accumulators
+  float* Qt = dVs + kRows * ldv;             // (kBq, D)
+  float* Gt = Qt + kBq * p.D;                // (kBq, Dv)
+  float* Lt = Gt + kBq * p.Dv;               // (kBq) lse
+  float* Dt = Lt + kBq;                      // (kBq) delta
+  float* Ut = Dt + kBq;                      // (kBq) 1 for a uniform row
+  const int t = threadIdx.x;
+  const int64_t group = p.kv_heads > 0 ? p.heads / p.kv_heads : 0;
+  const int64_t ktiles = ceil_div(p.Tk, kRows), items = p.N * p.kv_heads * ktiles;
+  const int64_t qtiles = ceil_div(p.Tq, kBq);
+  for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+    const int64_t kt = item % ktiles, nk = item / ktiles;
+    const int64_t n = nk / p.kv_heads, kv = nk % p.kv_heads;
+    const int64_t j0 = kt * kRows, keys = std::min<int64_t>(kRows, p.Tk - j0), j = j0 + t;
+    const bool valid = t < keys;
+    __syncthreads();
+    load_rows(Ks, ldk, k + ((n * p.Tk + j0) * p.kv_heads + kv) * p.D, p.kv_heads * p.D, keys,
+              p.D);
+    load_rows(Vs, ldv, v + ((n * p.Tk + j0) * p.kv_heads + kv) * p.Dv, p.kv_heads * p.Dv, keys,
+              p.Dv);
+    if (valid) {
+      for (int64_t d = 0; d < p.D; ++d) dKs[t * ldk + d] = 0.f;
+      for (int64_t d = 0; d < p.Dv; ++d) dVs[t * ldv + d] = 0.f;
+    }
+    for (int64_t h = kv * group; h < (kv + 1) * group; ++h) {
+      const int32_t* mrows = attn::mask_rows(p, n, h);
+      for (int64_t qt = 0; qt < qtiles; ++qt) {
+        const int64_t r0 = qt * kBq, rows = std::min<int64_t>(kBq, p.Tq - r0);
+        __syncthreads();  // own rows loaded; the previous query tile consumed
+        bool uniform = false;
+        if (t < rows) {
+          const int64_t e = (n * p.heads + h) * p.Tq + r0 + t;
+          Lt[t] = lse[e];
+          Dt[t] = delta[e];
+          uniform = Lt[t] == attn::neg_inf() && !attn::row_visible(p, mrows, r0 + t);
+          Ut[t] = uniform ? 1.f : 0.f;
+        }
+        const bool any_uniform = __syncthreads_or(uniform);
+        // Causal: rows all before the block's first key see none of its keys.
+        if (p.causal && r0 + rows - 1 < j0 && !any_uniform) continue;
+        load_rows(Qt, p.D, q + ((n * p.Tq + r0) * p.heads + h) * p.D, p.heads * p.D, rows, p.D);
+        load_rows(Gt, p.Dv, dout + ((n * p.Tq + r0) * p.heads + h) * p.Dv, p.heads * p.Dv, rows,
+                  p.Dv);
+        __syncthreads();
+        if (!valid) continue;
+        for (int64_t r = 0; r < rows; ++r)
+          attn::dkv_row(dKs + t * ldk, dVs + t * ldv, Ks + t * ldk, Vs + t * ldv, Qt + r * p.D,
+                        Gt + r * p.Dv, Lt[r], Dt[r], Ut[r] != 0.f, p, mrows, n, h, r0 + r, j);
+      }
+    }
+    __syncthreads();
+    float* dstk = dk + ((n * p.Tk + j0) * p.kv_heads + kv) * p.D;
+    for (int64_t idx = t; idx < keys * p.D; idx += kRows) {
+      const int64_t r = idx / p.D, d = idx - r * p.D;
+      dstk[r * p.kv_heads * p.D + d] = dKs[r * ldk + d];
+    }
+    float* dstv = dv + ((n * p.Tk + j0) * p.kv_heads + kv) * p.Dv;
+    for (int64_t idx = t; idx < keys * p.Dv; idx += kRows) {
+      const int64_t r = idx / p.Dv, d = idx - r * p.Dv;
+      dstv[r * p.kv_heads * p.Dv + d] = dVs[r * ldv + d];
+    }
+  }
+}
+
+// Launch shape of one kernel: shared memory when the working set fits the opt-in limit, else
+// a global scratch slice per block and a grid of a few blocks per SM.
+struct Plan {
+  unsigned blocks;
+  size_t smem;             // dynamic shared bytes (0 with global scratch)
+  int64_t global_floats;   // floats of global scratch per block (0 with shared memory)
+};
+
+Plan plan(int64_t items, int64_t floats) {
+  const cudaDeviceProp& prop = device_properties();
+  const size_t bytes = sizeof(float) * static_cast<size_t>(floats);
+  Plan pl;
+  if (bytes <= prop.sharedMemPerBlockOptin) {
+    pl.blocks = static_cast<unsigned>(std::min<int64_t>(items, kMaxBlocks1D));
+    pl.smem = bytes;
+    pl.global_floats = 0;
+  } else {
+    pl.blocks = static_cast<unsigned>(std::min<int64_t>(items, 2 * prop.multiProcessorCount));
+    pl.smem = 0;
+    pl.global_floats = floats;
+  }
+  return pl;
+}
+
+int64_t forward_items(const Problem& p) { return p.N * p.heads * ceil_div(p.Tq, kRows); }
+int64_t dkv_items(const Problem& p) { return p.N * p.kv_heads * ceil_div(p.Tk, kRows); }
+
+template <class Kernel>
+void allow_smem(Kernel kernel, size_t bytes) {
+  if (bytes > 48 * 1024)
+    FK_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(bytes)));
+}
+
+struct Parts {
+  size_t delta, scratch;
+};
+
+Parts carve(const Problem& p, bool backward, WorkspaceLayout* ws) {
+  Parts parts;
+  int64_t scratch = 0;
+  const Plan f = plan(forward_items(p), attn::forward_floats(p.D, p.Dv));
+  scratch = std::max<int64_t>(scratch, f.global_floats * f.blocks);
+  if (backward) {
+    const Plan q = plan(forward_items(p), attn::dq_floats(p.D, p.Dv));
+    const Plan kv = plan(dkv_items(p), attn::dkv_floats(p.D, p.Dv));
+    scratch = std::max<int64_t>(scratch, q.global_floats * q.blocks);
+    scratch = std::max<int64_t>(scratch, kv.global_floats * kv.blocks);
+  }
+  parts.delta = ws->add(backward ? sizeof(float) * static_cast<size_t>(p.N * p.heads * p.Tq) : 0);
+  parts.scratch = ws->add(sizeof(float) * static_cast<size_t>(scratch));
+  return parts;
+}
+
+float* at(void* base, size_t off) {
+  return reinterpret_cast<float*>(static_cast<char*>(base) + off);
+}
+
+}  // namespace
+
+size_t attention_workspace_bytes(const attn::Problem& p, bool backward) {
+  WorkspaceLayout ws;
+  carve(p, backward, &ws);
+  return ws.bytes();
+}
+
+void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v,
+                       const attn::Problem& p, void* workspace, cudaStream_t stream) {
+  const int64_t items = forward_items(p);
+  if (items <= 0) return;
+  WorkspaceLayout ws;
+  const Parts parts = carve(p, false, &ws);
+  const int64_t floats = attn::forward_floats(p.D, p.Dv);
+  const Plan pl = plan(items, floats);
+  float* g = pl.global_floats ? at(workspace, parts.scratch) : nullptr;
+  allow_smem(forward_kernel, pl.smem);
+  forward_kernel<<<pl.blocks, kRows, pl.smem, stream>>>(out, lse, q, k, v, p, g, floats);
+  FK_CUDA_CHECK_LAUNCH("attention forward_kernel");
+}
+
+void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* q,
+                        const float* k, const float* v, const float* out, const float* lse,
+                        const attn::Problem& p, void* workspace, cudaStream_t stream) {
+  WorkspaceLayout ws;
+  const Parts parts = carve(p, true, &ws);
+  float* delta = at(workspace, parts.delta);
+  float* scratch = at(workspace, parts.scratch);
+  const int64_t rows = p.N * p.heads * p.Tq;
+  if (rows > 0) {
+    const Launch1D c = launch_config(rows, 256);
+    delta_kernel<<<c.blocks, c.threads, 0, stream>>>(delta, dout, out, p);
+    FK_CUDA_CHECK_LAUNCH("attention delta_kernel");
+    const int64_t floats = attn::dq_floats(p.D, p.Dv);
+    const Plan pl = plan(forward_items(p), floats);
+    allow_smem(dq_kernel, pl.smem);
+    dq_kernel<<<pl.blocks, kRows, pl.smem, stream>>>(
+        dq, dout, q, k, v, lse, delta, p, pl.global_floats ? scratch : nullptr, floats);
+    FK_CUDA_CHECK_LAUNCH("attention dq_kernel");
+  }
+  const int64_t items = dkv_items(p);
+  if (items > 0) {
+    const int64_t floats = attn::dkv_floats(p.D, p.Dv);
+    const Plan pl = plan(items, floats);
+    allow_smem(dkv_kernel, pl.smem);
+    dkv_kernel<<<pl.blocks, kRows, pl.smem, stream>>>(
+        dk, dv, dout, q, k, v, lse, delta, p, pl.global_floats ? scratch : nullptr, floats);
+    FK_CUDA_CHECK_LAUNCH("attention dkv_kernel");
+  }
+}
+
+}  // namespace fk_cuda
