@@ -30,7 +30,8 @@ void check_n(const char* fn, int64_t n) {
 }
 
 void check_step(const char* fn, int64_t step) {
-  if (step < 1) fail(fn, "argument 'step' must be >= 1 (1-based), received " + std::to_string(step));
+  if (step < 1)
+    fail(fn, "argument 'step' must be >= 1 (1-based), received " + std::to_string(step));
 }
 
 using Named = std::pair<const char*, py::object>;
@@ -40,7 +41,8 @@ std::vector<float*> buffers(const char* fn, int64_t n, const std::vector<Named>&
   std::vector<float*> out;
   std::vector<const DeviceArray*> seen;
   for (const Named& a : args) {
-    if (a.second.is_none()) fail(fn, std::string("argument '") + a.first + "' is required, received None");
+    if (a.second.is_none())
+      fail(fn, std::string("argument '") + a.first + "' is required, received None");
     DeviceArray* d = nullptr;
     try {
       d = &a.second.cast<DeviceArray&>();

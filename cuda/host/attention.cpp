@@ -57,14 +57,17 @@ std::vector<int32_t> mask_of(const py::object& m, const Sizes& s) {
   return std::vector<int32_t>(a.data(), a.data() + a.size());
 }
 
-// The key tile [j0, j0 + kBk) of head (n, kv) as the kernel loads it (zero past Tk).
+// The key tile [j0, j0 + kBk) of head (n, kv) as the kernel loads it: transposed, kt (D, kBk)
+// and vt (Dv, kBk), zero past Tk.
 void key_tile(std::vector<float>& kt, std::vector<float>& vt, const float* k, const float* v,
               const A::Problem& p, int64_t n, int64_t kv, int64_t j0) {
   kt.assign(static_cast<size_t>(A::kBk * p.D), 0.f);
   vt.assign(static_cast<size_t>(A::kBk * p.Dv), 0.f);
   for (int64_t c = 0; c < A::kBk && j0 + c < p.Tk; ++c) {
-    std::copy_n(k + ((n * p.Tk + j0 + c) * p.kv_heads + kv) * p.D, p.D, &kt[c * p.D]);
-    std::copy_n(v + ((n * p.Tk + j0 + c) * p.kv_heads + kv) * p.Dv, p.Dv, &vt[c * p.Dv]);
+    const float* kr = k + ((n * p.Tk + j0 + c) * p.kv_heads + kv) * p.D;
+    const float* vr = v + ((n * p.Tk + j0 + c) * p.kv_heads + kv) * p.Dv;
+    for (int64_t d = 0; d < p.D; ++d) kt[d * A::kBk + c] = kr[d];
+    for (int64_t d = 0; d < p.Dv; ++d) vt[d * A::kBk + c] = vr[d];
   }
 }
 
@@ -89,8 +92,7 @@ py::tuple forward(const Arr& q, const Arr& k, const Arr& v, py::object mask, con
           const float* qi = q.data() + ((n * p.Tq + i) * p.heads + h) * p.D;
           for (int64_t j0 = 0; j0 < A::key_end(p, r0, rows); j0 += A::kBk) {
             key_tile(kt, vt, k.data(), v.data(), p, n, kv, j0);
-            A::forward_tile(st, o.data(), qi, kt.data(), p.D, vt.data(), p.Dv, p, mrows, n, h, i,
-                            j0);
+            A::forward_tile(st, o.data(), qi, kt.data(), vt.data(), p, mrows, n, h, i, j0);
           }
           const bool uniform = A::is_uniform(st, p, mrows, i);
           if (uniform)
@@ -142,7 +144,7 @@ py::tuple backward(const Arr& dout, const Arr& q, const Arr& k, const Arr& v, co
           for (int64_t j0 = 0; j0 < A::key_end(p, r0, rows); j0 += A::kBk) {
             key_tile(kt, vt, k.data(), v.data(), p, n, kv, j0);
             A::dq_tile(acc, q.data() + qoff * p.D, dout.data() + qoff * p.Dv, lse.data()[e],
-                       delta[e], kt.data(), p.D, vt.data(), p.Dv, p, mrows, n, h, i, j0);
+                       delta[e], kt.data(), vt.data(), p, mrows, n, h, i, j0);
           }
         }
       }

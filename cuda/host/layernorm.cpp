@@ -1,5 +1,6 @@
 // layernorm.cpp (host): the math of the CUDA layer-norm kernels (fk_cuda/layernorm_math.h)
-// compiled by the host compiler into fkeras._C_cuda_host, for tests/cuda/test_layernorm_math_host.py:
+// compiled by the host compiler into fkeras._C_cuda_host, for
+// tests/cuda/test_layernorm_math_host.py:
 // both kernels EMULATED on the CPU with the GPU's reduction structure (threads_per_row(D) lanes
 // summing strided elements in float64, a halving tree over each warp's 32 lanes, the warp totals
 // added in warp order; parameter gradients as float64 column partials over col_chunks row

@@ -8,9 +8,10 @@
 //
 // Forward: one block of kRows threads per (n, head, tile of kRows query rows), grid-striding
 // over such items; each thread owns one query row (its q row and output accumulator in shared
-// memory), keys come in shared tiles of kBk (k and v rows, zero past Tk) that every thread reads
-// (broadcast), and each thread runs the online softmax of its row (fk_cuda/attention_math.h's
-// forward_tile): no cross-thread reduction, so results do not depend on scheduling. The tile's
+// memory), keys come in shared tiles of kBk (k and v rows, transposed, zero past Tk) that every
+// thread reads with 16-byte broadcast loads (four per column of kBk keys), and each thread
+// runs the online softmax of its row (fk_cuda/attention_math.h's forward_tile): no
+// cross-thread reduction, so results do not depend on scheduling. The tile's
 // output rows are written back coalesced.
 // Backward: (1) delta_i = dout_i . out_i, one thread per row; (2) dq: the forward's layout, each
 // thread adding ds k over all key tiles (dq_tile); (3) dk / dv: one block per (n, kv head, tile
@@ -21,7 +22,7 @@
 // Shared memory: forward_floats / dq_floats / dkv_floats(D, Dv) floats per block (41 KB, 58 KB,
 // 75 KB at D = Dv = 64), with the opt-in limit raised as needed; head sizes too large for even
 // that run the same code over a per-block slice of a global scratch buffer (fewer blocks).
-// Not tensor-core or register-tiled: every FMA reads one operand from shared memory.
+// Not tensor-core or register-tiled: about 5 shared-memory loads per 16 FMAs of a thread.
 #include <algorithm>
 
 #include "attention.cuh"
@@ -37,45 +38,78 @@ using attn::kBq;
 using attn::kRows;
 using attn::Problem;
 
-extern __shared__ float fk_attn_smem[];
+extern __shared__ float4 fk_attn_smem[];  // float4: 16-byte aligned
 
-// The block's working set: shared memory, or its slice of the global scratch.
+// The block's working set: shared memory, or its slice of the global scratch (floats is a
+// multiple of 4 and the scratch 256-byte aligned, so every slice is 16-byte aligned).
+// kGlobal is a template parameter so that the shared-memory instances address shared memory
+// directly (ld.shared) instead of through generic pointers.
+template <bool kGlobal>
 __device__ __forceinline__ float* block_base(float* gscratch, int64_t floats) {
-  return gscratch ? gscratch + static_cast<int64_t>(blockIdx.x) * floats : fk_attn_smem;
+  if (kGlobal) return gscratch + static_cast<int64_t>(blockIdx.x) * floats;
+  return reinterpret_cast<float*>(fk_attn_smem);
+}
+
+// fn(r, c) over a rows x cols block, spread over the block's threads, c fastest (coalesced).
+// 32-bit index arithmetic when the block is below 2^31 elements (64-bit division is a slow
+// call that makes ptxas spill around it), 64-bit otherwise.
+template <class Fn>
+__device__ __forceinline__ void for_block_elems(int64_t rows, int64_t cols, Fn fn) {
+  const int64_t total = rows * cols;
+  if (total < (int64_t{1} << 31)) {
+    const uint32_t n = static_cast<uint32_t>(total), w = static_cast<uint32_t>(cols);
+    for (uint32_t idx = threadIdx.x; idx < n; idx += blockDim.x) {
+      const uint32_t r = idx / w;
+      fn(static_cast<int64_t>(r), static_cast<int64_t>(idx - r * w));
+    }
+  } else {
+    for (int64_t idx = threadIdx.x; idx < total; idx += blockDim.x) {
+      const int64_t r = idx / cols;
+      fn(r, idx - r * cols);
+    }
+  }
 }
 
 // rows (r < rows) of `cols` floats from a strided global matrix into dst (ld), all threads.
 __device__ __forceinline__ void load_rows(float* dst, int64_t ld, const float* src,
                                           int64_t src_stride, int64_t rows, int64_t cols) {
-  for (int64_t idx = threadIdx.x; idx < rows * cols; idx += blockDim.x) {
-    const int64_t r = idx / cols, c = idx - r * cols;
-    dst[r * ld + c] = src[r * src_stride + c];
-  }
+  for_block_elems(rows, cols,
+                  [&](int64_t r, int64_t c) { dst[r * ld + c] = src[r * src_stride + c]; });
 }
 
-// The key tile [j0, j0 + kBk) of head (n, kv): kt (kBk, D) and vt (kBk, Dv), zero past Tk.
+// rows of `cols` floats from src (ld) to a strided global matrix, all threads.
+__device__ __forceinline__ void store_rows(float* dst, int64_t dst_stride, const float* src,
+                                           int64_t ld, int64_t rows, int64_t cols) {
+  for_block_elems(rows, cols,
+                  [&](int64_t r, int64_t c) { dst[r * dst_stride + c] = src[r * ld + c]; });
+}
+
+// The key tile [j0, j0 + kBk) of head (n, kv), TRANSPOSED: kt (D, kBk) and vt (Dv, kBk), zero
+// past Tk. Consecutive threads take consecutive keys of one column (conflict-free stores; the
+// strided global reads of a tile's rows are served from L1).
 __device__ __forceinline__ void load_key_tile(float* kt, float* vt, const float* k,
                                               const float* v, const Problem& p, int64_t n,
                                               int64_t kv, int64_t j0) {
   for (int64_t idx = threadIdx.x; idx < kBk * p.D; idx += blockDim.x) {
-    const int64_t c = idx / p.D, d = idx - c * p.D, j = j0 + c;
+    const int64_t d = idx / kBk, c = idx % kBk, j = j0 + c;
     kt[idx] = j < p.Tk ? k[((n * p.Tk + j) * p.kv_heads + kv) * p.D + d] : 0.f;
   }
   for (int64_t idx = threadIdx.x; idx < kBk * p.Dv; idx += blockDim.x) {
-    const int64_t c = idx / p.Dv, d = idx - c * p.Dv, j = j0 + c;
+    const int64_t d = idx / kBk, c = idx % kBk, j = j0 + c;
     vt[idx] = j < p.Tk ? v[((n * p.Tk + j) * p.kv_heads + kv) * p.Dv + d] : 0.f;
   }
 }
 
+template <bool kGlobal>
 __global__ void __launch_bounds__(kRows)
     forward_kernel(float* __restrict__ out, float* __restrict__ lse, const float* __restrict__ q,
                    const float* __restrict__ k, const float* __restrict__ v, Problem p,
                    float* gscratch, int64_t floats) {
   const int64_t ldq = attn::odd_ld(p.D), ldo = attn::odd_ld(p.Dv);
-  float* Qs = block_base(gscratch, floats);  // (kRows, ldq) own q rows
+  float* Kt = block_base<kGlobal>(gscratch, floats);  // (D, kBk) key tile, transposed
+  float* Vt = Kt + kBk * p.D;                // (Dv, kBk), aligned: kBk is a multiple of 4
+  float* Qs = Vt + kBk * p.Dv;               // (kRows, ldq) own q rows
   float* Os = Qs + kRows * ldq;              // (kRows, ldo) own output rows
-  float* Kt = Os + kRows * ldo;              // (kBk, D)
-  float* Vt = Kt + kBk * p.D;                // (kBk, Dv)
   const int t = threadIdx.x;
   const int64_t qtiles = ceil_div(p.Tq, kRows), items = p.N * p.heads * qtiles;
   for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
@@ -95,7 +129,7 @@ __global__ void __launch_bounds__(kRows)
       __syncthreads();  // Qs loaded; the previous tile consumed
       load_key_tile(Kt, Vt, k, v, p, n, kv, j0);
       __syncthreads();
-      if (valid) attn::forward_tile(st, o, Qs + t * ldq, Kt, p.D, Vt, p.Dv, p, mrows, n, h, i, j0);
+      if (valid) attn::forward_tile(st, o, Qs + t * ldq, Kt, Vt, p, mrows, n, h, i, j0);
     }
     if (valid) {
       const bool uniform = attn::is_uniform(st, p, mrows, i);
@@ -106,11 +140,7 @@ __global__ void __launch_bounds__(kRows)
       lse[(n * p.heads + h) * p.Tq + i] = attn::forward_finish(st, o, p, uniform);
     }
     __syncthreads();
-    float* dst = out + ((n * p.Tq + r0) * p.heads + h) * p.Dv;
-    for (int64_t idx = t; idx < rows * p.Dv; idx += kRows) {
-      const int64_t r = idx / p.Dv, d = idx - r * p.Dv;
-      dst[r * p.heads * p.Dv + d] = Os[r * ldo + d];
-    }
+    store_rows(out + ((n * p.Tq + r0) * p.heads + h) * p.Dv, p.heads * p.Dv, Os, ldo, rows, p.Dv);
   }
 }
 
@@ -126,17 +156,18 @@ __global__ void delta_kernel(float* __restrict__ delta, const float* __restrict_
   }
 }
 
+template <bool kGlobal>
 __global__ void __launch_bounds__(kRows)
     dq_kernel(float* __restrict__ dq, const float* __restrict__ dout, const float* __restrict__ q,
               const float* __restrict__ k, const float* __restrict__ v,
               const float* __restrict__ lse, const float* __restrict__ delta, Problem p,
               float* gscratch, int64_t floats) {
   const int64_t ldq = attn::odd_ld(p.D), ldo = attn::odd_ld(p.Dv);
-  float* Qs = block_base(gscratch, floats);  // (kRows, ldq) own q rows
+  float* Kt = block_base<kGlobal>(gscratch, floats);  // (D, kBk) key tile, transposed
+  float* Vt = Kt + kBk * p.D;                // (Dv, kBk)
+  float* Qs = Vt + kBk * p.Dv;               // (kRows, ldq) own q rows
   float* Gs = Qs + kRows * ldq;              // (kRows, ldo) own dout rows
   float* dQs = Gs + kRows * ldo;             // (kRows, ldq) own dq accumulators
-  float* Kt = dQs + kRows * ldq;             // (kBk, D)
-  float* Vt = Kt + kBk * p.D;                // (kBk, Dv)
   const int t = threadIdx.x;
   const int64_t qtiles = ceil_div(p.Tq, kRows), items = p.N * p.heads * qtiles;
   for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
@@ -162,25 +193,21 @@ __global__ void __launch_bounds__(kRows)
       load_key_tile(Kt, Vt, k, v, p, n, kv, j0);
       __syncthreads();
       if (valid && l != attn::neg_inf())
-        attn::dq_tile(acc, Qs + t * ldq, Gs + t * ldo, l, dl, Kt, p.D, Vt, p.Dv, p, mrows, n, h,
-                      i, j0);
+        attn::dq_tile(acc, Qs + t * ldq, Gs + t * ldo, l, dl, Kt, Vt, p, mrows, n, h, i, j0);
     }
     __syncthreads();
-    float* dst = dq + ((n * p.Tq + r0) * p.heads + h) * p.D;
-    for (int64_t idx = t; idx < rows * p.D; idx += kRows) {
-      const int64_t r = idx / p.D, d = idx - r * p.D;
-      dst[r * p.heads * p.D + d] = dQs[r * ldq + d];
-    }
+    store_rows(dq + ((n * p.Tq + r0) * p.heads + h) * p.D, p.heads * p.D, dQs, ldq, rows, p.D);
   }
 }
 
+template <bool kGlobal>
 __global__ void __launch_bounds__(kRows)
     dkv_kernel(float* __restrict__ dk, float* __restrict__ dv, const float* __restrict__ dout,
                const float* __restrict__ q, const float* __restrict__ k,
                const float* __restrict__ v, const float* __restrict__ lse,
                const float* __restrict__ delta, Problem p, float* gscratch, int64_t floats) {
   const int64_t ldk = attn::odd_ld(p.D), ldv = attn::odd_ld(p.Dv);
-  float* Ks = block_base(gscratch, floats);  // (kRows, ldk) own k rows
+  float* Ks = block_base<kGlobal>(gscratch, floats);  // (kRows, ldk) own k rows
   float* Vs = Ks + kRows * ldk;              // (kRows, ldv) own v rows
   float* dKs = Vs + kRows * ldv;             // (kRows, ldk) own dk accumulators
   float* dVs = dKs + kRows * ldk;            // (kRows, ldv) own dv accumulators
@@ -234,16 +261,10 @@ __global__ void __launch_bounds__(kRows)
       }
     }
     __syncthreads();
-    float* dstk = dk + ((n * p.Tk + j0) * p.kv_heads + kv) * p.D;
-    for (int64_t idx = t; idx < keys * p.D; idx += kRows) {
-      const int64_t r = idx / p.D, d = idx - r * p.D;
-      dstk[r * p.kv_heads * p.D + d] = dKs[r * ldk + d];
-    }
-    float* dstv = dv + ((n * p.Tk + j0) * p.kv_heads + kv) * p.Dv;
-    for (int64_t idx = t; idx < keys * p.Dv; idx += kRows) {
-      const int64_t r = idx / p.Dv, d = idx - r * p.Dv;
-      dstv[r * p.kv_heads * p.Dv + d] = dVs[r * ldv + d];
-    }
+    store_rows(dk + ((n * p.Tk + j0) * p.kv_heads + kv) * p.D, p.kv_heads * p.D, dKs, ldk, keys,
+               p.D);
+    store_rows(dv + ((n * p.Tk + j0) * p.kv_heads + kv) * p.Dv, p.kv_heads * p.Dv, dVs, ldv, keys,
+               p.Dv);
   }
 }
 
@@ -321,9 +342,14 @@ void attention_forward(float* out, float* lse, const float* q, const float* k, c
   const Parts parts = carve(p, false, &ws);
   const int64_t floats = attn::forward_floats(p.D, p.Dv);
   const Plan pl = plan(items, floats);
-  float* g = pl.global_floats ? at(workspace, parts.scratch) : nullptr;
-  allow_smem(forward_kernel, pl.smem);
-  forward_kernel<<<pl.blocks, kRows, pl.smem, stream>>>(out, lse, q, k, v, p, g, floats);
+  if (pl.global_floats) {
+    forward_kernel<true><<<pl.blocks, kRows, 0, stream>>>(out, lse, q, k, v, p,
+                                                           at(workspace, parts.scratch), floats);
+  } else {
+    allow_smem(forward_kernel<false>, pl.smem);
+    forward_kernel<false><<<pl.blocks, kRows, pl.smem, stream>>>(out, lse, q, k, v, p, nullptr,
+                                                                 floats);
+  }
   FK_CUDA_CHECK_LAUNCH("attention forward_kernel");
 }
 
@@ -341,18 +367,28 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
     FK_CUDA_CHECK_LAUNCH("attention delta_kernel");
     const int64_t floats = attn::dq_floats(p.D, p.Dv);
     const Plan pl = plan(forward_items(p), floats);
-    allow_smem(dq_kernel, pl.smem);
-    dq_kernel<<<pl.blocks, kRows, pl.smem, stream>>>(
-        dq, dout, q, k, v, lse, delta, p, pl.global_floats ? scratch : nullptr, floats);
+    if (pl.global_floats) {
+      dq_kernel<true><<<pl.blocks, kRows, 0, stream>>>(dq, dout, q, k, v, lse, delta, p, scratch,
+                                                       floats);
+    } else {
+      allow_smem(dq_kernel<false>, pl.smem);
+      dq_kernel<false><<<pl.blocks, kRows, pl.smem, stream>>>(dq, dout, q, k, v, lse, delta, p,
+                                                              nullptr, floats);
+    }
     FK_CUDA_CHECK_LAUNCH("attention dq_kernel");
   }
   const int64_t items = dkv_items(p);
   if (items > 0) {
     const int64_t floats = attn::dkv_floats(p.D, p.Dv);
     const Plan pl = plan(items, floats);
-    allow_smem(dkv_kernel, pl.smem);
-    dkv_kernel<<<pl.blocks, kRows, pl.smem, stream>>>(
-        dk, dv, dout, q, k, v, lse, delta, p, pl.global_floats ? scratch : nullptr, floats);
+    if (pl.global_floats) {
+      dkv_kernel<true><<<pl.blocks, kRows, 0, stream>>>(dk, dv, dout, q, k, v, lse, delta, p,
+                                                        scratch, floats);
+    } else {
+      allow_smem(dkv_kernel<false>, pl.smem);
+      dkv_kernel<false><<<pl.blocks, kRows, pl.smem, stream>>>(dk, dv, dout, q, k, v, lse, delta,
+                                                               p, nullptr, floats);
+    }
     FK_CUDA_CHECK_LAUNCH("attention dkv_kernel");
   }
 }

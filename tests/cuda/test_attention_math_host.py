@@ -78,6 +78,8 @@ def test_tiles_and_shared_memory_sizes():
     assert fwd * 4 <= 48 * 1024  # the forward fits without the opt-in at head size 64
     assert fwd == 64 * (65 + 65) + 16 * 128 and dq == 64 * 195 + 16 * 128
     assert dkv == 64 * 260 + 16 * 128 + 48
+    # Odd head sizes: rounded up to whole 16-byte vectors (aligned per-block slices).
+    assert all(f % 4 == 0 and f >= 64 * 8 + 16 * 7 for f in H.attention_smem_floats(3, 4))
 
 
 @pytest.mark.parametrize("idx", range(len(CASES)))

@@ -1,4 +1,4 @@
-"""The math of the CUDA Lion / Ftrl / Lamb / Adafactor / Muon / ScheduleFreeAdamW updates, on the CPU.
+"""The math of the CUDA Lion/Ftrl/Lamb/Adafactor/Muon/ScheduleFreeAdamW updates, on the CPU.
 
 `fkeras._C_cuda_host` compiles `fk_cuda/optimizer_more_math.h` (the code the GPU kernels call)
 with the host compiler; Lamb and Adafactor run the GPU's two passes and block reduction. Each
@@ -76,7 +76,8 @@ def test_lamb_two_passes(n, wd):
     v = _state(rng, n, positive=True)
     args = (0.01, 0.9, 0.999, 1e-6, 3, wd)
     got = H.lamb_update_emulated(p, m, v, g, *args)
-    _check("lamb", got, [p, m, v], lambda p_, m_, v_, n_, *a: ref.lamb_update(p_, m_, v_, g, n_, *a),
+    _check("lamb", got, [p, m, v],
+           lambda p_, m_, v_, n_, *a: ref.lamb_update(p_, m_, v_, g, n_, *a),
            lambda p_, m_, v_, n_, *a: C.lamb_update(p_, m_, v_, g, n_, *a), args, n)
 
 

@@ -44,6 +44,7 @@ namespace attn {
 constexpr int kRows = 64;  // threads per block: query rows (forward, dq) or keys (dk/dv)
 constexpr int kBk = 16;    // keys per shared tile (forward, dq)
 constexpr int kBq = 16;    // query rows per shared tile (dk/dv)
+static_assert(kBk % 4 == 0, "key tiles are read as 16-byte vectors");
 
 struct Problem {
   int64_t N, Tq, Tk, heads, kv_heads, D, Dv;
@@ -95,24 +96,44 @@ FK_HD int64_t key_end(const Problem& p, int64_t r0, int64_t rows) {
 // max where a NaN in the new value wins (the CPU's row_max / m update).
 FK_HD float nan_max(float m, float x) { return (x > m || x != x) ? x : m; }
 
+// The kBk values of one column d of a transposed tile (kt + d * kBk): four 16-byte broadcast
+// loads from shared memory on the GPU (the tile is 16-byte aligned, kBk a multiple of 4).
+FK_HD void tile_column(float (&dst)[kBk], const float* src) {
+#if defined(__CUDA_ARCH__)
+  const float4* s4 = reinterpret_cast<const float4*>(src);
+FK_ATTN_UNROLL
+  for (int k = 0; k < kBk / 4; ++k) {
+    const float4 x = s4[k];
+    dst[4 * k] = x.x;
+    dst[4 * k + 1] = x.y;
+    dst[4 * k + 2] = x.z;
+    dst[4 * k + 3] = x.w;
+  }
+#else
+  for (int c = 0; c < kBk; ++c) dst[c] = src[c];
+#endif
+}
+
 struct RowState {
   float m, l;  // running max and sum of exp(s - m)
 };
 
 FK_HD RowState row_start() { return RowState{neg_inf(), 0.f}; }
 
-// One tile of kBk keys from j0 for query row i: q (D); kt (kBk, ldk) and vt (kBk, ldv) the
-// keys' k and v rows (zero past Tk); o (Dv) the unnormalised output, updated.
-FK_HD void forward_tile(RowState& st, float* o, const float* q, const float* kt, int64_t ldk,
-                        const float* vt, int64_t ldv, const Problem& p, const int32_t* mrows,
-                        int64_t n, int64_t h, int64_t i, int64_t j0) {
+// One tile of kBk keys from j0 for query row i: q (D); kt (D, kBk) and vt (Dv, kBk) the keys'
+// k and v rows TRANSPOSED (zero past Tk, 16-byte aligned); o (Dv) the unnormalised output.
+FK_HD void forward_tile(RowState& st, float* o, const float* q, const float* kt, const float* vt,
+                        const Problem& p, const int32_t* mrows, int64_t n, int64_t h, int64_t i,
+                        int64_t j0) {
   float s[kBk];
 FK_ATTN_UNROLL
   for (int c = 0; c < kBk; ++c) s[c] = 0.f;
   for (int64_t d = 0; d < p.D; ++d) {
     const float qd = q[d];
+    float kc[kBk];
+    tile_column(kc, kt + d * kBk);
 FK_ATTN_UNROLL
-    for (int c = 0; c < kBk; ++c) s[c] = fmaf(qd, kt[c * ldk + d], s[c]);
+    for (int c = 0; c < kBk; ++c) s[c] = fmaf(qd, kc[c], s[c]);
   }
   float bmax = neg_inf();
 FK_ATTN_UNROLL
@@ -133,9 +154,11 @@ FK_ATTN_UNROLL
   st.l = st.l * alpha + sum;
   st.m = mnew;
   for (int64_t d = 0; d < p.Dv; ++d) {
+    float vc[kBk];
+    tile_column(vc, vt + d * kBk);
     float acc = alpha != 1.f ? o[d] * alpha : o[d];
 FK_ATTN_UNROLL
-    for (int c = 0; c < kBk; ++c) acc = fmaf(s[c], vt[c * ldv + d], acc);
+    for (int c = 0; c < kBk; ++c) acc = fmaf(s[c], vc[c], acc);
     o[d] = acc;
   }
 }
@@ -170,22 +193,27 @@ FK_HD float row_delta(const float* dout, const float* out, int64_t Dv) {
   return acc;
 }
 
-// dq (D) += sum over the tile's keys of ds k, for query row i with lse != -inf.
+// dq (D) += sum over the tile's keys of ds k, for query row i with lse != -inf; kt, vt as
+// forward_tile's.
 FK_HD void dq_tile(float* dq, const float* q, const float* dout, float lse, float delta,
-                   const float* kt, int64_t ldk, const float* vt, int64_t ldv, const Problem& p,
-                   const int32_t* mrows, int64_t n, int64_t h, int64_t i, int64_t j0) {
+                   const float* kt, const float* vt, const Problem& p, const int32_t* mrows,
+                   int64_t n, int64_t h, int64_t i, int64_t j0) {
   float s[kBk], dp[kBk];
 FK_ATTN_UNROLL
   for (int c = 0; c < kBk; ++c) s[c] = dp[c] = 0.f;
   for (int64_t d = 0; d < p.D; ++d) {
     const float qd = q[d];
+    float kc[kBk];
+    tile_column(kc, kt + d * kBk);
 FK_ATTN_UNROLL
-    for (int c = 0; c < kBk; ++c) s[c] = fmaf(qd, kt[c * ldk + d], s[c]);
+    for (int c = 0; c < kBk; ++c) s[c] = fmaf(qd, kc[c], s[c]);
   }
   for (int64_t d = 0; d < p.Dv; ++d) {
     const float gd = dout[d];
+    float vc[kBk];
+    tile_column(vc, vt + d * kBk);
 FK_ATTN_UNROLL
-    for (int c = 0; c < kBk; ++c) dp[c] = fmaf(gd, vt[c * ldv + d], dp[c]);
+    for (int c = 0; c < kBk; ++c) dp[c] = fmaf(gd, vc[c], dp[c]);
   }
 FK_ATTN_UNROLL
   for (int c = 0; c < kBk; ++c) {
@@ -197,9 +225,11 @@ FK_ATTN_UNROLL
     s[c] = x != neg_inf() ? ds : 0.f;
   }
   for (int64_t d = 0; d < p.D; ++d) {
+    float kc[kBk];
+    tile_column(kc, kt + d * kBk);
     float acc = dq[d];
 FK_ATTN_UNROLL
-    for (int c = 0; c < kBk; ++c) acc = fmaf(s[c], kt[c * ldk + d], acc);
+    for (int c = 0; c < kBk; ++c) acc = fmaf(s[c], kc[c], acc);
     dq[d] = acc;
   }
 }
@@ -227,15 +257,17 @@ FK_HD void dkv_row(float* dk, float* dv, const float* k, const float* v, const f
   for (int64_t d = 0; d < p.Dv; ++d) dv[d] = fmaf(pz, dout[d], dv[d]);
 }
 
-// Floats of one block's working set (shared memory, or its slice of a global scratch buffer).
+// Floats of one block's working set (shared memory, or its slice of a global scratch buffer),
+// rounded up to whole 16-byte vectors so that every block's slice stays aligned.
+FK_HD int64_t round4(int64_t x) { return (x + 3) / 4 * 4; }
 FK_HD int64_t forward_floats(int64_t D, int64_t Dv) {
-  return kRows * (odd_ld(D) + odd_ld(Dv)) + kBk * (D + Dv);
+  return round4(kBk * (D + Dv) + kRows * (odd_ld(D) + odd_ld(Dv)));
 }
 FK_HD int64_t dq_floats(int64_t D, int64_t Dv) {
-  return kRows * (2 * odd_ld(D) + odd_ld(Dv)) + kBk * (D + Dv);
+  return round4(kBk * (D + Dv) + kRows * (2 * odd_ld(D) + odd_ld(Dv)));
 }
 FK_HD int64_t dkv_floats(int64_t D, int64_t Dv) {
-  return kRows * (2 * odd_ld(D) + 2 * odd_ld(Dv)) + kBq * (D + Dv) + 3 * kBq;
+  return round4(kRows * (2 * odd_ld(D) + 2 * odd_ld(Dv)) + kBq * (D + Dv) + 3 * kBq);
 }
 
 }  // namespace attn
