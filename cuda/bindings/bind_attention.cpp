@@ -2,7 +2,8 @@
 // like fkeras._C's (same argument names and order; DeviceArrays for the tensors). The mask may
 // be None, an int32 DeviceArray (nonzero = visible; DeviceArrays hold no booleans) or a NumPy
 // array of booleans, which is converted to int32 and uploaded for the call.
-// Checked before any launch, as the CPU binding: sizes >= 0, heads a multiple of kv_heads, the
+// Checked before any launch, as the CPU binding (plus head sizes below 2**24, the CUDA kernels'
+// limit): sizes >= 0, heads a multiple of kv_heads, the
 // (N, heads, Tq, Tk) probability count below 2**62, mask_batch / mask_heads 1 or the full size,
 // dropout_rate in [0, 1], every buffer's dtype and element count, outputs distinct from each
 // other and from the inputs.
@@ -49,6 +50,9 @@ void check_problem(const char* fn, const Sizes& s, bool has_mask, float rate) {
     if (a.second < 0)
       fail(fn, std::string("size '") + a.first + "' must be >= 0, received " +
                    std::to_string(a.second));
+  if (s.D >= fk_cuda::attn::kMaxHead || s.Dv >= fk_cuda::attn::kMaxHead)
+    fail(fn, "head sizes D (" + std::to_string(s.D) + ") and Dv (" + std::to_string(s.Dv) +
+                 ") must be below 2**24 on the GPU");
   if (s.kv_heads == 0 ? s.heads != 0 : s.heads % s.kv_heads != 0)
     fail(fn, "argument 'heads' (" + std::to_string(s.heads) + ") must be a multiple of "
              "'kv_heads' (" + std::to_string(s.kv_heads) + ")");

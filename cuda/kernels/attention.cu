@@ -50,23 +50,15 @@ __device__ __forceinline__ float* block_base(float* gscratch, int64_t floats) {
   return reinterpret_cast<float*>(fk_attn_smem);
 }
 
-// fn(r, c) over a rows x cols block, spread over the block's threads, c fastest (coalesced).
-// 32-bit index arithmetic when the block is below 2^31 elements (64-bit division is a slow
-// call that makes ptxas spill around it), 64-bit otherwise.
+// fn(r, c) over a rows x cols block (rows <= kRows, cols < kMaxHead: below 2^31 elements),
+// spread over the block's threads, c fastest (coalesced). 32-bit index arithmetic: a 64-bit
+// division is a slow call that makes ptxas spill registers around it.
 template <class Fn>
 __device__ __forceinline__ void for_block_elems(int64_t rows, int64_t cols, Fn fn) {
-  const int64_t total = rows * cols;
-  if (total < (int64_t{1} << 31)) {
-    const uint32_t n = static_cast<uint32_t>(total), w = static_cast<uint32_t>(cols);
-    for (uint32_t idx = threadIdx.x; idx < n; idx += blockDim.x) {
-      const uint32_t r = idx / w;
-      fn(static_cast<int64_t>(r), static_cast<int64_t>(idx - r * w));
-    }
-  } else {
-    for (int64_t idx = threadIdx.x; idx < total; idx += blockDim.x) {
-      const int64_t r = idx / cols;
-      fn(r, idx - r * cols);
-    }
+  const uint32_t n = static_cast<uint32_t>(rows * cols), w = static_cast<uint32_t>(cols);
+  for (uint32_t idx = threadIdx.x; idx < n; idx += blockDim.x) {
+    const uint32_t r = idx / w;
+    fn(static_cast<int64_t>(r), static_cast<int64_t>(idx - r * w));
   }
 }
 

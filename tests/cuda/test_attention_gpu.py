@@ -136,6 +136,9 @@ def test_argument_errors(gpu):
     with pytest.raises(ValueError, match="an output overlaps"):
         gpu.attention_forward(q, lse, q, q, q, None, heads=2, kv_heads=2, dropout_rate=0.0,
                               **base)
+    with pytest.raises(ValueError, match="head sizes D"):
+        gpu.attention_forward(out, lse, q, q, q, None, heads=2, kv_heads=2, dropout_rate=0.0,
+                              **{**base, "D": 2**24})
     with pytest.raises(ValueError, match="argument 'v' must have"):
         gpu.attention_forward(out, lse, q, q, _up(gpu, np.zeros(3)), None, heads=2, kv_heads=2,
                               dropout_rate=0.0, **base)

@@ -45,6 +45,9 @@ constexpr int kRows = 64;  // threads per block: query rows (forward, dq) or key
 constexpr int kBk = 16;    // keys per shared tile (forward, dq)
 constexpr int kBq = 16;    // query rows per shared tile (dk/dv)
 static_assert(kBk % 4 == 0, "key tiles are read as 16-byte vectors");
+// Head sizes D, Dv must stay below this (the bindings check it): tiles and row blocks are then
+// indexed in 32 bits, and one block's working set (kRows rows) below 2^31 floats.
+constexpr int64_t kMaxHead = int64_t{1} << 24;
 
 struct Problem {
   int64_t N, Tq, Tk, heads, kv_heads, D, Dv;
