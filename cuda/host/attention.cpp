@@ -1,6 +1,6 @@
 // attention.cpp (host): the CUDA fused attention (cuda/kernels/attention.cu) EMULATED on the CPU
 // for tests/cuda/test_attention_math_host.py: the same per-thread functions of
-// fk_cuda/attention_math.h (forward_tile, dq_tile, dkv_row, ...) run over the same zero-padded
+// fk_cuda/attention_math.h (forward_tile, dq_tile, dkv_rows, ...) run over the same zero-padded
 // key tiles, query tiles, causal bounds and skips as the kernels, one loop iteration per GPU
 // thread, so the tests check the GPU's algorithm against fkeras._C and NumPy float64.
 #include <pybind11/numpy.h>
@@ -148,40 +148,47 @@ py::tuple backward(const Arr& dout, const Arr& q, const Arr& k, const Arr& v, co
           }
         }
       }
-  // dk, dv: blocks of kRows keys, query tiles of kBq rows, each GPU thread one key.
+  // dk, dv: blocks of kRows keys, query tiles of kBq rows (q and dout transposed, rows past the
+  // end zero), each GPU thread one key, 4 query rows per step.
+  std::vector<float> qt, gt;
+  float lt[A::kBq], dt[A::kBq], ut[A::kBq];
   for (int64_t n = 0; n < p.N; ++n)
     for (int64_t kv = 0; kv < p.kv_heads; ++kv)
       for (int64_t j0 = 0; j0 < p.Tk; j0 += A::kRows) {
         const int64_t keys = std::min<int64_t>(A::kRows, p.Tk - j0);
         for (int64_t j = j0; j < j0 + keys; ++j) {
           const int64_t koff = (n * p.Tk + j) * p.kv_heads + kv;
-          float* gk = dk.mutable_data() + koff * p.D;
-          float* gv = dv.mutable_data() + koff * p.Dv;
-          std::fill(gk, gk + p.D, 0.f);
-          std::fill(gv, gv + p.Dv, 0.f);
+          std::fill(dk.mutable_data() + koff * p.D, dk.mutable_data() + (koff + 1) * p.D, 0.f);
+          std::fill(dv.mutable_data() + koff * p.Dv, dv.mutable_data() + (koff + 1) * p.Dv, 0.f);
         }
         for (int64_t h = kv * group; h < (kv + 1) * group; ++h) {
           const int32_t* mrows = A::mask_rows(p, n, h);
           for (int64_t r0 = 0; r0 < p.Tq; r0 += A::kBq) {
             const int64_t rows = std::min<int64_t>(A::kBq, p.Tq - r0);
-            std::vector<char> uniform(static_cast<size_t>(rows));
             bool any_uniform = false;
             for (int64_t r = 0; r < rows; ++r) {
-              const float l = lse.data()[(n * p.heads + h) * p.Tq + r0 + r];
-              uniform[r] = l == A::neg_inf() && !A::row_visible(p, mrows, r0 + r);
-              any_uniform = any_uniform || uniform[r];
+              const int64_t e = (n * p.heads + h) * p.Tq + r0 + r;
+              lt[r] = lse.data()[e];
+              dt[r] = delta[e];
+              ut[r] = lt[r] == A::neg_inf() && !A::row_visible(p, mrows, r0 + r) ? 1.f : 0.f;
+              any_uniform = any_uniform || ut[r] != 0.f;
             }
             if (p.causal && r0 + rows - 1 < j0 && !any_uniform) continue;
+            qt.assign(static_cast<size_t>(A::kBq * p.D), 0.f);
+            gt.assign(static_cast<size_t>(A::kBq * p.Dv), 0.f);
+            for (int64_t r = 0; r < rows; ++r) {
+              const int64_t qoff = (n * p.Tq + r0 + r) * p.heads + h;
+              for (int64_t d = 0; d < p.D; ++d) qt[d * A::kBq + r] = q.data()[qoff * p.D + d];
+              for (int64_t d = 0; d < p.Dv; ++d) gt[d * A::kBq + r] = dout.data()[qoff * p.Dv + d];
+            }
             for (int64_t j = j0; j < j0 + keys; ++j) {
               const int64_t koff = (n * p.Tk + j) * p.kv_heads + kv;
-              for (int64_t r = 0; r < rows; ++r) {
-                const int64_t i = r0 + r, e = (n * p.heads + h) * p.Tq + i;
-                const int64_t qoff = (n * p.Tq + i) * p.heads + h;
-                A::dkv_row(dk.mutable_data() + koff * p.D, dv.mutable_data() + koff * p.Dv,
-                           k.data() + koff * p.D, v.data() + koff * p.Dv, q.data() + qoff * p.D,
-                           dout.data() + qoff * p.Dv, lse.data()[e], delta[e], uniform[r] != 0,
-                           p, mrows, n, h, i, j);
-              }
+              for (int64_t r = 0; r < rows; r += 4)
+                A::dkv_rows(dk.mutable_data() + koff * p.D, dv.mutable_data() + koff * p.Dv,
+                            k.data() + koff * p.D, v.data() + koff * p.Dv, qt.data() + r,
+                            gt.data() + r, lt + r, dt + r, ut + r,
+                            static_cast<int>(std::min<int64_t>(4, rows - r)), p, mrows, n, h,
+                            r0 + r, j);
             }
           }
         }

@@ -16,7 +16,8 @@
 // Backward: (1) delta_i = dout_i . out_i, one thread per row; (2) dq: the forward's layout, each
 // thread adding ds k over all key tiles (dq_tile); (3) dk / dv: one block per (n, kv head, tile
 // of kRows keys), each thread owning one key (k, v, dk, dv rows in shared memory) and reading
-// tiles of kBq query rows (q, dout, lse, delta) of every query head of its group (dkv_row).
+// tiles of kBq query rows (q, dout transposed, lse, delta) of every query head of its group,
+// 4 rows per step with 16-byte broadcast loads (dkv_rows).
 // Two kernels recompute the scores instead of one kernel adding dq with atomics: no float
 // atomics anywhere, bitwise reproducible. Causal tiles past the diagonal are skipped.
 // Shared memory: forward_floats / dq_floats / dkv_floats(D, Dv) floats per block (41 KB, 58 KB,
@@ -89,6 +90,15 @@ __device__ __forceinline__ void load_key_tile(float* kt, float* vt, const float*
   for (int64_t idx = threadIdx.x; idx < kBk * p.Dv; idx += blockDim.x) {
     const int64_t d = idx / kBk, c = idx % kBk, j = j0 + c;
     vt[idx] = j < p.Tk ? v[((n * p.Tk + j) * p.kv_heads + kv) * p.Dv + d] : 0.f;
+  }
+}
+
+// kBq query rows of a strided matrix (rows beyond `rows` zero), TRANSPOSED: dst (cols, kBq).
+__device__ __forceinline__ void load_query_tile(float* dst, const float* src, int64_t stride,
+                                                int64_t rows, int64_t cols) {
+  for (int64_t idx = threadIdx.x; idx < kBq * cols; idx += blockDim.x) {
+    const int64_t c = idx / kBq, r = idx % kBq;
+    dst[idx] = r < rows ? src[r * stride + c] : 0.f;
   }
 }
 
@@ -199,15 +209,15 @@ __global__ void __launch_bounds__(kRows)
                const float* __restrict__ v, const float* __restrict__ lse,
                const float* __restrict__ delta, Problem p, float* gscratch, int64_t floats) {
   const int64_t ldk = attn::odd_ld(p.D), ldv = attn::odd_ld(p.Dv);
-  float* Ks = block_base<kGlobal>(gscratch, floats);  // (kRows, ldk) own k rows
-  float* Vs = Ks + kRows * ldk;              // (kRows, ldv) own v rows
-  float* dKs = Vs + kRows * ldv;             // (kRows, ldk) own dk accumulators
-  float* dVs = dKs + kRows * ldk;            // (kRows, ldv) own dv accumulators
-  float* Qt = dVs + kRows * ldv;             // (kBq, D)
-  float* Gt = Qt + kBq * p.D;                // (kBq, Dv)
-  float* Lt = Gt + kBq * p.Dv;               // (kBq) lse
-  float* Dt = Lt + kBq;                      // (kBq) delta
-  float* Ut = Dt + kBq;                      // (kBq) 1 for a uniform row
+  float* Qt = block_base<kGlobal>(gscratch, floats);  // (D, kBq) query tile, transposed
+  float* Gt = Qt + kBq * p.D;                         // (Dv, kBq) dout tile, transposed
+  float* Lt = Gt + kBq * p.Dv;                        // (kBq) lse
+  float* Dt = Lt + kBq;                               // (kBq) delta
+  float* Ut = Dt + kBq;                               // (kBq) 1 for a uniform row
+  float* Ks = Ut + kBq;                               // (kRows, ldk) own k rows
+  float* Vs = Ks + kRows * ldk;                       // (kRows, ldv) own v rows
+  float* dKs = Vs + kRows * ldv;                      // (kRows, ldk) own dk accumulators
+  float* dVs = dKs + kRows * ldk;                     // (kRows, ldv) own dv accumulators
   const int t = threadIdx.x;
   const int64_t group = p.kv_heads > 0 ? p.heads / p.kv_heads : 0;
   const int64_t ktiles = ceil_div(p.Tk, kRows), items = p.N * p.kv_heads * ktiles;
@@ -242,14 +252,15 @@ __global__ void __launch_bounds__(kRows)
         const bool any_uniform = __syncthreads_or(uniform);
         // Causal: rows all before the block's first key see none of its keys.
         if (p.causal && r0 + rows - 1 < j0 && !any_uniform) continue;
-        load_rows(Qt, p.D, q + ((n * p.Tq + r0) * p.heads + h) * p.D, p.heads * p.D, rows, p.D);
-        load_rows(Gt, p.Dv, dout + ((n * p.Tq + r0) * p.heads + h) * p.Dv, p.heads * p.Dv, rows,
-                  p.Dv);
+        const int64_t qrow = (n * p.Tq + r0) * p.heads + h;
+        load_query_tile(Qt, q + qrow * p.D, p.heads * p.D, rows, p.D);
+        load_query_tile(Gt, dout + qrow * p.Dv, p.heads * p.Dv, rows, p.Dv);
         __syncthreads();
         if (!valid) continue;
-        for (int64_t r = 0; r < rows; ++r)
-          attn::dkv_row(dKs + t * ldk, dVs + t * ldv, Ks + t * ldk, Vs + t * ldv, Qt + r * p.D,
-                        Gt + r * p.Dv, Lt[r], Dt[r], Ut[r] != 0.f, p, mrows, n, h, r0 + r, j);
+        for (int64_t r = 0; r < rows; r += 4)
+          attn::dkv_rows(dKs + t * ldk, dVs + t * ldv, Ks + t * ldk, Vs + t * ldv, Qt + r, Gt + r,
+                         Lt + r, Dt + r, Ut + r, static_cast<int>(std::min<int64_t>(4, rows - r)),
+                         p, mrows, n, h, r0 + r, j);
       }
     }
     __syncthreads();

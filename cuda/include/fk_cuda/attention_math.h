@@ -19,7 +19,7 @@
 //     p = exp(s - m'), l = l alpha + sum p, o = o alpha + sum (p z) v  (as attention.inc).
 //   dq_tile: ds = scale p (dp z - delta) with p = exp(s - lse), dp = dout.v, delta = dout.out;
 //     dq += ds k.
-//   dkv_row: for one key and one query row: dk += ds q, dv += p z dout.
+//   dkv_rows: for one key and 4 query rows of a tile: dk += ds q, dv += p z dout.
 // A row with no visible key attends uniformly to all Tk keys (Keras's large-negative fill),
 // saves lse -inf and passes no gradient to q or k (dv_j += z_ij / Tk dout_i).
 #pragma once
@@ -44,7 +44,7 @@ namespace attn {
 constexpr int kRows = 64;  // threads per block: query rows (forward, dq) or keys (dk/dv)
 constexpr int kBk = 16;    // keys per shared tile (forward, dq)
 constexpr int kBq = 16;    // query rows per shared tile (dk/dv)
-static_assert(kBk % 4 == 0, "key tiles are read as 16-byte vectors");
+static_assert(kBk % 4 == 0 && kBq % 4 == 0, "tiles are read as 16-byte vectors");
 // Head sizes D, Dv must stay below this (the bindings check it): tiles and row blocks are then
 // indexed in 32 bits, and one block's working set (kRows rows) below 2^31 floats.
 constexpr int64_t kMaxHead = int64_t{1} << 24;
@@ -237,27 +237,71 @@ FK_ATTN_UNROLL
   }
 }
 
-// Key j's dk (D) and dv (Dv) from query row i: q, dout rows of the tile; k, v the key's rows.
-// lse_i == -inf: a uniform row adds z / Tk dout to dv, any other such row adds nothing.
-FK_HD void dkv_row(float* dk, float* dv, const float* k, const float* v, const float* q,
-                   const float* dout, float lse, float delta, bool uniform, const Problem& p,
-                   const int32_t* mrows, int64_t n, int64_t h, int64_t i, int64_t j) {
-  const float z = p.dropout ? drop_factor(p, n, h, i, j) : 1.f;
-  if (lse == neg_inf()) {
-    if (!uniform) return;
-    const float w = z * (1.0f / static_cast<float>(p.Tk));
-    for (int64_t d = 0; d < p.Dv; ++d) dv[d] += w * dout[d];
-    return;
+// The 4 values of rows [4g, 4g + 4) in column d of a transposed query tile (src = tile + d *
+// kBq + 4g): one 16-byte broadcast load on the GPU.
+FK_HD void tile_quad(float (&dst)[4], const float* src) {
+#if defined(__CUDA_ARCH__)
+  const float4 x = *reinterpret_cast<const float4*>(src);
+  dst[0] = x.x;
+  dst[1] = x.y;
+  dst[2] = x.z;
+  dst[3] = x.w;
+#else
+  for (int r = 0; r < 4; ++r) dst[r] = src[r];
+#endif
+}
+
+// Key j's dk (D) and dv (Dv) from the query rows i0 .. i0 + nr - 1 (nr <= 4) of a query tile:
+// qt (D, kBq) and gt (Dv, kBq) the tile's q and dout rows TRANSPOSED, offset to the first row
+// (rows past the tile's end are zero); lse, delta, uniform (4) those rows' values; k, v the key's
+// rows. A row with lse -inf adds nothing, unless it is a uniform row: then dv += z / Tk dout.
+FK_HD void dkv_rows(float* dk, float* dv, const float* k, const float* v, const float* qt,
+                    const float* gt, const float* lse, const float* delta, const float* uniform,
+                    int nr, const Problem& p, const int32_t* mrows, int64_t n, int64_t h,
+                    int64_t i0, int64_t j) {
+  float s[4] = {0.f, 0.f, 0.f, 0.f}, dp[4] = {0.f, 0.f, 0.f, 0.f}, x4[4];
+  for (int64_t d = 0; d < p.D; ++d) {
+    const float kd = k[d];
+    tile_quad(x4, qt + d * kBq);
+FK_ATTN_UNROLL
+    for (int r = 0; r < 4; ++r) s[r] = fmaf(x4[r], kd, s[r]);
   }
-  float s = 0.f, dp = 0.f;
-  for (int64_t d = 0; d < p.D; ++d) s = fmaf(q[d], k[d], s);
-  for (int64_t d = 0; d < p.Dv; ++d) dp = fmaf(dout[d], v[d], dp);
-  const float x = visible(p, mrows, i, j) ? s * p.scale : neg_inf();
-  const float pij = expf(x - lse);
-  const float ds = x != neg_inf() ? p.scale * pij * (dp * z - delta) : 0.f;
-  const float pz = pij * z;
-  for (int64_t d = 0; d < p.D; ++d) dk[d] = fmaf(ds, q[d], dk[d]);
-  for (int64_t d = 0; d < p.Dv; ++d) dv[d] = fmaf(pz, dout[d], dv[d]);
+  for (int64_t d = 0; d < p.Dv; ++d) {
+    const float vd = v[d];
+    tile_quad(x4, gt + d * kBq);
+FK_ATTN_UNROLL
+    for (int r = 0; r < 4; ++r) dp[r] = fmaf(x4[r], vd, dp[r]);
+  }
+  float ds[4], pz[4];
+FK_ATTN_UNROLL
+  for (int r = 0; r < 4; ++r) {
+    ds[r] = pz[r] = 0.f;
+    if (r >= nr) continue;
+    const int64_t i = i0 + r;
+    const float z = p.dropout ? drop_factor(p, n, h, i, j) : 1.f;
+    if (lse[r] == neg_inf()) {
+      if (uniform[r] != 0.f) pz[r] = z * (1.0f / static_cast<float>(p.Tk));
+      continue;
+    }
+    const float x = visible(p, mrows, i, j) ? s[r] * p.scale : neg_inf();
+    const float pij = expf(x - lse[r]);
+    ds[r] = x != neg_inf() ? p.scale * pij * (dp[r] * z - delta[r]) : 0.f;
+    pz[r] = pij * z;
+  }
+  for (int64_t d = 0; d < p.D; ++d) {
+    tile_quad(x4, qt + d * kBq);
+    float acc = dk[d];
+FK_ATTN_UNROLL
+    for (int r = 0; r < 4; ++r) acc = fmaf(ds[r], x4[r], acc);
+    dk[d] = acc;
+  }
+  for (int64_t d = 0; d < p.Dv; ++d) {
+    tile_quad(x4, gt + d * kBq);
+    float acc = dv[d];
+FK_ATTN_UNROLL
+    for (int r = 0; r < 4; ++r) acc = fmaf(pz[r], x4[r], acc);
+    dv[d] = acc;
+  }
 }
 
 // Floats of one block's working set (shared memory, or its slice of a global scratch buffer),
@@ -270,7 +314,7 @@ FK_HD int64_t dq_floats(int64_t D, int64_t Dv) {
   return round4(kBk * (D + Dv) + kRows * (2 * odd_ld(D) + odd_ld(Dv)));
 }
 FK_HD int64_t dkv_floats(int64_t D, int64_t Dv) {
-  return round4(kRows * (2 * odd_ld(D) + 2 * odd_ld(Dv)) + kBq * (D + Dv) + 3 * kBq);
+  return round4(kBq * (D + Dv) + 3 * kBq + kRows * (2 * odd_ld(D) + 2 * odd_ld(Dv)));
 }
 
 }  // namespace attn
