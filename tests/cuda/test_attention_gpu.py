@@ -20,6 +20,8 @@ CASES = [
     (1, 6, 0, 1, 1, 4, 4, None, False, 0.0),
     (1, 5, 9, 2, 1, 8, 8, "empty_rows", False, 0.3),
     (1, 40, 20, 2, 2, 16, 16, None, True, 0.0),
+    (1, 20, 80, 1, 1, 4, 4, "empty_rows", True, 0.0),  # a uniform row reaches keys past the
+    # diagonal: the causal tile skip of dk/dv must not drop it
     (1, 3, 70, 1, 1, 300, 200, None, False, 0.0),  # large heads: opt-in shared memory
     (1, 2, 5, 1, 1, 4000, 7, None, False, 0.0),    # too large for shared memory: global scratch
 ]

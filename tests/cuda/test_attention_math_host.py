@@ -26,6 +26,8 @@ CASES = [
     (1, 3, 5, 2, 2, 4, 4, None, True, 0.0),
     (1, 20, 10, 1, 1, 4, 4, None, True, 0.0),
     (1, 9, 17, 3, 3, 33, 1, "empty_rows", True, 0.5),
+    (1, 20, 80, 1, 1, 4, 4, "empty_rows", True, 0.0),  # a uniform row reaches keys past the
+    # diagonal: the causal tile skip of dk/dv must not drop it
 ]
 
 
