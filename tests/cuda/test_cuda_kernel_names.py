@@ -44,7 +44,7 @@ FAMILIES = {
 }
 
 # Families not bound in _C_cuda yet (remove a name when its helper's branch lands).
-MISSING = {"attention", "layer_norm", "optimizers_more"}
+MISSING: set[str] = set()
 
 # Functions of fkeras._C that are its runtime, not kernels.
 CPU_RUNTIME = {"KernelError", "build_info", "cpu_features", "cpu_isa", "isa_supported",
