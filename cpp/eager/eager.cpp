@@ -92,7 +92,14 @@ inline bool is_weak_scalar(PyObject* x) {
     const double v = PyFloat_AS_DOUBLE(x);
     return std::isnan(v) || std::isinf(v) || std::fabs(v) <= FLT_MAX;
   }
-  return PyLong_CheckExact(x);
+  if (!PyLong_CheckExact(x)) return false;
+  int overflow = 0;  // beyond int64, NumPy 1 would make an object array: the slow path decides
+  PyLong_AsLongLongAndOverflow(x, &overflow);
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    return false;
+  }
+  return overflow == 0;
 }
 
 // The result for the caller: the array in array mode, else a new Tensor holding it.

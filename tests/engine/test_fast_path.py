@@ -55,6 +55,7 @@ OPERANDS = {  # name: (x1, x2) builders; Tensors where the operator protocol nee
     "nan scalar": lambda: (_f32(3), float("nan")),
     "inf scalar": lambda: (_f32(3), float("inf")),
     "beyond float32": lambda: (_f32(3), 1e300),
+    "beyond int64": lambda: (_f32(3), 10 ** 40),
     "bool scalar": lambda: (_f32(3), True),
     "float64 array": lambda: (_f32(3), RNG.standard_normal(3)),
     "int array": lambda: (_f32(3), np.arange(3)),
