@@ -77,3 +77,150 @@ def test_pool_window(o, R, stride, pad, H):
     t0, t1 = H_.pool_window(o, R, stride, pad, H)
     taps = [t for t in range(R) if 0 <= o * stride - pad + t < H]
     assert (t0, t1) == (taps[0], taps[-1] + 1)
+
+
+# ---- the tiled kernels' walk (conv.cu), emulated on the host through the same tile loaders ----
+
+def im2col(x, geo, grp):
+    """Forward GEMM operand A of group grp: rows (n, p, q), depth (r, s, c) (float64)."""
+    N, H, W, C, K, R, S, P, Q, sh, sw, dh, dw, pt, pl, groups = geo
+    cg = C // groups
+    big = np.zeros((N, H + 2 * (pt + R * dh + P * sh), W + 2 * (pl + S * dw + Q * sw), C))
+    big[:, pt:pt + H, pl:pl + W] = x
+    cols = [big[:, r * dh:r * dh + P * sh:sh, s * dw:s * dw + Q * sw:sw][:, :P, :Q,
+                grp * cg:(grp + 1) * cg] for r in range(R) for s in range(S)]
+    return np.stack(cols, axis=3).reshape(N * P * Q, R * S * cg)
+
+
+def dgrad_matrix(dy, geo, grp):
+    """Input-gradient GEMM operand A of group grp: rows (n, h, w), depth (r, s, k)."""
+    N, H, W, C, K, R, S, P, Q, sh, sw, dh, dw, pt, pl, groups = geo
+    kg = K // groups
+    a = np.zeros((N, H, W, R, S, kg))
+    for h in range(H):
+        for w_ in range(W):
+            for r in range(R):
+                for s in range(S):
+                    nh, nw = h + pt - r * dh, w_ + pl - s * dw
+                    if nh >= 0 and nw >= 0 and nh % sh == 0 and nw % sw == 0 and \
+                            nh // sh < P and nw // sw < Q:
+                        a[:, h, w_, r, s] = dy[:, nh // sh, nw // sw, grp * kg:(grp + 1) * kg]
+    return a.reshape(N * H * W, R * S * kg)
+
+
+def numpy_wgrad(x, dy, geo):
+    N, H, W, C, K, R, S, P, Q, sh, sw, dh, dw, pt, pl, groups = geo
+    cg, kg = C // groups, K // groups
+    out = np.zeros((R * S * cg, K))
+    for grp in range(groups):
+        out[:, grp * kg:(grp + 1) * kg] = im2col(x, geo, grp).T @ dy.reshape(-1, K)[
+            :, grp * kg:(grp + 1) * kg]
+    return out.reshape(R, S, cg, K)
+
+
+def tiled_cases():
+    # (N, H, W, C, K, R, S, sh, sw, dh, dw, pt, pl, groups): edge sizes 1 / 7 / 33, several row,
+    # column and depth tiles (K = 130, C*R*S > 8), stride 2, dilation 2, groups 2 and 3, split-K
+    # weight gradients (N*P*Q >= 512), channels that are not multiples of 4 (scalar gathers).
+    return [(1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1),
+            (1, 7, 7, 3, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1),
+            (2, 12, 9, 8, 130, 3, 3, 1, 1, 1, 1, 1, 1, 1),
+            (1, 33, 33, 4, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1),
+            (2, 7, 33, 6, 4, 3, 2, 1, 2, 2, 2, 2, 1, 2),
+            (4, 16, 16, 8, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1),
+            (3, 11, 13, 9, 6, 2, 3, 2, 1, 1, 2, 0, 2, 3),
+            (1, 5, 5, 24, 24, 1, 1, 1, 1, 1, 1, 0, 0, 24)]
+
+
+def _geo(case):
+    N, H, W, C, K, R, S, sh, sw, dh, dw, pt, pl, groups = case
+    P, Q = out_size(H, R, sh, dh, pt, 1), out_size(W, S, sw, dw, pl, 1)
+    return (N, H, W, C, K, R, S, P, Q, sh, sw, dh, dw, pt, pl, groups)
+
+
+@pytest.mark.parametrize("case", tiled_cases())
+def test_tiled_walk_equals_numpy_and_cpu(case):
+    geo = _geo(case)
+    N, H, W, C, K, R, S, P, Q, sh, sw, dh, dw, pt, pl, groups = geo
+    rng = np.random.default_rng(sum(case))
+    x = rng.standard_normal((N, H, W, C))
+    w = rng.standard_normal((R, S, C // groups, K))
+    b = rng.standard_normal(K)
+    dy = rng.standard_normal((N, P, Q, K))
+    y = H_.conv2d_forward_tiled(x, w, b, geo)
+    np.testing.assert_allclose(y, numpy_conv(x, w, sh, sw, dh, dw, pt, pl, P, Q, groups) + b,
+                               rtol=1e-12, atol=1e-12)
+    dx = H_.conv2d_backward_input_tiled(dy, w, geo)
+    np.testing.assert_allclose(dx, H_.conv2d_backward_input_reference(dy, w, *geo),
+                               rtol=1e-12, atol=1e-12)
+    dwt = H_.conv2d_backward_weight_tiled(dy, x, geo)
+    np.testing.assert_allclose(dwt, numpy_wgrad(x, dy, geo), rtol=1e-12, atol=1e-11)
+    # the CPU kernels agree (float32)
+    f = np.float32
+    y32 = np.full(y.shape, np.nan, f)
+    _C.conv2d_forward(y32, x.astype(f), w.astype(f), b.astype(f), *geo, 0, 0.0)
+    np.testing.assert_allclose(y32, y, rtol=1e-4, atol=1e-4)
+    dx32 = np.full(dx.shape, np.nan, f)
+    _C.conv2d_backward_input(dx32, dy.astype(f), w.astype(f), *geo)
+    np.testing.assert_allclose(dx32, dx, rtol=1e-4, atol=1e-4)
+    dw32 = np.full(dwt.shape, np.nan, f)
+    _C.conv2d_backward_weight(dw32, dy.astype(f), x.astype(f), *geo)
+    np.testing.assert_allclose(dw32, dwt, rtol=1e-4, atol=1e-3)
+
+
+def test_tiled_walk_propagates_nan():
+    geo = _geo((1, 6, 6, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1))
+    x = np.ones((1, 6, 6, 4))
+    x[0, 2, 3, 1] = np.nan
+    y = H_.conv2d_forward_tiled(x, np.ones((3, 3, 4, 4)), None, geo)
+    assert np.isnan(y[0, 1:4, 2:5]).all() and np.isfinite(y).sum() == y.size - 9 * 4
+
+
+@pytest.mark.parametrize("case,grp,row0,col0,k0", [
+    ((2, 7, 9, 6, 8, 3, 3, 1, 1, 1, 1, 1, 1, 2), 1, 0, 0, 8),      # rows at the top/left padding
+    ((2, 12, 9, 8, 130, 3, 3, 1, 1, 1, 1, 1, 1, 1), 0, 128, 128, 64),  # edge tile: rows, cols, depth
+    ((1, 33, 33, 3, 5, 3, 3, 2, 2, 2, 2, 2, 2, 1), 0, 256, 0, 24)])  # stride/dilation, last k-step
+def test_tile_loaders_equal_numpy_matrices(case, grp, row0, col0, k0):
+    geo = _geo(case)
+    N, H, W, C, K, R, S, P, Q, sh, sw, dh, dw, pt, pl, groups = geo
+    cg, kg = C // groups, K // groups
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((N, H, W, C))
+    w = rng.standard_normal((R, S, cg, K))
+    dy = rng.standard_normal((N, P, Q, K))
+
+    def window(mat, r0, c0):  # mat[r0:r0+128, c0:c0+8] zero-extended, as the k-major tile
+        out = np.zeros((128, 8))
+        part = mat[r0:r0 + 128, c0:c0 + 8]
+        out[:part.shape[0], :part.shape[1]] = part
+        return out.T
+
+    # forward: A = im2col rows, B = the group's filter matrix
+    a, bt = H_.conv_tiles("forward", x, w, geo, row0, col0, grp, k0, R * S * cg)
+    np.testing.assert_array_equal(a, window(im2col(x, geo, grp), row0, k0))
+    wmat = w.reshape(R * S * cg, K)[:, grp * kg:(grp + 1) * kg]
+    np.testing.assert_array_equal(bt, window(wmat.T, col0, k0))
+    # input gradient: A = dy through the inverse map, B[(r,s,k), c] = w[r,s,c,grp*kg+k]
+    a, bt = H_.conv_tiles("backward_input", dy, w, geo, row0, col0, grp, k0, R * S * kg)
+    np.testing.assert_array_equal(a, window(dgrad_matrix(dy, geo, grp), row0, k0))
+    wt = w[..., grp * kg:(grp + 1) * kg].transpose(0, 1, 3, 2).reshape(R * S * kg, cg)
+    np.testing.assert_array_equal(bt, window(wt.T, col0, k0))
+    # weight gradient: A = im2col^T (chunk ending at kend), B = dy of the group
+    kend = min(N * P * Q, k0 + 5)
+    a, bt = H_.conv_tiles("backward_weight", x, dy, geo, 0, col0, grp, k0, kend)
+    at = im2col(x, geo, grp)[:kend]
+    np.testing.assert_array_equal(a, window(at.T, 0, k0))
+    dmat = dy.reshape(-1, K)[:kend, grp * kg:(grp + 1) * kg]
+    np.testing.assert_array_equal(bt, window(dmat.T, col0, k0))
+
+
+@pytest.mark.parametrize("case", tiled_cases() + [(64, 56, 56, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1),
+                                                  (1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1)])
+def test_wgrad_split_covers_the_reduction(case):
+    geo = _geo(case)
+    L = geo[0] * geo[7] * geo[8]
+    splits, chunk = H_.conv_wgrad_split(geo)
+    assert chunk % 8 == 0 and splits >= 1 and splits * geo[15] <= 65535
+    assert (splits - 1) * chunk < max(L, 1) <= splits * chunk
+    if L >= 8 * 32 * 2 and geo[3] * geo[4] * geo[5] * geo[6] <= 64 * 64 * 9:
+        assert splits > 1  # a long reduction is cut into chunks

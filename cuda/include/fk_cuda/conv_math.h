@@ -2,14 +2,16 @@
 // (R, S, C/groups, K) filters, as fkeras._C): the implicit-GEMM view of conv2d
 //   rows  = (n, p, q) output positions (N*P*Q), cols = k output channels (K),
 //   depth = (r, s, c) filter taps of one group (R*S*C/groups),
-// input row h = p * stride + r * dil - pad (zero outside [0, H)), and the inverse map used by
-// the input gradient. Compiled for the device (cuda/kernels/conv.cu) and for the host
-// (cuda/host/conv.cpp, tests/cuda/test_conv_math_host.py).
+// input row h = p * stride + r * dil - pad (zero outside [0, H)), the inverse map used by the
+// input gradient, and the tile loaders of the three tiled implicit-GEMM kernels. Compiled for
+// the device (cuda/kernels/conv.cu) and for the host (cuda/host/conv.cpp, which emulates the
+// kernels' tile walk for tests/cuda/test_conv_math_host.py).
 #pragma once
 
 #include <stdint.h>
 
 #include "fk_cuda/hd.h"
+#include "fk_cuda/tile_math.h"
 
 namespace fk_cuda {
 namespace conv_math {
@@ -69,6 +71,229 @@ FK_HD int64_t a_offset(int64_t row, int64_t kk, int64_t grp, const Geom& g) {
   const int64_t w = in_coord(o.c, t.b, g.stride_w, g.dil_w, g.pad_left);
   if (!in_range(h, g.H) || !in_range(w, g.W)) return -1;
   return x_offset(o.a, h, w, grp * (g.C / g.groups) + t.c, g);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tiled implicit GEMMs (cuda/kernels/conv.cu). Each conv kernel is one GEMM per group walked in
+// the block tiles of tile_math.h; the tile loaders below say, for thread t of a block, which
+// memory offsets its A and B quads read at the k-step whose first depth index is k0 (-1: the
+// element is zero, i.e. padding or past the matrix edge). Nothing is materialised: A is
+// gathered from x (or dy) through these maps.
+//   forward:         y[(n,p,q), k]  = sum_(r,s,c)   x[n, p*sh+r*dh-pt, q*sw+s*dw-pl, c] w[r,s,c,k]
+//                    M = N*P*Q rows, N = K/groups cols, depth R*S*C/groups.
+//   input gradient:  dx[(n,h,w), c] = sum_(r,s,k)   dy[n, p, q, k] w[r,s,c,k]
+//                    with h = p*sh + r*dh - pt (a tap counts only when p is an integer in
+//                    [0, P), likewise q), M = N*H*W, N = C/groups, depth R*S*K/groups.
+//   weight gradient: dw[(r,s,c), k] = sum_(n,p,q)   x[n, h, w, c] dy[n, p, q, k]
+//                    M = R*S*C/groups, N = K/groups, depth N*P*Q, cut into `splits` chunks of
+//                    `chunk` (a multiple of kTileK) summed by a second pass in a fixed order.
+// ---------------------------------------------------------------------------------------------
+
+// GEMM extents of one group.
+struct GemmDims { int64_t M, N, D; };
+FK_HD GemmDims fwd_dims(const Geom& g) { return {g.N * g.P * g.Q, g.K / g.groups, depth_size(g)}; }
+FK_HD GemmDims dgrad_dims(const Geom& g) {
+  return {g.N * g.H * g.W, g.C / g.groups, g.R * g.S * (g.K / g.groups)};
+}
+FK_HD GemmDims wgrad_dims(const Geom& g) { return {depth_size(g), g.K / g.groups, g.N * g.P * g.Q}; }
+
+// The 4 offsets one thread reads for one quad; vec: they are consecutive (one 16-byte load
+// when the address is aligned).
+struct Gather { int64_t off[4]; bool vec; };
+
+FK_HD void finish_gather(Gather& q) {
+  q.vec = q.off[0] >= 0 && q.off[1] == q.off[0] + 1 && q.off[2] == q.off[0] + 2 &&
+          q.off[3] == q.off[0] + 3;
+}
+
+// Tap of a depth index kk = (r * S + s) * inner + i (inner: C/groups or K/groups).
+struct Tap { int64_t r, s, i; };
+FK_HD Tap split_tap(int64_t kk, int64_t S, int64_t inner) {
+  const tile_math::QR a = tile_math::qdiv(kk, inner), b = tile_math::qdiv(a.q, S);
+  return {b.q, b.r, a.r};
+}
+// The tap of kk + 1.
+FK_HD void next_tap(Tap& t, int64_t S, int64_t inner) {
+  if (++t.i == inner) {
+    t.i = 0;
+    if (++t.s == S) { t.s = 0; ++t.r; }
+  }
+}
+
+// Output position `row` = (n, p, q) of the forward GEMM, as the start of its input window:
+// base = offset of x[n, 0, 0, grp * C/groups], (h0, w0) = input coordinates of tap (0, 0).
+// base < 0: the row is past the end (reads zero).
+struct ImRow { int64_t base, h0, w0; };
+FK_HD ImRow im_row(int64_t row, int64_t grp, const Geom& g) {
+  if (row < 0 || row >= g.N * g.P * g.Q) return {-1, 0, 0};
+  const tile_math::QR a = tile_math::qdiv(row, g.Q), b = tile_math::qdiv(a.q, g.P);
+  return {b.q * g.H * g.W * g.C + grp * (g.C / g.groups), b.r * g.stride_h - g.pad_top,
+          a.r * g.stride_w - g.pad_left};
+}
+// im2col quad: A[row, kk0 + e] (e = 0..3) of the forward GEMM, tp the tap of kk0.
+FK_HD Gather im_quad(const ImRow& o, Tap tp, int64_t kk0, const Geom& g) {
+  const int64_t D = depth_size(g), cg = g.C / g.groups;
+  Gather q;
+  for (int e = 0; e < 4; ++e) {
+    q.off[e] = -1;
+    if (o.base >= 0 && kk0 + e < D) {
+      const int64_t h = o.h0 + tp.r * g.dil_h, w = o.w0 + tp.s * g.dil_w;
+      if (in_range(h, g.H) && in_range(w, g.W)) q.off[e] = o.base + (h * g.W + w) * g.C + tp.i;
+    }
+    next_tap(tp, g.S, cg);
+  }
+  finish_gather(q);
+  return q;
+}
+
+// Forward tile loader. A quads are contiguous along the depth (k-major; thread row t/2, depth
+// (t%2)*4..+3), B quads along the output channels (m-major: depth t/32, cols (t%32)*4..+3).
+struct ConvFwdTile {
+  static constexpr bool kAKMajor = true, kBKMajor = false;
+  ImRow a_row;
+  int64_t b_col, grp;
+  int a_k, b_k;
+  FK_HD ConvFwdTile(const Geom& g, int64_t row0, int64_t col0, int64_t grp_, int64_t /*kend*/,
+                    int t)
+      : a_row(im_row(row0 + tile_math::kmajor_slot(t, 0).m, grp_, g)),
+        b_col(col0 + tile_math::mmajor_slot(t, 0).m), grp(grp_),
+        a_k(tile_math::kmajor_slot(t, 0).k), b_k(tile_math::mmajor_slot(t, 0).k) {}
+  FK_HD Gather a(int64_t k0, const Geom& g) const {
+    const int64_t kk0 = k0 + a_k;
+    return im_quad(a_row, split_tap(kk0, g.S, g.C / g.groups), kk0, g);
+  }
+  FK_HD Gather b(int64_t k0, const Geom& g) const {
+    const int64_t kk = k0 + b_k, kg = g.K / g.groups;
+    Gather q;
+    for (int e = 0; e < 4; ++e)
+      q.off[e] = (kk < depth_size(g) && b_col + e < kg) ? kk * g.K + grp * kg + b_col + e : -1;
+    finish_gather(q);
+    return q;
+  }
+};
+
+// Input-gradient tile loader: A = dy through the inverse map (k-major quads along k of the
+// group), B[(r,s,k), c] = w[r, s, c, grp*K/groups + k] (k-major quads: col t/2, depth (t%2)*4).
+struct ConvDgradTile {
+  static constexpr bool kAKMajor = true, kBKMajor = true;
+  int64_t a_base, a_hp, a_wp;  // dy offset of (n, 0, 0, grp*K/groups) (< 0: past the end); h + pt, w + pl
+  int64_t b_c, grp;
+  int a_k, b_k;
+  FK_HD ConvDgradTile(const Geom& g, int64_t row0, int64_t col0, int64_t grp_,
+                      int64_t /*kend*/, int t)
+      : a_base(-1), a_hp(0), a_wp(0), b_c(col0 + tile_math::kmajor_slot(t, 0).m), grp(grp_),
+        a_k(tile_math::kmajor_slot(t, 0).k), b_k(tile_math::kmajor_slot(t, 0).k) {
+    const int64_t row = row0 + tile_math::kmajor_slot(t, 0).m;
+    if (row < g.N * g.H * g.W) {
+      const tile_math::QR a = tile_math::qdiv(row, g.W), b = tile_math::qdiv(a.q, g.H);
+      a_base = b.q * g.P * g.Q * g.K + grp * (g.K / g.groups);
+      a_hp = b.r + g.pad_top;
+      a_wp = a.r + g.pad_left;
+    }
+  }
+  FK_HD Gather a(int64_t k0, const Geom& g) const {
+    const int64_t kg = g.K / g.groups, D = g.R * g.S * kg, kk0 = k0 + a_k;
+    Tap tp = split_tap(kk0, g.S, kg);
+    Gather q;
+    for (int e = 0; e < 4; ++e) {
+      q.off[e] = -1;
+      const int64_t nh = a_hp - tp.r * g.dil_h, nw = a_wp - tp.s * g.dil_w;
+      if (a_base >= 0 && kk0 + e < D && nh >= 0 && nw >= 0) {
+        const tile_math::QR ph = tile_math::qdiv(nh, g.stride_h);
+        const tile_math::QR qw = tile_math::qdiv(nw, g.stride_w);
+        if (ph.r == 0 && qw.r == 0 && ph.q < g.P && qw.q < g.Q)
+          q.off[e] = a_base + (ph.q * g.Q + qw.q) * g.K + tp.i;
+      }
+      next_tap(tp, g.S, kg);
+    }
+    finish_gather(q);
+    return q;
+  }
+  FK_HD Gather b(int64_t k0, const Geom& g) const {
+    const int64_t kg = g.K / g.groups, cg = g.C / g.groups, D = g.R * g.S * kg, kk0 = k0 + b_k;
+    Tap tp = split_tap(kk0, g.S, kg);
+    Gather q;
+    for (int e = 0; e < 4; ++e) {
+      q.off[e] = (b_c < cg && kk0 + e < D)
+                     ? ((tp.r * g.S + tp.s) * cg + b_c) * g.K + grp * kg + tp.i
+                     : -1;
+      next_tap(tp, g.S, kg);
+    }
+    finish_gather(q);
+    return q;
+  }
+};
+
+// Weight-gradient tile loader over the depth chunk [k0 of the first step, kend): A = im2col^T
+// (m-major quads: depth (n,p,q) t/32, taps (t%32)*4..+3, contiguous in c), B = dy (m-major).
+struct ConvWgradTile {
+  static constexpr bool kAKMajor = false, kBKMajor = false;
+  Tap a_tap;
+  int64_t a_m, b_col, grp, kend;
+  int a_l, b_l;
+  FK_HD ConvWgradTile(const Geom& g, int64_t row0, int64_t col0, int64_t grp_, int64_t kend_,
+                      int t)
+      : a_tap(split_tap(row0 + tile_math::mmajor_slot(t, 0).m, g.S, g.C / g.groups)),
+        a_m(row0 + tile_math::mmajor_slot(t, 0).m), b_col(col0 + tile_math::mmajor_slot(t, 0).m),
+        grp(grp_), kend(kend_), a_l(tile_math::mmajor_slot(t, 0).k),
+        b_l(tile_math::mmajor_slot(t, 0).k) {}
+  FK_HD Gather a(int64_t k0, const Geom& g) const {
+    const int64_t l = k0 + a_l;
+    return im_quad(l < kend ? im_row(l, grp, g) : ImRow{-1, 0, 0}, a_tap, a_m, g);
+  }
+  FK_HD Gather b(int64_t k0, const Geom& g) const {
+    const int64_t l = k0 + b_l, kg = g.K / g.groups;
+    Gather q;
+    for (int e = 0; e < 4; ++e)
+      q.off[e] = (l < kend && b_col + e < kg) ? l * g.K + grp * kg + b_col + e : -1;
+    finish_gather(q);
+    return q;
+  }
+};
+
+// Where GEMM element (i, j) of group grp goes (i < M, j < N of its dims).
+FK_HD int64_t fwd_out_offset(int64_t i, int64_t j, int64_t grp, const Geom& g) {
+  return i * g.K + grp * (g.K / g.groups) + j;  // also the bias index is grp*K/groups + j
+}
+FK_HD int64_t dgrad_out_offset(int64_t i, int64_t j, int64_t grp, const Geom& g) {
+  return i * g.C + grp * (g.C / g.groups) + j;
+}
+FK_HD int64_t wgrad_out_offset(int64_t i, int64_t j, int64_t grp, const Geom& g) {
+  return i * g.K + grp * (g.K / g.groups) + j;
+}
+// Weight-gradient partial sum of chunk `split` in the workspace (splits, groups, M, N).
+FK_HD int64_t wgrad_partial_offset(int64_t split, int64_t i, int64_t j, int64_t grp,
+                                   const Geom& g) {
+  return ((split * g.groups + grp) * depth_size(g) + i) * (g.K / g.groups) + j;
+}
+
+// Split of the weight gradient's reduction over N*P*Q: enough blocks to fill the GPU
+// (kWgradTargetBlocks, from the shape only, so a result never depends on the device), each
+// chunk at least kWgradMinTiles k-steps; grid.z = splits * groups stays <= 65535.
+constexpr int64_t kWgradTargetBlocks = 264, kWgradMinTiles = 32;
+struct SplitK { int64_t splits, chunk; };
+FK_HD SplitK wgrad_split(const Geom& g) {
+  const GemmDims d = wgrad_dims(g);
+  const int64_t ktiles = (d.D + tile_math::kTileK - 1) / tile_math::kTileK;
+  const int64_t tiles = ((d.M + tile_math::kTileM - 1) / tile_math::kTileM) *
+                        ((d.N + tile_math::kTileN - 1) / tile_math::kTileN) * g.groups;
+  int64_t splits = 1;
+  if (tiles > 0 && ktiles > 0) {
+    splits = (kWgradTargetBlocks + tiles - 1) / tiles;
+    const int64_t most = ktiles / kWgradMinTiles, zcap = 65535 / g.groups;
+    if (splits > most) splits = most;
+    if (splits > zcap) splits = zcap;
+    if (splits < 1) splits = 1;
+  }
+  const int64_t chunk_tiles = ktiles > 0 ? (ktiles + splits - 1) / splits : 1;
+  splits = ktiles > 0 ? (ktiles + chunk_tiles - 1) / chunk_tiles : 1;
+  return {splits, chunk_tiles * tile_math::kTileK};
+}
+// Floats of workspace the weight gradient needs (0: it writes dw directly).
+FK_HD int64_t wgrad_workspace_floats(const Geom& g) {
+  const SplitK sk = wgrad_split(g);
+  const GemmDims d = wgrad_dims(g);
+  return sk.splits > 1 ? sk.splits * g.groups * d.M * d.N : 0;
 }
 
 // Pooling window along one axis: taps [t0, t1) in range for output coordinate o.
