@@ -26,12 +26,19 @@ namespace tmath = fk_cuda::tile_math;
 namespace {
 using F64 = py::array_t<double, py::array::c_style | py::array::forcecast>;
 
-cm::Geom geom_of(const std::vector<int64_t>& v) {
+cm::TileGeom geom_of(const std::vector<int64_t>& v) {
   if (v.size() != 16)
     throw std::invalid_argument("geometry must be (N, H, W, C, K, R, S, P, Q, stride_h, "
                                 "stride_w, dil_h, dil_w, pad_top, pad_left, groups)");
-  return cm::Geom{v[0], v[1], v[2], v[3],  v[4],  v[5],  v[6],  v[7],
-                  v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15]};
+  const cm::Geom g{v[0], v[1], v[2],  v[3],  v[4],  v[5],  v[6],  v[7],
+                   v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15]};
+  for (int64_t x : v)
+    if (x < 0) throw std::invalid_argument("geometry values must be >= 0");
+  if (g.stride_h < 1 || g.stride_w < 1 || g.dil_h < 1 || g.dil_w < 1 || g.groups < 1 ||
+      g.C % g.groups || g.K % g.groups)
+    throw std::invalid_argument("strides, dilations, groups must be >= 1, groups divide C, K");
+  if (!cm::tile_fits_int32(g)) throw std::invalid_argument("geometry too large for int32 tiles");
+  return cm::tile_geom(g);
 }
 
 const double* checked(const F64& a, int64_t size, const char* name) {
@@ -47,7 +54,7 @@ struct Tiles {
 };
 
 template <class Tile>
-void fill(const std::vector<Tile>& th, const cm::Geom& g, const double* A, const double* B,
+void fill(const std::vector<Tile>& th, const cm::TileGeom& g, const double* A, const double* B,
           int64_t k0, Tiles& tl) {
   int seen_a[tmath::kTileK][tmath::kTileM] = {}, seen_b[tmath::kTileK][tmath::kTileN] = {};
   for (int t = 0; t < tmath::kTileThreads; ++t) {
@@ -69,7 +76,7 @@ void fill(const std::vector<Tile>& th, const cm::Geom& g, const double* A, const
 }
 
 template <class Tile>
-std::vector<Tile> threads_of(const cm::Geom& g, int64_t row0, int64_t col0, int64_t grp,
+std::vector<Tile> threads_of(const cm::TileGeom& g, int64_t row0, int64_t col0, int64_t grp,
                              int64_t kend) {
   std::vector<Tile> th;
   for (int t = 0; t < tmath::kTileThreads; ++t) th.emplace_back(g, row0, col0, grp, kend, t);
@@ -79,12 +86,12 @@ std::vector<Tile> threads_of(const cm::Geom& g, int64_t row0, int64_t col0, int6
 // Walks the kernel's grid: blocks (row tile, col tile, z) with z = split * groups + grp; calls
 // put(split, grp, i, j, value) once per in-bounds element of each block's C tile.
 template <class Tile, class Put>
-void emulate(const cm::Geom& g, const cm::GemmDims& d, int64_t splits, int64_t chunk,
+void emulate(const cm::TileGeom& g, const cm::GemmDims& d, int64_t splits, int64_t chunk,
              const double* A, const double* B, Put put) {
   std::vector<double> acc(tmath::kTileM * tmath::kTileN);
   Tiles tl;
-  for (int64_t z = 0; z < splits * g.groups; ++z) {
-    const int64_t grp = z % g.groups, split = z / g.groups;
+  for (int64_t z = 0; z < splits * g.g.groups; ++z) {
+    const int64_t grp = z % g.g.groups, split = z / g.g.groups;
     const int64_t kbeg = split * chunk, kend = kbeg + chunk < d.D ? kbeg + chunk : d.D;
     for (int64_t row0 = 0; row0 < d.M; row0 += tmath::kTileM)
       for (int64_t col0 = 0; col0 < d.N; col0 += tmath::kTileN) {
@@ -185,8 +192,9 @@ FK_BIND_FAMILY(conv) {
 
   // ---- emulation of the tiled kernels of conv.cu (float64) ----
   m.def("conv2d_forward_tiled", [](F64 x, F64 w, py::object bias, std::vector<int64_t> geo) {
-    const cm::Geom g = geom_of(geo);
-    const cm::GemmDims d = cm::fwd_dims(g);
+    const cm::TileGeom tg = geom_of(geo);
+    const cm::Geom& g = tg.g;
+    const cm::GemmDims d = cm::fwd_dims(tg);
     const double* px = checked(x, g.N * g.H * g.W * g.C, "x");
     const double* pw = checked(w, g.R * g.S * (g.C / g.groups) * g.K, "w");
     F64 b = bias.is_none() ? F64(std::vector<int64_t>{g.K}) : bias.cast<F64>();
@@ -194,9 +202,9 @@ FK_BIND_FAMILY(conv) {
     const double* pb = checked(b, g.K, "bias");
     F64 y({g.N, g.P, g.Q, g.K});
     Writer wr(y.mutable_data(), g.N * g.P * g.Q * g.K);
-    emulate<cm::ConvFwdTile>(g, d, 1, d.D, px, pw,
+    emulate<cm::ConvFwdTile>(tg, d, 1, d.D, px, pw,
                              [&](int64_t, int64_t grp, int64_t i, int64_t j, double v) {
-                               const int64_t off = cm::fwd_out_offset(i, j, grp, g);
+                               const int64_t off = cm::fwd_out_offset(i, j, grp, tg);
                                wr.put(off, v + pb[off % g.K]);
                              });
     wr.all_written();
@@ -205,15 +213,16 @@ FK_BIND_FAMILY(conv) {
      "y of conv2d_forward (linear, float64) through the forward kernel's tile walk.");
 
   m.def("conv2d_backward_input_tiled", [](F64 dy, F64 w, std::vector<int64_t> geo) {
-    const cm::Geom g = geom_of(geo);
-    const cm::GemmDims d = cm::dgrad_dims(g);
+    const cm::TileGeom tg = geom_of(geo);
+    const cm::Geom& g = tg.g;
+    const cm::GemmDims d = cm::dgrad_dims(tg);
     const double* pdy = checked(dy, g.N * g.P * g.Q * g.K, "dy");
     const double* pw = checked(w, g.R * g.S * (g.C / g.groups) * g.K, "w");
     F64 dx({g.N, g.H, g.W, g.C});
     Writer wr(dx.mutable_data(), g.N * g.H * g.W * g.C);
-    emulate<cm::ConvDgradTile>(g, d, 1, d.D, pdy, pw,
+    emulate<cm::ConvDgradTile>(tg, d, 1, d.D, pdy, pw,
                                [&](int64_t, int64_t grp, int64_t i, int64_t j, double v) {
-                                 wr.put(cm::dgrad_out_offset(i, j, grp, g), v);
+                                 wr.put(cm::dgrad_out_offset(i, j, grp, tg), v);
                                });
     wr.all_written();
     return dx;
@@ -221,28 +230,30 @@ FK_BIND_FAMILY(conv) {
      "dx of conv2d_backward_input (float64) through the input-gradient kernel's tile walk.");
 
   m.def("conv2d_backward_weight_tiled", [](F64 dy, F64 x, std::vector<int64_t> geo) {
-    const cm::Geom g = geom_of(geo);
-    const cm::GemmDims d = cm::wgrad_dims(g);
-    const cm::SplitK sk = cm::wgrad_split(g);
+    const cm::TileGeom tg = geom_of(geo);
+    const cm::Geom& g = tg.g;
+    const cm::GemmDims d = cm::wgrad_dims(tg);
+    if (!cm::wgrad_fits_int32(g)) throw std::invalid_argument("N*P*Q too large for int32");
+    const cm::SplitK sk = cm::wgrad_split(tg);
     const double* pdy = checked(dy, g.N * g.P * g.Q * g.K, "dy");
     const double* px = checked(x, g.N * g.H * g.W * g.C, "x");
-    const int64_t ws_n = cm::wgrad_workspace_floats(g);
+    const int64_t ws_n = cm::wgrad_workspace_floats(tg);
     std::vector<double> ws(ws_n > 0 ? ws_n : 1);
     F64 dw({g.R, g.S, g.C / g.groups, g.K});
     Writer wr(dw.mutable_data(), d.M * g.K);
     Writer part(ws.data(), ws_n);
-    emulate<cm::ConvWgradTile>(g, d, sk.splits, sk.chunk, px, pdy,
+    emulate<cm::ConvWgradTile>(tg, d, sk.splits, sk.chunk, px, pdy,
                                [&](int64_t split, int64_t grp, int64_t i, int64_t j, double v) {
-                                 if (sk.splits == 1) wr.put(cm::wgrad_out_offset(i, j, grp, g), v);
-                                 else part.put(cm::wgrad_partial_offset(split, i, j, grp, g), v);
+                                 if (sk.splits == 1) wr.put(cm::wgrad_out_offset(i, j, grp, tg), v);
+                                 else part.put(cm::wgrad_partial_offset(split, i, j, grp, tg), v);
                                });
     if (sk.splits > 1) {  // the second pass: splits summed in ascending order
       part.all_written();
       for (int64_t e = 0; e < d.M * g.K; ++e) {
         const int64_t i = e / g.K, k = e % g.K, grp = k / d.N, j = k % d.N;
         double s = 0.0;
-        for (int64_t sp = 0; sp < sk.splits; ++sp) s += ws[cm::wgrad_partial_offset(sp, i, j, grp, g)];
-        wr.put(cm::wgrad_out_offset(i, j, grp, g), s);
+        for (int64_t sp = 0; sp < sk.splits; ++sp) s += ws[cm::wgrad_partial_offset(sp, i, j, grp, tg)];
+        wr.put(cm::wgrad_out_offset(i, j, grp, tg), s);
       }
     }
     wr.all_written();
@@ -258,7 +269,8 @@ FK_BIND_FAMILY(conv) {
 
   m.def("conv_tiles", [](const std::string& kind, F64 a, F64 b, std::vector<int64_t> geo,
                          int64_t row0, int64_t col0, int64_t grp, int64_t k0, int64_t kend) {
-    const cm::Geom g = geom_of(geo);
+    const cm::TileGeom tg = geom_of(geo);
+    const cm::Geom& g = tg.g;
     const int64_t nx = g.N * g.H * g.W * g.C, ny = g.N * g.P * g.Q * g.K,
                   nw = g.R * g.S * (g.C / g.groups) * g.K;
     const bool fwd = kind == "forward", dgrad = kind == "backward_input";
@@ -266,11 +278,11 @@ FK_BIND_FAMILY(conv) {
     checked(b, fwd ? nw : (dgrad ? nw : ny), "b");
     Tiles tl;
     if (kind == "forward")
-      fill(threads_of<cm::ConvFwdTile>(g, row0, col0, grp, kend), g, a.data(), b.data(), k0, tl);
+      fill(threads_of<cm::ConvFwdTile>(tg, row0, col0, grp, kend), tg, a.data(), b.data(), k0, tl);
     else if (kind == "backward_input")
-      fill(threads_of<cm::ConvDgradTile>(g, row0, col0, grp, kend), g, a.data(), b.data(), k0, tl);
+      fill(threads_of<cm::ConvDgradTile>(tg, row0, col0, grp, kend), tg, a.data(), b.data(), k0, tl);
     else if (kind == "backward_weight")
-      fill(threads_of<cm::ConvWgradTile>(g, row0, col0, grp, kend), g, a.data(), b.data(), k0, tl);
+      fill(threads_of<cm::ConvWgradTile>(tg, row0, col0, grp, kend), tg, a.data(), b.data(), k0, tl);
     else
       throw std::invalid_argument("kind must be forward, backward_input or backward_weight");
     F64 ta({tmath::kTileK, tmath::kTileM}), tb({tmath::kTileK, tmath::kTileN});

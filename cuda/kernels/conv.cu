@@ -1,22 +1,42 @@
 // conv.cu: CUDA conv2d (forward, input and weight gradients) and max/avg pooling, NHWC.
 //
-// Each kernel computes one output element per thread (grid-stride), gathering through the
-// implicit-GEMM index maps of fk_cuda/conv_math.h: no im2col buffer, no atomics, a fixed
-// summation order (deterministic). Forward: sum over the (r, s, c) depth of one group, then the
-// GEMM epilogue (bias, fused activation, gemm_math.h). Input gradient: for each input element,
-// the (r, s) taps whose inverse map lands on an output position. Weight gradient: for each
-// filter element, the sum over (n, p, q) accumulated in float64.
-// TODO(perf): tile these through the GEMM kernel's shared-memory machinery (gemm.cu).
+// conv2d: three tiled implicit GEMMs (one per group, grid.z) on the GEMM's tile machinery
+// (gemm_tile.cuh: 128 x 128 x 8 block tiles, 256 threads, register prefetch + two shared
+// buffers, FP32 8 x 8 register blocking or TF32 mma.sync when allowed). The A operand is never
+// materialised: each thread's quads are gathered from x (or dy) through the tile loaders of
+// fk_cuda/conv_math.h (zero for padding and past the edges), with 16-byte loads where a quad's
+// 4 elements are consecutive and aligned (channels per group a multiple of 4, or any run that
+// happens to be contiguous). No atomics; fixed summation orders (deterministic).
+//   forward          y = act(im2col(x) W + bias): the epilogue is gemm_math::epilogue.
+//   input gradient   dx = dy~ W~^T with dy~ gathered through the inverse map (a tap whose
+//                    p = (h + pt - r*dh) / sh is not an integer in [0, P) reads zero; with
+//                    stride s those zero taps are (s^2 - 1) / s^2 of the depth: wasted but
+//                    correct work).
+//   weight gradient  dw = im2col(x)^T dy, the N*P*Q reduction cut into chunks (grid.z) whose
+//                    partial tiles go to a workspace, summed by a second kernel in ascending
+//                    chunk order in float64; the split depends on the shape only.
+// The old one-element-per-thread conv kernels are gone: the tiled ones handle any size (a tiny
+// conv is one block; the launch dominates either way).
+// Pooling: one output element per thread (grid-stride) through the conv_math.h maps.
 #include <stdexcept>
 #include <string>
 
 #include "fk_cuda/conv.cuh"
+#include "fk_cuda/gemm.cuh"
 #include "fk_cuda/gemm_math.h"
+#include "fk_cuda/runtime.h"
+#include "gemm_tile.cuh"
 
 namespace fk_cuda {
 namespace {
 
 namespace cm = conv_math;
+namespace gt = gemm_tile;
+using gt::kBK;
+using gt::kBM;
+using gt::kBN;
+using gt::kPad;
+using gt::kThreads;
 
 void check(cudaError_t e, const char* call) {
   if (e != cudaSuccess)
@@ -32,63 +52,115 @@ unsigned blocks_for(int64_t n) {
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < (n); \
        e += int64_t(gridDim.x) * blockDim.x)
 
-__global__ void conv_fwd_kernel(float* y, const float* x, const float* w, const float* bias,
-                                cm::Geom g, int64_t act, float alpha) {
-  const int64_t rows = g.N * g.P * g.Q, depth = cm::depth_size(g);
-  FK_GRID_LOOP(e, rows * g.K) {
-    const int64_t row = e / g.K, k = e % g.K, grp = cm::group_of(k, g);
-    float acc = 0.f;
-    for (int64_t kk = 0; kk < depth; ++kk) {
-      const int64_t off = cm::a_offset(row, kk, grp, g);
-      if (off < 0) continue;
-      const cm::Pos3 t = cm::depth_to_rsc(kk, g);
-      acc = fmaf(__ldg(x + off), __ldg(w + cm::w_offset(t.a, t.b, t.c, k, g)), acc);
-    }
-    y[e] = gemm_math::epilogue(acc, 0.f, 1.f, 0.f, bias ? __ldg(bias + k) : 0.f, act, alpha);
+// ---- conv2d: tiled implicit GEMMs (gemm_tile.cuh machinery, conv_math.h tile loaders) ----
+
+enum Kind { kFwd, kDgrad, kWgrad };
+template <int kKind> struct TileOf;
+template <> struct TileOf<kFwd> { using type = cm::ConvFwdTile; };
+template <> struct TileOf<kDgrad> { using type = cm::ConvDgradTile; };
+template <> struct TileOf<kWgrad> { using type = cm::ConvWgradTile; };
+
+struct ConvArgs {
+  float* out;         // y, dx, dw, or the weight gradient's partial sums
+  const float* a;     // gathered GEMM operand A's source: x, dy, x
+  const float* b;     // B's source: w, w, dy
+  const float* bias;  // forward only (may be null)
+  cm::TileGeom g;
+  cm::GemmDims d;     // one group's GEMM
+  int64_t chunk;      // depth per split (weight gradient; else d.D)
+  int64_t act;
+  float alpha;
+  bool partial;       // weight gradient: out is the (splits, groups, M, N) workspace
+};
+
+// Gathers one quad: a 16-byte load when its 4 offsets are consecutive and aligned, else
+// predicated scalar loads (offset < 0 reads zero: padding, or past the matrix edge).
+__device__ __forceinline__ void gather(gt::Quad& q, const float* base, const cm::Gather& o) {
+  if (o.vec && gemm_math::vec4_aligned(base, o.off[0])) {
+    const float4 v = __ldg(reinterpret_cast<const float4*>(base + o.off[0]));
+    q.v[0] = v.x; q.v[1] = v.y; q.v[2] = v.z; q.v[3] = v.w;
+    return;
   }
+#pragma unroll
+  for (int e = 0; e < 4; ++e) q.v[e] = o.off[e] >= 0 ? __ldg(base + o.off[e]) : 0.f;
 }
 
-__global__ void conv_bwd_input_kernel(float* dx, const float* dy, const float* w, cm::Geom g) {
-  const int64_t cg = g.C / g.groups, kg = g.K / g.groups;
-  FK_GRID_LOOP(e, g.N * g.H * g.W * g.C) {
-    const int64_t c = e % g.C, t1 = e / g.C, wi = t1 % g.W, t2 = t1 / g.W, h = t2 % g.H,
-                  n = t2 / g.H;
-    const int64_t grp = c / cg, cc = c % cg;
-    float acc = 0.f;
-    for (int64_t r = 0; r < g.R; ++r) {
-      int64_t p;
-      if (!cm::out_coord(h, r, g.stride_h, g.dil_h, g.pad_top, g.P, &p)) continue;
-      for (int64_t s = 0; s < g.S; ++s) {
-        int64_t q;
-        if (!cm::out_coord(wi, s, g.stride_w, g.dil_w, g.pad_left, g.Q, &q)) continue;
-        const float* d = dy + cm::y_offset(n, p, q, grp * kg, g);
-        const float* f = w + cm::w_offset(r, s, cc, grp * kg, g);
-        for (int64_t k = 0; k < kg; ++k) acc = fmaf(__ldg(d + k), __ldg(f + k), acc);
-      }
-    }
-    dx[e] = acc;
+template <class Tile>
+struct ConvLoader {
+  const ConvArgs& p;
+  Tile tile;
+  int t;
+  gt::Quad qa, qb;
+  __device__ __forceinline__ void load(int64_t k0) {
+    gather(qa, p.a, tile.a(k0, p.g));
+    gather(qb, p.b, tile.b(k0, p.g));
   }
+  __device__ __forceinline__ void store(float (*As)[kPad], float (*Bs)[kPad]) {
+    if (Tile::kAKMajor) gt::store_kmajor(As, qa, t);
+    else gt::store_mmajor(As, qa, t);
+    if (Tile::kBKMajor) gt::store_kmajor(Bs, qb, t);
+    else gt::store_mmajor(Bs, qb, t);
+  }
+};
+
+// One block: tile (blockIdx.x, blockIdx.y) of the GEMM of group blockIdx.z % groups over the
+// depth chunk blockIdx.z / groups (a single chunk except for the split weight gradient).
+template <int kKind, bool kTf32>
+__device__ __forceinline__ void conv_block(const ConvArgs& p) {
+  __shared__ __align__(16) float As[2][kBK][kPad];
+  __shared__ __align__(16) float Bs[2][kBK][kPad];
+  const int t = threadIdx.x;
+  const int64_t row0 = int64_t(blockIdx.x) * kBM, col0 = int64_t(blockIdx.y) * kBN;
+  const int64_t grp = blockIdx.z % p.g.g.groups, split = blockIdx.z / p.g.g.groups;
+  const int64_t kbeg = split * p.chunk;
+  const int64_t kend = kbeg + p.chunk < p.d.D ? kbeg + p.chunk : p.d.D;
+  using Tile = typename TileOf<kKind>::type;
+  ConvLoader<Tile> ld{p, Tile(p.g, row0, col0, grp, kend, t), t, {}, {}};
+  float acc[64];
+  gt::mainloop<kTf32>(acc, As, Bs, ld, kbeg, (kend - kbeg + kBK - 1) / kBK, t);
+  gt::for_each_result<kTf32>(acc, t, [&](int il, int jl, float v) {
+    const int64_t i = row0 + il, j = col0 + jl;
+    if (i >= p.d.M || j >= p.d.N) return;
+    if (kKind == kFwd) {
+      const int64_t off = cm::fwd_out_offset(i, j, grp, p.g);
+      const float b = p.bias ? __ldg(p.bias + grp * p.g.kg + j) : 0.f;
+      p.out[off] = gemm_math::epilogue(v, 0.f, 1.f, 0.f, b, p.act, p.alpha);
+    } else if (kKind == kDgrad) {
+      p.out[cm::dgrad_out_offset(i, j, grp, p.g)] = v;
+    } else {
+      p.out[p.partial ? cm::wgrad_partial_offset(split, i, j, grp, p.g)
+                      : cm::wgrad_out_offset(i, j, grp, p.g)] = v;
+    }
+  });
 }
 
-__global__ void conv_bwd_weight_kernel(float* dw, const float* dy, const float* x, cm::Geom g) {
-  const int64_t cg = g.C / g.groups;
-  FK_GRID_LOOP(e, g.R * g.S * cg * g.K) {
-    const int64_t k = e % g.K, t1 = e / g.K, cc = t1 % cg, t2 = t1 / cg, s = t2 % g.S,
-                  r = t2 / g.S;
-    const int64_t c = cm::group_of(k, g) * cg + cc;
-    double acc = 0.0;
-    for (int64_t n = 0; n < g.N; ++n)
-      for (int64_t p = 0; p < g.P; ++p) {
-        const int64_t h = cm::in_coord(p, r, g.stride_h, g.dil_h, g.pad_top);
-        if (!cm::in_range(h, g.H)) continue;
-        for (int64_t q = 0; q < g.Q; ++q) {
-          const int64_t wi = cm::in_coord(q, s, g.stride_w, g.dil_w, g.pad_left);
-          if (!cm::in_range(wi, g.W)) continue;
-          acc += static_cast<double>(__ldg(x + cm::x_offset(n, h, wi, c, g))) *
-                 static_cast<double>(__ldg(dy + cm::y_offset(n, p, q, k, g)));
-        }
-      }
-    dw[e] = static_cast<float>(acc);
+// The three kernels (separate names for the resource report). Two blocks per SM, as the GEMM:
+// 128 registers, which the 8 x 8 accumulators plus the gather state fit with no spills only
+// because coordinates are 32-bit and derived sizes come precomputed in TileGeom.
+constexpr int kConvMinBlocks = 2;
+template <bool kTf32>
+__global__ void __launch_bounds__(kThreads, kConvMinBlocks) conv_fwd_kernel(const __grid_constant__ ConvArgs p) {
+  conv_block<kFwd, kTf32>(p);
+}
+template <bool kTf32>
+__global__ void __launch_bounds__(kThreads, kConvMinBlocks) conv_bwd_input_kernel(const __grid_constant__ ConvArgs p) {
+  conv_block<kDgrad, kTf32>(p);
+}
+template <bool kTf32>
+__global__ void __launch_bounds__(kThreads, kConvMinBlocks) conv_bwd_weight_kernel(const __grid_constant__ ConvArgs p) {
+  conv_block<kWgrad, kTf32>(p);
+}
+
+// Second pass of the split weight gradient: dw[i, grp*N + j] = sum over splits in ascending
+// order (float64) of the partial sums; one thread per element of dw (coalesced along k).
+__global__ void conv_wgrad_reduce_kernel(float* dw, const float* part, cm::TileGeom g,
+                                         cm::GemmDims d, int64_t splits) {
+  FK_GRID_LOOP(e, d.M * g.g.K) {
+    const int64_t i = e / g.g.K, k = e % g.g.K, grp = k / d.N, j = k % d.N;
+    double s = 0.0;
+    for (int64_t sp = 0; sp < splits; ++sp)
+      s += static_cast<double>(part[cm::wgrad_partial_offset(sp, i, j, grp, g)]);
+    dw[cm::wgrad_out_offset(i, j, grp, g)] = static_cast<float>(s);
   }
 }
 
@@ -169,30 +241,74 @@ __global__ void avgpool_bwd_kernel(float* dx, const float* dy, cm::Geom g) {
   }
 }
 
+
+// Grid of one conv GEMM: row tiles, column tiles, groups * splits; refused (ValueError, before
+// any launch) beyond CUDA's grid limits.
+dim3 conv_grid(const char* name, const cm::GemmDims& d, int64_t z) {
+  const int64_t gx = (d.M + kBM - 1) / kBM, gy = (d.N + kBN - 1) / kBN;
+  if (gx > 2147483647LL || gy > 65535 || z > 65535)
+    throw std::invalid_argument(std::string(name) + ": the CUDA kernel's grid (" +
+                                std::to_string(gx) + ", " + std::to_string(gy) + ", " +
+                                std::to_string(z) + ") exceeds CUDA's limits (groups <= 65535, "
+                                "channels per group <= 8388480)");
+  return dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(z));
+}
+
+// TF32 only when the process allows it (set_matmul_precision("high")), as the GEMM.
+bool use_tf32(int64_t depth) {
+  return allow_tf32() && depth > 0 && device_properties().major >= 8;
+}
+
 }  // namespace
 
 void conv2d_forward(cudaStream_t s, float* y, const float* x, const float* w, const float* bias,
                     const cm::Geom& g, int64_t activation, float alpha) {
-  const int64_t n = g.N * g.P * g.Q * g.K;
-  if (n == 0) return;
-  conv_fwd_kernel<<<blocks_for(n), 256, 0, s>>>(y, x, w, bias, g, activation, alpha);
+  const cm::TileGeom tg = cm::tile_geom(g);
+  const cm::GemmDims d = cm::fwd_dims(tg);
+  if (d.M == 0 || d.N == 0) return;
+  const dim3 grid = conv_grid("conv2d_forward", d, g.groups);
+  const ConvArgs p{y, x, w, bias, tg, d, d.D, activation, alpha, false};
+  if (use_tf32(d.D)) conv_fwd_kernel<true><<<grid, kThreads, 0, s>>>(p);
+  else conv_fwd_kernel<false><<<grid, kThreads, 0, s>>>(p);
   check(cudaGetLastError(), "conv2d_forward kernel launch");
 }
 
 void conv2d_backward_input(cudaStream_t s, float* dx, const float* dy, const float* w,
                            const cm::Geom& g) {
-  const int64_t n = g.N * g.H * g.W * g.C;
-  if (n == 0) return;
-  conv_bwd_input_kernel<<<blocks_for(n), 256, 0, s>>>(dx, dy, w, g);
+  const cm::TileGeom tg = cm::tile_geom(g);
+  const cm::GemmDims d = cm::dgrad_dims(tg);
+  if (d.M == 0 || d.N == 0) return;
+  const dim3 grid = conv_grid("conv2d_backward_input", d, g.groups);
+  const ConvArgs p{dx, dy, w, nullptr, tg, d, d.D, 0, 0.f, false};
+  if (use_tf32(d.D)) conv_bwd_input_kernel<true><<<grid, kThreads, 0, s>>>(p);
+  else conv_bwd_input_kernel<false><<<grid, kThreads, 0, s>>>(p);
   check(cudaGetLastError(), "conv2d_backward_input kernel launch");
 }
 
+int64_t conv2d_backward_weight_workspace(const cm::Geom& g) {
+  return cm::wgrad_workspace_floats(cm::tile_geom(g));
+}
+
 void conv2d_backward_weight(cudaStream_t s, float* dw, const float* dy, const float* x,
-                            const cm::Geom& g) {
-  const int64_t n = g.R * g.S * (g.C / g.groups) * g.K;
-  if (n == 0) return;
-  conv_bwd_weight_kernel<<<blocks_for(n), 256, 0, s>>>(dw, dy, x, g);
+                            const cm::Geom& g, float* workspace) {
+  const cm::TileGeom tg = cm::tile_geom(g);
+  const cm::GemmDims d = cm::wgrad_dims(tg);
+  if (d.M == 0 || d.N == 0) return;
+  const cm::SplitK sk = cm::wgrad_split(tg);
+  const bool partial = sk.splits > 1;
+  if (partial && !workspace)
+    throw std::invalid_argument("conv2d_backward_weight: missing workspace of " +
+                                std::to_string(cm::wgrad_workspace_floats(cm::tile_geom(g))) + " floats");
+  const dim3 grid = conv_grid("conv2d_backward_weight", d, sk.splits * g.groups);
+  const ConvArgs p{partial ? workspace : dw, x, dy, nullptr, tg, d, sk.chunk, 0, 0.f, partial};
+  if (use_tf32(d.D)) conv_bwd_weight_kernel<true><<<grid, kThreads, 0, s>>>(p);
+  else conv_bwd_weight_kernel<false><<<grid, kThreads, 0, s>>>(p);
   check(cudaGetLastError(), "conv2d_backward_weight kernel launch");
+  if (partial) {
+    conv_wgrad_reduce_kernel<<<blocks_for(d.M * g.K), 256, 0, s>>>(dw, workspace, tg, d,
+                                                                   sk.splits);
+    check(cudaGetLastError(), "conv2d_backward_weight reduce kernel launch");
+  }
 }
 
 void maxpool2d_forward(cudaStream_t s, float* y, int64_t* indices, const float* x,

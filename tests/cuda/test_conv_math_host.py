@@ -2,7 +2,10 @@
 fkeras._C_cuda_host): a conv2d computed as the kernel's implicit GEMM (rows (n, p, q), depth
 (r, s, c) of the group, zero padding through the bounds predicates) and the input gradient
 through the inverse map equal NumPy float64 convolutions and the CPU kernels on random shapes
-with strides, dilations, asymmetric padding and groups."""
+with strides, dilations, asymmetric padding and groups; and the tiled kernels' walk (conv.cu)
+emulated through the same tile loaders: one k-step's shared tiles equal slices of the NumPy
+im2col (and inverse-map) matrices, and the whole grid walk (split-K weight gradient included)
+equals NumPy float64 convolutions and the CPU kernels."""
 
 import numpy as np
 import pytest
@@ -224,3 +227,11 @@ def test_wgrad_split_covers_the_reduction(case):
     assert (splits - 1) * chunk < max(L, 1) <= splits * chunk
     if L >= 8 * 32 * 2 and geo[3] * geo[4] * geo[5] * geo[6] <= 64 * 64 * 9:
         assert splits > 1  # a long reduction is cut into chunks
+
+
+@pytest.mark.parametrize("geo", [(1, 1, 1, 1, 1, 1, 1, 1, 1, 2**31, 1, 1, 1, 0, 0, 1),
+                                 (1, 2**31, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1),
+                                 (1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 2)])
+def test_tile_geometry_is_checked(geo):
+    with pytest.raises(ValueError):
+        H_.conv_wgrad_split(geo)

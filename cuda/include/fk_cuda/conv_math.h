@@ -87,15 +87,45 @@ FK_HD int64_t a_offset(int64_t row, int64_t kk, int64_t grp, const Geom& g) {
 //   weight gradient: dw[(r,s,c), k] = sum_(n,p,q)   x[n, h, w, c] dy[n, p, q, k]
 //                    M = R*S*C/groups, N = K/groups, depth N*P*Q, cut into `splits` chunks of
 //                    `chunk` (a multiple of kTileK) summed by a second pass in a fixed order.
+// Coordinates are 32-bit (tile_fits_int32 holds, checked by the bindings); element offsets and
+// the row / reduction indices N*P*Q, N*H*W are 64-bit.
 // ---------------------------------------------------------------------------------------------
+
+// Geom plus the derived sizes, computed once on the host (a kernel reads them from its
+// parameters instead of dividing per thread).
+struct TileGeom {
+  Geom g;
+  int64_t cg, kg;  // input / output channels per group
+};
+FK_HD TileGeom tile_geom(const Geom& g) { return {g, g.C / g.groups, g.K / g.groups}; }
+
+// Whether every coordinate the tile loaders form fits in int32 (sizes, padded extents and the
+// depths of the forward and input-gradient GEMMs).
+FK_HD bool tile_fits_int32(const Geom& g) {
+  const int64_t lim = 2147483647LL - 1024;  // room for tile overhangs
+  const int64_t v[] = {g.N, g.H, g.W, g.C, g.K, g.R, g.S, g.P, g.Q, g.stride_h, g.stride_w,
+                       g.dil_h, g.dil_w, g.pad_top, g.pad_left, g.groups};
+  for (int64_t x : v)
+    if (x > lim) return false;
+  if (g.P * g.stride_h + g.R * g.dil_h + g.H + g.pad_top > lim) return false;
+  if (g.Q * g.stride_w + g.S * g.dil_w + g.W + g.pad_left > lim) return false;
+  return g.R * g.S * g.C <= lim && g.R * g.S * g.K <= lim;
+}
+
+// The weight gradient's reduction index N*P*Q must fit in int32 too (im_row32).
+FK_HD bool wgrad_fits_int32(const Geom& g) { return g.N * g.P * g.Q <= 2147483647LL - 1024; }
 
 // GEMM extents of one group.
 struct GemmDims { int64_t M, N, D; };
-FK_HD GemmDims fwd_dims(const Geom& g) { return {g.N * g.P * g.Q, g.K / g.groups, depth_size(g)}; }
-FK_HD GemmDims dgrad_dims(const Geom& g) {
-  return {g.N * g.H * g.W, g.C / g.groups, g.R * g.S * (g.K / g.groups)};
+FK_HD GemmDims fwd_dims(const TileGeom& t) {
+  return {t.g.N * t.g.P * t.g.Q, t.kg, t.g.R * t.g.S * t.cg};
 }
-FK_HD GemmDims wgrad_dims(const Geom& g) { return {depth_size(g), g.K / g.groups, g.N * g.P * g.Q}; }
+FK_HD GemmDims dgrad_dims(const TileGeom& t) {
+  return {t.g.N * t.g.H * t.g.W, t.cg, t.g.R * t.g.S * t.kg};
+}
+FK_HD GemmDims wgrad_dims(const TileGeom& t) {
+  return {t.g.R * t.g.S * t.cg, t.kg, t.g.N * t.g.P * t.g.Q};
+}
 
 // The 4 offsets one thread reads for one quad; vec: they are consecutive (one 16-byte load
 // when the address is aligned).
@@ -106,11 +136,17 @@ FK_HD void finish_gather(Gather& q) {
           q.off[3] == q.off[0] + 3;
 }
 
-// Tap of a depth index kk = (r * S + s) * inner + i (inner: C/groups or K/groups).
-struct Tap { int64_t r, s, i; };
+// 32-bit quotient / remainder (a >= 0, b >= 1).
+FK_HD int32_t udiv32(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) / static_cast<uint32_t>(b));
+}
+
+// Tap of a depth index kk = (r * S + s) * inner + i (inner: C/groups or K/groups), kk < 2^31.
+struct Tap { int32_t r, s, i; };
 FK_HD Tap split_tap(int64_t kk, int64_t S, int64_t inner) {
-  const tile_math::QR a = tile_math::qdiv(kk, inner), b = tile_math::qdiv(a.q, S);
-  return {b.q, b.r, a.r};
+  const int32_t k = static_cast<int32_t>(kk), in = static_cast<int32_t>(inner);
+  const int32_t a = udiv32(k, in), b = udiv32(a, static_cast<int32_t>(S));
+  return {b, a - b * static_cast<int32_t>(S), k - a * in};
 }
 // The tap of kk + 1.
 FK_HD void next_tap(Tap& t, int64_t S, int64_t inner) {
@@ -123,24 +159,38 @@ FK_HD void next_tap(Tap& t, int64_t S, int64_t inner) {
 // Output position `row` = (n, p, q) of the forward GEMM, as the start of its input window:
 // base = offset of x[n, 0, 0, grp * C/groups], (h0, w0) = input coordinates of tap (0, 0).
 // base < 0: the row is past the end (reads zero).
-struct ImRow { int64_t base, h0, w0; };
-FK_HD ImRow im_row(int64_t row, int64_t grp, const Geom& g) {
+struct ImRow { int64_t base; int32_t h0, w0; };
+FK_HD ImRow im_row(int64_t row, int64_t grp, const TileGeom& t) {
+  const Geom& g = t.g;
   if (row < 0 || row >= g.N * g.P * g.Q) return {-1, 0, 0};
   const tile_math::QR a = tile_math::qdiv(row, g.Q), b = tile_math::qdiv(a.q, g.P);
-  return {b.q * g.H * g.W * g.C + grp * (g.C / g.groups), b.r * g.stride_h - g.pad_top,
-          a.r * g.stride_w - g.pad_left};
+  return {b.q * g.H * g.W * g.C + grp * t.cg,
+          static_cast<int32_t>(b.r * g.stride_h - g.pad_top),
+          static_cast<int32_t>(a.r * g.stride_w - g.pad_left)};
 }
-// im2col quad: A[row, kk0 + e] (e = 0..3) of the forward GEMM, tp the tap of kk0.
-FK_HD Gather im_quad(const ImRow& o, Tap tp, int64_t kk0, const Geom& g) {
-  const int64_t D = depth_size(g), cg = g.C / g.groups;
+// im_row for row < N*P*Q < 2^32 (wgrad_fits_int32), with 32-bit divisions: the weight
+// gradient decomposes a new row every k-step, and the 64-bit path costs it registers.
+FK_HD ImRow im_row32(uint32_t row, int64_t grp, const TileGeom& t) {
+  const Geom& g = t.g;
+  const uint32_t Q = static_cast<uint32_t>(g.Q), P = static_cast<uint32_t>(g.P);
+  const uint32_t a = row / Q, n = a / P;
+  return {static_cast<int64_t>(n) * g.H * g.W * g.C + grp * t.cg,
+          static_cast<int32_t>((a - n * P) * g.stride_h - g.pad_top),
+          static_cast<int32_t>((row - a * Q) * g.stride_w - g.pad_left)};
+}
+// im2col quad: A[row, kk0 + e] (e = 0..3) of the forward GEMM, tp the tap of kk0, D the depth.
+FK_HD Gather im_quad(const ImRow& o, Tap tp, int64_t kk0, int64_t D, const TileGeom& t) {
+  const Geom& g = t.g;
   Gather q;
   for (int e = 0; e < 4; ++e) {
     q.off[e] = -1;
     if (o.base >= 0 && kk0 + e < D) {
-      const int64_t h = o.h0 + tp.r * g.dil_h, w = o.w0 + tp.s * g.dil_w;
-      if (in_range(h, g.H) && in_range(w, g.W)) q.off[e] = o.base + (h * g.W + w) * g.C + tp.i;
+      const int32_t h = o.h0 + tp.r * static_cast<int32_t>(g.dil_h);
+      const int32_t w = o.w0 + tp.s * static_cast<int32_t>(g.dil_w);
+      if (in_range(h, g.H) && in_range(w, g.W))
+        q.off[e] = o.base + (static_cast<int64_t>(h) * g.W + w) * g.C + tp.i;
     }
-    next_tap(tp, g.S, cg);
+    next_tap(tp, g.S, t.cg);
   }
   finish_gather(q);
   return q;
@@ -151,22 +201,23 @@ FK_HD Gather im_quad(const ImRow& o, Tap tp, int64_t kk0, const Geom& g) {
 struct ConvFwdTile {
   static constexpr bool kAKMajor = true, kBKMajor = false;
   ImRow a_row;
-  int64_t b_col, grp;
-  int a_k, b_k;
-  FK_HD ConvFwdTile(const Geom& g, int64_t row0, int64_t col0, int64_t grp_, int64_t /*kend*/,
-                    int t)
-      : a_row(im_row(row0 + tile_math::kmajor_slot(t, 0).m, grp_, g)),
-        b_col(col0 + tile_math::mmajor_slot(t, 0).m), grp(grp_),
-        a_k(tile_math::kmajor_slot(t, 0).k), b_k(tile_math::mmajor_slot(t, 0).k) {}
-  FK_HD Gather a(int64_t k0, const Geom& g) const {
+  int32_t b_col, grp, a_k, b_k;
+  FK_HD ConvFwdTile(const TileGeom& tg, int64_t row0, int64_t col0, int64_t grp_,
+                    int64_t /*kend*/, int t)
+      : a_row(im_row(row0 + tile_math::kmajor_slot(t, 0).m, grp_, tg)),
+        b_col(static_cast<int32_t>(col0) + tile_math::mmajor_slot(t, 0).m),
+        grp(static_cast<int32_t>(grp_)), a_k(tile_math::kmajor_slot(t, 0).k),
+        b_k(tile_math::mmajor_slot(t, 0).k) {}
+  FK_HD Gather a(int64_t k0, const TileGeom& tg) const {
     const int64_t kk0 = k0 + a_k;
-    return im_quad(a_row, split_tap(kk0, g.S, g.C / g.groups), kk0, g);
+    return im_quad(a_row, split_tap(kk0, tg.g.S, tg.cg), kk0, tg.g.R * tg.g.S * tg.cg, tg);
   }
-  FK_HD Gather b(int64_t k0, const Geom& g) const {
-    const int64_t kk = k0 + b_k, kg = g.K / g.groups;
+  FK_HD Gather b(int64_t k0, const TileGeom& tg) const {
+    const int64_t kk = k0 + b_k;
+    const bool row_ok = kk < tg.g.R * tg.g.S * tg.cg;
+    const int64_t base = kk * tg.g.K + grp * tg.kg + b_col;
     Gather q;
-    for (int e = 0; e < 4; ++e)
-      q.off[e] = (kk < depth_size(g) && b_col + e < kg) ? kk * g.K + grp * kg + b_col + e : -1;
+    for (int e = 0; e < 4; ++e) q.off[e] = (row_ok && b_col + e < tg.kg) ? base + e : -1;
     finish_gather(q);
     return q;
   }
@@ -176,48 +227,55 @@ struct ConvFwdTile {
 // group), B[(r,s,k), c] = w[r, s, c, grp*K/groups + k] (k-major quads: col t/2, depth (t%2)*4).
 struct ConvDgradTile {
   static constexpr bool kAKMajor = true, kBKMajor = true;
-  int64_t a_base, a_hp, a_wp;  // dy offset of (n, 0, 0, grp*K/groups) (< 0: past the end); h + pt, w + pl
-  int64_t b_c, grp;
-  int a_k, b_k;
-  FK_HD ConvDgradTile(const Geom& g, int64_t row0, int64_t col0, int64_t grp_,
+  int64_t a_base;        // dy offset of (n, 0, 0, grp*K/groups); < 0: row past the end
+  int32_t a_hp, a_wp;    // h + pad_top, w + pad_left
+  int32_t b_c, grp, a_k, b_k;
+  FK_HD ConvDgradTile(const TileGeom& tg, int64_t row0, int64_t col0, int64_t grp_,
                       int64_t /*kend*/, int t)
-      : a_base(-1), a_hp(0), a_wp(0), b_c(col0 + tile_math::kmajor_slot(t, 0).m), grp(grp_),
-        a_k(tile_math::kmajor_slot(t, 0).k), b_k(tile_math::kmajor_slot(t, 0).k) {
+      : a_base(-1), a_hp(0), a_wp(0),
+        b_c(static_cast<int32_t>(col0) + tile_math::kmajor_slot(t, 0).m),
+        grp(static_cast<int32_t>(grp_)), a_k(tile_math::kmajor_slot(t, 0).k),
+        b_k(tile_math::kmajor_slot(t, 0).k) {
+    const Geom& g = tg.g;
     const int64_t row = row0 + tile_math::kmajor_slot(t, 0).m;
     if (row < g.N * g.H * g.W) {
       const tile_math::QR a = tile_math::qdiv(row, g.W), b = tile_math::qdiv(a.q, g.H);
-      a_base = b.q * g.P * g.Q * g.K + grp * (g.K / g.groups);
-      a_hp = b.r + g.pad_top;
-      a_wp = a.r + g.pad_left;
+      a_base = b.q * g.P * g.Q * g.K + grp_ * tg.kg;
+      a_hp = static_cast<int32_t>(b.r + g.pad_top);
+      a_wp = static_cast<int32_t>(a.r + g.pad_left);
     }
   }
-  FK_HD Gather a(int64_t k0, const Geom& g) const {
-    const int64_t kg = g.K / g.groups, D = g.R * g.S * kg, kk0 = k0 + a_k;
-    Tap tp = split_tap(kk0, g.S, kg);
+  FK_HD Gather a(int64_t k0, const TileGeom& tg) const {
+    const Geom& g = tg.g;
+    const int64_t D = g.R * g.S * tg.kg, kk0 = k0 + a_k;
+    const int32_t sh = static_cast<int32_t>(g.stride_h), sw = static_cast<int32_t>(g.stride_w);
+    Tap tp = split_tap(kk0, g.S, tg.kg);
     Gather q;
     for (int e = 0; e < 4; ++e) {
       q.off[e] = -1;
-      const int64_t nh = a_hp - tp.r * g.dil_h, nw = a_wp - tp.s * g.dil_w;
+      const int32_t nh = a_hp - tp.r * static_cast<int32_t>(g.dil_h);
+      const int32_t nw = a_wp - tp.s * static_cast<int32_t>(g.dil_w);
       if (a_base >= 0 && kk0 + e < D && nh >= 0 && nw >= 0) {
-        const tile_math::QR ph = tile_math::qdiv(nh, g.stride_h);
-        const tile_math::QR qw = tile_math::qdiv(nw, g.stride_w);
-        if (ph.r == 0 && qw.r == 0 && ph.q < g.P && qw.q < g.Q)
-          q.off[e] = a_base + (ph.q * g.Q + qw.q) * g.K + tp.i;
+        const int32_t p = udiv32(nh, sh), qq = udiv32(nw, sw);
+        if (p * sh == nh && qq * sw == nw && p < g.P && qq < g.Q)
+          q.off[e] = a_base + (static_cast<int64_t>(p) * g.Q + qq) * g.K + tp.i;
       }
-      next_tap(tp, g.S, kg);
+      next_tap(tp, g.S, tg.kg);
     }
     finish_gather(q);
     return q;
   }
-  FK_HD Gather b(int64_t k0, const Geom& g) const {
-    const int64_t kg = g.K / g.groups, cg = g.C / g.groups, D = g.R * g.S * kg, kk0 = k0 + b_k;
-    Tap tp = split_tap(kk0, g.S, kg);
+  FK_HD Gather b(int64_t k0, const TileGeom& tg) const {
+    const Geom& g = tg.g;
+    const int64_t D = g.R * g.S * tg.kg, kk0 = k0 + b_k;
+    Tap tp = split_tap(kk0, g.S, tg.kg);
     Gather q;
     for (int e = 0; e < 4; ++e) {
-      q.off[e] = (b_c < cg && kk0 + e < D)
-                     ? ((tp.r * g.S + tp.s) * cg + b_c) * g.K + grp * kg + tp.i
+      q.off[e] = (b_c < tg.cg && kk0 + e < D)
+                     ? ((static_cast<int64_t>(tp.r) * g.S + tp.s) * tg.cg + b_c) * g.K +
+                           grp * tg.kg + tp.i
                      : -1;
-      next_tap(tp, g.S, kg);
+      next_tap(tp, g.S, tg.kg);
     }
     finish_gather(q);
     return q;
@@ -228,43 +286,46 @@ struct ConvDgradTile {
 // (m-major quads: depth (n,p,q) t/32, taps (t%32)*4..+3, contiguous in c), B = dy (m-major).
 struct ConvWgradTile {
   static constexpr bool kAKMajor = false, kBKMajor = false;
+  int64_t kend;
   Tap a_tap;
-  int64_t a_m, b_col, grp, kend;
-  int a_l, b_l;
-  FK_HD ConvWgradTile(const Geom& g, int64_t row0, int64_t col0, int64_t grp_, int64_t kend_,
-                      int t)
-      : a_tap(split_tap(row0 + tile_math::mmajor_slot(t, 0).m, g.S, g.C / g.groups)),
-        a_m(row0 + tile_math::mmajor_slot(t, 0).m), b_col(col0 + tile_math::mmajor_slot(t, 0).m),
-        grp(grp_), kend(kend_), a_l(tile_math::mmajor_slot(t, 0).k),
+  int32_t a_m, b_col, grp, a_l, b_l;
+  FK_HD ConvWgradTile(const TileGeom& tg, int64_t row0, int64_t col0, int64_t grp_,
+                      int64_t kend_, int t)
+      : kend(kend_), a_tap(split_tap(row0 + tile_math::mmajor_slot(t, 0).m, tg.g.S, tg.cg)),
+        a_m(static_cast<int32_t>(row0) + tile_math::mmajor_slot(t, 0).m),
+        b_col(static_cast<int32_t>(col0) + tile_math::mmajor_slot(t, 0).m),
+        grp(static_cast<int32_t>(grp_)), a_l(tile_math::mmajor_slot(t, 0).k),
         b_l(tile_math::mmajor_slot(t, 0).k) {}
-  FK_HD Gather a(int64_t k0, const Geom& g) const {
+  FK_HD Gather a(int64_t k0, const TileGeom& tg) const {
     const int64_t l = k0 + a_l;
-    return im_quad(l < kend ? im_row(l, grp, g) : ImRow{-1, 0, 0}, a_tap, a_m, g);
+    return im_quad(l < kend ? im_row32(static_cast<uint32_t>(l), grp, tg) : ImRow{-1, 0, 0},
+                   a_tap, a_m,
+                   tg.g.R * tg.g.S * tg.cg, tg);
   }
-  FK_HD Gather b(int64_t k0, const Geom& g) const {
-    const int64_t l = k0 + b_l, kg = g.K / g.groups;
+  FK_HD Gather b(int64_t k0, const TileGeom& tg) const {
+    const int64_t l = k0 + b_l;
+    const int64_t base = l * tg.g.K + grp * tg.kg + b_col;
     Gather q;
-    for (int e = 0; e < 4; ++e)
-      q.off[e] = (l < kend && b_col + e < kg) ? l * g.K + grp * kg + b_col + e : -1;
+    for (int e = 0; e < 4; ++e) q.off[e] = (l < kend && b_col + e < tg.kg) ? base + e : -1;
     finish_gather(q);
     return q;
   }
 };
 
 // Where GEMM element (i, j) of group grp goes (i < M, j < N of its dims).
-FK_HD int64_t fwd_out_offset(int64_t i, int64_t j, int64_t grp, const Geom& g) {
-  return i * g.K + grp * (g.K / g.groups) + j;  // also the bias index is grp*K/groups + j
+FK_HD int64_t fwd_out_offset(int64_t i, int64_t j, int64_t grp, const TileGeom& t) {
+  return i * t.g.K + grp * t.kg + j;  // the bias index is grp * K/groups + j
 }
-FK_HD int64_t dgrad_out_offset(int64_t i, int64_t j, int64_t grp, const Geom& g) {
-  return i * g.C + grp * (g.C / g.groups) + j;
+FK_HD int64_t dgrad_out_offset(int64_t i, int64_t j, int64_t grp, const TileGeom& t) {
+  return i * t.g.C + grp * t.cg + j;
 }
-FK_HD int64_t wgrad_out_offset(int64_t i, int64_t j, int64_t grp, const Geom& g) {
-  return i * g.K + grp * (g.K / g.groups) + j;
+FK_HD int64_t wgrad_out_offset(int64_t i, int64_t j, int64_t grp, const TileGeom& t) {
+  return i * t.g.K + grp * t.kg + j;
 }
 // Weight-gradient partial sum of chunk `split` in the workspace (splits, groups, M, N).
 FK_HD int64_t wgrad_partial_offset(int64_t split, int64_t i, int64_t j, int64_t grp,
-                                   const Geom& g) {
-  return ((split * g.groups + grp) * depth_size(g) + i) * (g.K / g.groups) + j;
+                                   const TileGeom& t) {
+  return ((split * t.g.groups + grp) * (t.g.R * t.g.S * t.cg) + i) * t.kg + j;
 }
 
 // Split of the weight gradient's reduction over N*P*Q: enough blocks to fill the GPU
@@ -272,15 +333,15 @@ FK_HD int64_t wgrad_partial_offset(int64_t split, int64_t i, int64_t j, int64_t 
 // chunk at least kWgradMinTiles k-steps; grid.z = splits * groups stays <= 65535.
 constexpr int64_t kWgradTargetBlocks = 264, kWgradMinTiles = 32;
 struct SplitK { int64_t splits, chunk; };
-FK_HD SplitK wgrad_split(const Geom& g) {
-  const GemmDims d = wgrad_dims(g);
+FK_HD SplitK wgrad_split(const TileGeom& t) {
+  const GemmDims d = wgrad_dims(t);
   const int64_t ktiles = (d.D + tile_math::kTileK - 1) / tile_math::kTileK;
   const int64_t tiles = ((d.M + tile_math::kTileM - 1) / tile_math::kTileM) *
-                        ((d.N + tile_math::kTileN - 1) / tile_math::kTileN) * g.groups;
+                        ((d.N + tile_math::kTileN - 1) / tile_math::kTileN) * t.g.groups;
   int64_t splits = 1;
   if (tiles > 0 && ktiles > 0) {
     splits = (kWgradTargetBlocks + tiles - 1) / tiles;
-    const int64_t most = ktiles / kWgradMinTiles, zcap = 65535 / g.groups;
+    const int64_t most = ktiles / kWgradMinTiles, zcap = 65535 / t.g.groups;
     if (splits > most) splits = most;
     if (splits > zcap) splits = zcap;
     if (splits < 1) splits = 1;
@@ -290,10 +351,10 @@ FK_HD SplitK wgrad_split(const Geom& g) {
   return {splits, chunk_tiles * tile_math::kTileK};
 }
 // Floats of workspace the weight gradient needs (0: it writes dw directly).
-FK_HD int64_t wgrad_workspace_floats(const Geom& g) {
-  const SplitK sk = wgrad_split(g);
-  const GemmDims d = wgrad_dims(g);
-  return sk.splits > 1 ? sk.splits * g.groups * d.M * d.N : 0;
+FK_HD int64_t wgrad_workspace_floats(const TileGeom& t) {
+  const SplitK sk = wgrad_split(t);
+  const GemmDims d = wgrad_dims(t);
+  return sk.splits > 1 ? sk.splits * t.g.groups * d.M * d.N : 0;
 }
 
 // Pooling window along one axis: taps [t0, t1) in range for output coordinate o.
