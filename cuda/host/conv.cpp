@@ -101,7 +101,8 @@ void emulate(const cm::TileGeom& g, const cm::GemmDims& d, int64_t splits, int64
           fill(th, g, A, B, k0, tl);
           for (int k = 0; k < tmath::kTileK; ++k)
             for (int i = 0; i < tmath::kTileM; ++i)
-              for (int j = 0; j < tmath::kTileN; ++j) acc[i * tmath::kTileN + j] += tl.a[k][i] * tl.b[k][j];
+              for (int j = 0; j < tmath::kTileN; ++j)
+                acc[i * tmath::kTileN + j] += tl.a[k][i] * tl.b[k][j];
         }
         for (int i = 0; i < tmath::kTileM; ++i)
           for (int j = 0; j < tmath::kTileN; ++j)
@@ -118,7 +119,8 @@ struct Writer {
   Writer(double* o, int64_t n) : out(o), count(n, 0) {}
   void put(int64_t off, double v) {
     if (off < 0 || off >= static_cast<int64_t>(count.size()) || count[off]++)
-      throw std::logic_error("output offset " + std::to_string(off) + " out of range or written twice");
+      throw std::logic_error("output offset " + std::to_string(off) +
+                             " out of range or written twice");
     out[off] = v;
   }
   void all_written() const {
@@ -204,7 +206,7 @@ FK_BIND_FAMILY(conv) {
     Writer wr(y.mutable_data(), g.N * g.P * g.Q * g.K);
     emulate<cm::ConvFwdTile>(tg, d, 1, d.D, px, pw,
                              [&](int64_t, int64_t grp, int64_t i, int64_t j, double v) {
-                               const int64_t off = cm::fwd_out_offset(i, j, grp, tg);
+                               const int64_t off = cm::out_offset(cm::fwd_out(grp, tg), i, j);
                                wr.put(off, v + pb[off % g.K]);
                              });
     wr.all_written();
@@ -222,7 +224,7 @@ FK_BIND_FAMILY(conv) {
     Writer wr(dx.mutable_data(), g.N * g.H * g.W * g.C);
     emulate<cm::ConvDgradTile>(tg, d, 1, d.D, pdy, pw,
                                [&](int64_t, int64_t grp, int64_t i, int64_t j, double v) {
-                                 wr.put(cm::dgrad_out_offset(i, j, grp, tg), v);
+                                 wr.put(cm::out_offset(cm::dgrad_out(grp, tg), i, j), v);
                                });
     wr.all_written();
     return dx;
@@ -242,18 +244,22 @@ FK_BIND_FAMILY(conv) {
     F64 dw({g.R, g.S, g.C / g.groups, g.K});
     Writer wr(dw.mutable_data(), d.M * g.K);
     Writer part(ws.data(), ws_n);
+    const bool partial = sk.splits > 1;
     emulate<cm::ConvWgradTile>(tg, d, sk.splits, sk.chunk, px, pdy,
                                [&](int64_t split, int64_t grp, int64_t i, int64_t j, double v) {
-                                 if (sk.splits == 1) wr.put(cm::wgrad_out_offset(i, j, grp, tg), v);
-                                 else part.put(cm::wgrad_partial_offset(split, i, j, grp, tg), v);
+                                 const int64_t off =
+                                     cm::out_offset(cm::wgrad_out(split, grp, partial, tg), i, j);
+                                 if (partial) part.put(off, v);
+                                 else wr.put(off, v);
                                });
     if (sk.splits > 1) {  // the second pass: splits summed in ascending order
       part.all_written();
       for (int64_t e = 0; e < d.M * g.K; ++e) {
         const int64_t i = e / g.K, k = e % g.K, grp = k / d.N, j = k % d.N;
         double s = 0.0;
-        for (int64_t sp = 0; sp < sk.splits; ++sp) s += ws[cm::wgrad_partial_offset(sp, i, j, grp, tg)];
-        wr.put(cm::wgrad_out_offset(i, j, grp, tg), s);
+        for (int64_t sp = 0; sp < sk.splits; ++sp)
+          s += ws[cm::out_offset(cm::wgrad_out(sp, grp, true, tg), i, j)];
+        wr.put(cm::out_offset(cm::wgrad_out(0, grp, false, tg), i, j), s);
       }
     }
     wr.all_written();
@@ -277,12 +283,13 @@ FK_BIND_FAMILY(conv) {
     checked(a, fwd ? nx : (dgrad ? ny : nx), "a");
     checked(b, fwd ? nw : (dgrad ? nw : ny), "b");
     Tiles tl;
+    const double *pa = a.data(), *pb = b.data();
     if (kind == "forward")
-      fill(threads_of<cm::ConvFwdTile>(tg, row0, col0, grp, kend), tg, a.data(), b.data(), k0, tl);
+      fill(threads_of<cm::ConvFwdTile>(tg, row0, col0, grp, kend), tg, pa, pb, k0, tl);
     else if (kind == "backward_input")
-      fill(threads_of<cm::ConvDgradTile>(tg, row0, col0, grp, kend), tg, a.data(), b.data(), k0, tl);
+      fill(threads_of<cm::ConvDgradTile>(tg, row0, col0, grp, kend), tg, pa, pb, k0, tl);
     else if (kind == "backward_weight")
-      fill(threads_of<cm::ConvWgradTile>(tg, row0, col0, grp, kend), tg, a.data(), b.data(), k0, tl);
+      fill(threads_of<cm::ConvWgradTile>(tg, row0, col0, grp, kend), tg, pa, pb, k0, tl);
     else
       throw std::invalid_argument("kind must be forward, backward_input or backward_weight");
     F64 ta({tmath::kTileK, tmath::kTileM}), tb({tmath::kTileK, tmath::kTileN});

@@ -85,69 +85,88 @@ __device__ __forceinline__ void gather(gt::Quad& q, const float* base, const cm:
   for (int e = 0; e < 4; ++e) q.v[e] = o.off[e] >= 0 ? __ldg(base + o.off[e]) : 0.f;
 }
 
+// Registers -> shared buffer buf, in the slot layout the tile loader's quads have.
 template <class Tile>
-struct ConvLoader {
-  const ConvArgs& p;
-  Tile tile;
-  int t;
-  gt::Quad qa, qb;
-  __device__ __forceinline__ void load(int64_t k0) {
-    gather(qa, p.a, tile.a(k0, p.g));
-    gather(qb, p.b, tile.b(k0, p.g));
-  }
-  __device__ __forceinline__ void store(float (*As)[kPad], float (*Bs)[kPad]) {
-    if (Tile::kAKMajor) gt::store_kmajor(As, qa, t);
-    else gt::store_mmajor(As, qa, t);
-    if (Tile::kBKMajor) gt::store_kmajor(Bs, qb, t);
-    else gt::store_mmajor(Bs, qb, t);
-  }
-};
+__device__ __forceinline__ void store_quads(gt::SmemTiles& As, gt::SmemTiles& Bs, int buf,
+                                            const gt::Quad& qa, const gt::Quad& qb, int t) {
+  if (Tile::kAKMajor) gt::store_kmajor(As, buf, qa, t);
+  else gt::store_mmajor(As, buf, qa, t);
+  if (Tile::kBKMajor) gt::store_kmajor(Bs, buf, qb, t);
+  else gt::store_mmajor(Bs, buf, qb, t);
+}
 
 // One block: tile (blockIdx.x, blockIdx.y) of the GEMM of group blockIdx.z % groups over the
 // depth chunk blockIdx.z / groups (a single chunk except for the split weight gradient).
 template <int kKind, bool kTf32>
 __device__ __forceinline__ void conv_block(const ConvArgs& p) {
-  __shared__ __align__(16) float As[2][kBK][kPad];
-  __shared__ __align__(16) float Bs[2][kBK][kPad];
+  __shared__ __align__(16) gt::SmemTiles As;
+  __shared__ __align__(16) gt::SmemTiles Bs;
   const int t = threadIdx.x;
   const int64_t row0 = int64_t(blockIdx.x) * kBM, col0 = int64_t(blockIdx.y) * kBN;
   const int64_t grp = blockIdx.z % p.g.g.groups, split = blockIdx.z / p.g.g.groups;
   const int64_t kbeg = split * p.chunk;
   const int64_t kend = kbeg + p.chunk < p.d.D ? kbeg + p.chunk : p.d.D;
+  const int64_t ktiles = (kend - kbeg + kBK - 1) / kBK;
   using Tile = typename TileOf<kKind>::type;
-  ConvLoader<Tile> ld{p, Tile(p.g, row0, col0, grp, kend, t), t, {}, {}};
+  const Tile tile(p.g, row0, col0, grp, kend, t);
+
+  // The GEMM's k loop (gemm.cu): register prefetch of the next k-step, two shared buffers.
   float acc[64];
-  gt::mainloop<kTf32>(acc, As, Bs, ld, kbeg, (kend - kbeg + kBK - 1) / kBK, t);
+#pragma unroll
+  for (int e = 0; e < 64; ++e) acc[e] = 0.f;
+  gt::Quad qa, qb;
+  if (ktiles > 0) {
+    gather(qa, p.a, tile.a(kbeg, p.g));
+    gather(qb, p.b, tile.b(kbeg, p.g));
+    store_quads<Tile>(As, Bs, 0, qa, qb, t);
+  }
+  __syncthreads();
+  for (int64_t kt = 0; kt < ktiles; ++kt) {
+    const int cur = static_cast<int>(kt & 1);
+    const bool more = kt + 1 < ktiles;
+    if (more) {
+      const int64_t k0 = kbeg + (kt + 1) * kBK;
+      gather(qa, p.a, tile.a(k0, p.g));
+      gather(qb, p.b, tile.b(k0, p.g));
+    }
+    if (!kTf32) gt::fp32_step(acc, As, Bs, cur, t);
+    else gt::tf32_step(acc, As, Bs, cur, t);
+    if (more) store_quads<Tile>(As, Bs, cur ^ 1, qa, qb, t);
+    __syncthreads();
+  }
+
+  const cm::OutMap om = kKind == kFwd     ? cm::fwd_out(grp, p.g)
+                        : kKind == kDgrad ? cm::dgrad_out(grp, p.g)
+                                          : cm::wgrad_out(split, grp, p.partial, p.g);
+  float* const out = p.out + om.base;
+  const float* const bias = (kKind == kFwd && p.bias) ? p.bias + om.base : nullptr;
   gt::for_each_result<kTf32>(acc, t, [&](int il, int jl, float v) {
     const int64_t i = row0 + il, j = col0 + jl;
     if (i >= p.d.M || j >= p.d.N) return;
-    if (kKind == kFwd) {
-      const int64_t off = cm::fwd_out_offset(i, j, grp, p.g);
-      const float b = p.bias ? __ldg(p.bias + grp * p.g.kg + j) : 0.f;
-      p.out[off] = gemm_math::epilogue(v, 0.f, 1.f, 0.f, b, p.act, p.alpha);
-    } else if (kKind == kDgrad) {
-      p.out[cm::dgrad_out_offset(i, j, grp, p.g)] = v;
-    } else {
-      p.out[p.partial ? cm::wgrad_partial_offset(split, i, j, grp, p.g)
-                      : cm::wgrad_out_offset(i, j, grp, p.g)] = v;
-    }
+    if (kKind == kFwd)
+      v = gemm_math::epilogue(v, 0.f, 1.f, 0.f, bias ? __ldg(bias + j) : 0.f, p.act, p.alpha);
+    out[i * om.ld + j] = v;
   });
 }
 
 // The three kernels (separate names for the resource report). Two blocks per SM, as the GEMM:
-// 128 registers, which the 8 x 8 accumulators plus the gather state fit with no spills only
-// because coordinates are 32-bit and derived sizes come precomputed in TileGeom.
+// 128 registers, which the 8 x 8 accumulators plus the gather state fit with no spills (sm_80
+// and sm_90, -Xptxas -v) only because coordinates are 32-bit, the derived sizes come
+// precomputed in TileGeom and the k loop is written out (docs/cuda.md has the counts).
 constexpr int kConvMinBlocks = 2;
 template <bool kTf32>
-__global__ void __launch_bounds__(kThreads, kConvMinBlocks) conv_fwd_kernel(const __grid_constant__ ConvArgs p) {
+__global__ void __launch_bounds__(kThreads, kConvMinBlocks)
+    conv_fwd_kernel(const __grid_constant__ ConvArgs p) {
   conv_block<kFwd, kTf32>(p);
 }
 template <bool kTf32>
-__global__ void __launch_bounds__(kThreads, kConvMinBlocks) conv_bwd_input_kernel(const __grid_constant__ ConvArgs p) {
+__global__ void __launch_bounds__(kThreads, kConvMinBlocks)
+    conv_bwd_input_kernel(const __grid_constant__ ConvArgs p) {
   conv_block<kDgrad, kTf32>(p);
 }
 template <bool kTf32>
-__global__ void __launch_bounds__(kThreads, kConvMinBlocks) conv_bwd_weight_kernel(const __grid_constant__ ConvArgs p) {
+__global__ void __launch_bounds__(kThreads, kConvMinBlocks)
+    conv_bwd_weight_kernel(const __grid_constant__ ConvArgs p) {
   conv_block<kWgrad, kTf32>(p);
 }
 
@@ -159,8 +178,8 @@ __global__ void conv_wgrad_reduce_kernel(float* dw, const float* part, cm::TileG
     const int64_t i = e / g.g.K, k = e % g.g.K, grp = k / d.N, j = k % d.N;
     double s = 0.0;
     for (int64_t sp = 0; sp < splits; ++sp)
-      s += static_cast<double>(part[cm::wgrad_partial_offset(sp, i, j, grp, g)]);
-    dw[cm::wgrad_out_offset(i, j, grp, g)] = static_cast<float>(s);
+      s += static_cast<double>(part[cm::out_offset(cm::wgrad_out(sp, grp, true, g), i, j)]);
+    dw[cm::out_offset(cm::wgrad_out(0, grp, false, g), i, j)] = static_cast<float>(s);
   }
 }
 
@@ -298,7 +317,7 @@ void conv2d_backward_weight(cudaStream_t s, float* dw, const float* dy, const fl
   const bool partial = sk.splits > 1;
   if (partial && !workspace)
     throw std::invalid_argument("conv2d_backward_weight: missing workspace of " +
-                                std::to_string(cm::wgrad_workspace_floats(cm::tile_geom(g))) + " floats");
+                                std::to_string(cm::wgrad_workspace_floats(tg)) + " floats");
   const dim3 grid = conv_grid("conv2d_backward_weight", d, sk.splits * g.groups);
   const ConvArgs p{partial ? workspace : dw, x, dy, nullptr, tg, d, sk.chunk, 0, 0.f, partial};
   if (use_tf32(d.D)) conv_bwd_weight_kernel<true><<<grid, kThreads, 0, s>>>(p);

@@ -1,7 +1,7 @@
-// gemm.cu: the CUDA GEMM of fkeras (row-major float32), our own tiled kernel.
+// gemm.cu: the CUDA GEMM of fkeras (row-major float32), our own tiled kernel, on the tile
+// machinery of gemm_tile.cuh (shared with conv.cu: shared-tile stores, FP32 / TF32 k-steps).
 //
-// The tile machinery (gemm_tile.cuh, shared with conv.cu): block tile 128 x 128 x 8, 256
-// threads. Each k-step, the threads load the next A and B tiles
+// Block tile 128 x 128 x 8, 256 threads. Each k-step, the threads load the next A and B tiles
 // from global memory into registers (16-byte vector loads where the four elements are in
 // bounds, contiguous and aligned, else predicated scalar loads with zero fill) while computing
 // on the current shared-memory tiles; the registers then go to the other shared buffer (double
@@ -52,8 +52,8 @@ struct GemmArgs {
 
 // One thread's share of a 128 x 8 A tile (or 8 x 128 B tile): 4 elements that are contiguous in
 // memory for the given layout. Non-transposed A (M x K): row t/2, k (t%2)*4 .. +3 (contiguous
-// in k, a k-major quad). Transposed A (K x M): k t/32, rows (t%32)*4 .. +3 (contiguous in m, an
-// m-major quad). B likewise.
+// in k: a k-major quad, tile_math::kmajor_slot). Transposed A (K x M): k t/32, rows
+// (t%32)*4 .. +3 (contiguous in m: an m-major quad). B likewise.
 template <bool kTransA>
 __device__ __forceinline__ void load_a(Quad& q, const GemmArgs& p, int64_t row0, int64_t k0,
                                        int t) {
@@ -94,6 +94,19 @@ __device__ __forceinline__ void load_b(Quad& q, const GemmArgs& p, int64_t col0,
   }
 }
 
+// Shared-tile stores of the A / B quads (non-transposed A and transposed B quads run along k).
+template <bool kTransA>
+__device__ __forceinline__ void store_a(gt::SmemTiles& As, int buf, const Quad& q, int t) {
+  if (!kTransA) gt::store_kmajor(As, buf, q, t);
+  else gt::store_mmajor(As, buf, q, t);
+}
+
+template <bool kTransB>
+__device__ __forceinline__ void store_b(gt::SmemTiles& Bs, int buf, const Quad& q, int t) {
+  if (!kTransB) gt::store_mmajor(Bs, buf, q, t);
+  else gt::store_kmajor(Bs, buf, q, t);
+}
+
 __device__ __forceinline__ void store_c(const GemmArgs& p, int64_t i, int64_t j, float acc) {
   if (!gm::in_bounds(i, j, p.M, p.N)) return;
   float* c = p.C + i * p.ldc + j;
@@ -102,39 +115,77 @@ __device__ __forceinline__ void store_c(const GemmArgs& p, int64_t i, int64_t j,
   *c = gm::epilogue(acc, old, p.alpha, p.beta, b, p.act, p.act_alpha);
 }
 
-// The GEMM's loader for gemm_tile::mainloop: op(A) and op(B) quads of thread t.
-template <bool kTransA, bool kTransB>
-struct GemmLoader {
-  const GemmArgs& p;
-  int64_t row0, col0;
-  int t;
-  Quad qa, qb;
-  __device__ __forceinline__ void load(int64_t k0) {
-    load_a<kTransA>(qa, p, row0, k0, t);
-    load_b<kTransB>(qb, p, col0, k0, t);
-  }
-  __device__ __forceinline__ void store(float (*As)[kPad], float (*Bs)[kPad]) {
-    if (!kTransA) gt::store_kmajor(As, qa, t);
-    else gt::store_mmajor(As, qa, t);
-    if (!kTransB) gt::store_mmajor(Bs, qb, t);
-    else gt::store_kmajor(Bs, qb, t);
-  }
-};
-
-// kTf32: tensor-core inner product (sm_80+); otherwise exact FP32 outer products.
+// kTf32: tensor-core inner product (sm_80+); otherwise exact FP32 outer products. The
+// epilogue is written out here rather than through gt::for_each_result (as conv.cu does):
+// through the lambda, ptxas spills NN / TT FP32 at the 128-register cap (-Xptxas -v, nvcc
+// 13.0); written out it does not.
 template <bool kTransA, bool kTransB, bool kTf32>
-__global__ void __launch_bounds__(kThreads, 2) gemm_kernel(const __grid_constant__ GemmArgs p) {
-  __shared__ __align__(16) float As[2][kBK][kPad];
-  __shared__ __align__(16) float Bs[2][kBK][kPad];
+__global__ void __launch_bounds__(kThreads, 2) gemm_kernel(GemmArgs p) {
+  __shared__ __align__(16) gt::SmemTiles As;
+  __shared__ __align__(16) gt::SmemTiles Bs;
   const int t = threadIdx.x;
   const int64_t row0 = gm::tile_origin(blockIdx.x, kBM);
   const int64_t col0 = gm::tile_origin(blockIdx.y, kBN);
-  GemmLoader<kTransA, kTransB> ld{p, row0, col0, t, {}, {}};
+  const int64_t ktiles = gm::tile_count(p.K, kBK);
+
   float acc[64];
-  gt::mainloop<kTf32>(acc, As, Bs, ld, 0, gm::tile_count(p.K, kBK), t);
-  gt::for_each_result<kTf32>(acc, t, [&](int i, int j, float v) {
-    store_c(p, row0 + i, col0 + j, v);
-  });
+#pragma unroll
+  for (int e = 0; e < 64; ++e) acc[e] = 0.f;
+
+  Quad qa, qb;
+  if (ktiles > 0) {
+    load_a<kTransA>(qa, p, row0, 0, t);
+    load_b<kTransB>(qb, p, col0, 0, t);
+    store_a<kTransA>(As, 0, qa, t);
+    store_b<kTransB>(Bs, 0, qb, t);
+  }
+  __syncthreads();
+
+  const int ty = t / 16, tx = t % 16;            // FP32 layout
+  const int warp = t / 32, lane = t % 32;         // TF32 layout
+  const int wm = warp / 4, wn = warp % 4, g = lane / 4, tq = lane % 4;
+
+  for (int64_t kt = 0; kt < ktiles; ++kt) {
+    const int cur = static_cast<int>(kt & 1);
+    const bool more = kt + 1 < ktiles;
+    if (more) {
+      load_a<kTransA>(qa, p, row0, (kt + 1) * kBK, t);
+      load_b<kTransB>(qb, p, col0, (kt + 1) * kBK, t);
+    }
+    if (!kTf32) gt::fp32_step(acc, As, Bs, cur, t);
+    else gt::tf32_step(acc, As, Bs, cur, t);
+    if (more) {
+      store_a<kTransA>(As, cur ^ 1, qa, t);
+      store_b<kTransB>(Bs, cur ^ 1, qb, t);
+    }
+    __syncthreads();
+  }
+
+  if (!kTf32) {
+#pragma unroll
+    for (int r = 0; r < 8; ++r) {
+      const int64_t i = row0 + (r < 4 ? ty * 4 + r : 64 + ty * 4 + (r - 4));
+#pragma unroll
+      for (int c = 0; c < 8; ++c) {
+        const int64_t j = col0 + (c < 4 ? tx * 4 + c : 64 + tx * 4 + (c - 4));
+        store_c(p, i, j, acc[r * 8 + c]);
+      }
+    }
+  } else {
+    // Accumulator fragment of m16n8: d0 (g, 2tq), d1 (g, 2tq+1), d2 (g+8, 2tq), d3 (g+8, 2tq+1).
+#pragma unroll
+    for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < 4; ++ni) {
+        const float* d = &acc[(mi * 4 + ni) * 4];
+        const int64_t i = row0 + wm * 64 + mi * 16 + g;
+        const int64_t j = col0 + wn * 32 + ni * 8 + 2 * tq;
+        store_c(p, i, j, d[0]);
+        store_c(p, i, j + 1, d[1]);
+        store_c(p, i + 8, j, d[2]);
+        store_c(p, i + 8, j + 1, d[3]);
+      }
+  }
 }
 
 template <bool kTf32>

@@ -6,8 +6,10 @@
 //   64 + ty*4), outer products from float4 shared reads, exact FP32 FMA in ascending k.
 //   TF32 (sm_80+, callers choose it only when allowed): 8 warps as 2 x 4, each warp 64 x 32 of
 //   C as 4 x 4 mma.sync.aligned.m16n8k8 tiles (inputs rounded with cvt.rna, FP32 accumulation).
-// A kernel supplies a Loader (global memory -> registers -> shared tiles) and a store functor;
-// which thread loads which shared slot is fk_cuda/tile_math.h (checked on the host).
+// Each kernel writes its own k loop (load the next quads into registers, one k-step on the
+// current buffer, store the quads into the other buffer, one barrier): behind a generic loop
+// with a loader object, ptxas spilled at the 128-register cap. Which thread fills which shared
+// slot is fk_cuda/tile_math.h (checked on the host).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -26,14 +28,18 @@ static_assert(kBM == tile_math::kTileM && kBN == tile_math::kTileN &&
 // One thread's 4 elements of an A or B tile for one k-step.
 struct Quad { float v[4]; };
 
+// The two shared buffers of one operand tile. Functions take the whole array and a buffer index
+// (not a pointer to one buffer) so the compiler keeps shared-space 32-bit addressing.
+using SmemTiles = float[2][kBK][kPad];
+
 // Quad contiguous along k (tile_math::kmajor_slot): S[(t%2)*4 + e][t/2].
-__device__ __forceinline__ void store_kmajor(float (*S)[kPad], const Quad& q, int t) {
+__device__ __forceinline__ void store_kmajor(SmemTiles& S, int buf, const Quad& q, int t) {
 #pragma unroll
-  for (int e = 0; e < 4; ++e) S[(t % 2) * 4 + e][t / 2] = q.v[e];
+  for (int e = 0; e < 4; ++e) S[buf][(t % 2) * 4 + e][t / 2] = q.v[e];
 }
 // Quad contiguous along m / n (tile_math::mmajor_slot): one float4 at S[t/32][(t%32)*4].
-__device__ __forceinline__ void store_mmajor(float (*S)[kPad], const Quad& q, int t) {
-  *reinterpret_cast<float4*>(&S[t / 32][(t % 32) * 4]) =
+__device__ __forceinline__ void store_mmajor(SmemTiles& S, int buf, const Quad& q, int t) {
+  *reinterpret_cast<float4*>(&S[buf][t / 32][(t % 32) * 4]) =
       make_float4(q.v[0], q.v[1], q.v[2], q.v[3]);
 }
 
@@ -48,16 +54,16 @@ __device__ __forceinline__ uint32_t to_tf32(float x) {
 }
 
 // acc += As^T Bs over one k-tile (FP32 outer products).
-__device__ __forceinline__ void fp32_step(float (&acc)[64], const float (*As)[kPad],
-                                          const float (*Bs)[kPad], int t) {
+__device__ __forceinline__ void fp32_step(float (&acc)[64], const SmemTiles& As,
+                                          const SmemTiles& Bs, int cur, int t) {
   const int ty = t / 16, tx = t % 16;
 #pragma unroll
   for (int k = 0; k < kBK; ++k) {
     float a[8], b[8];
-    const float4 a0 = *reinterpret_cast<const float4*>(&As[k][ty * 4]);
-    const float4 a1 = *reinterpret_cast<const float4*>(&As[k][64 + ty * 4]);
-    const float4 b0 = *reinterpret_cast<const float4*>(&Bs[k][tx * 4]);
-    const float4 b1 = *reinterpret_cast<const float4*>(&Bs[k][64 + tx * 4]);
+    const float4 a0 = *reinterpret_cast<const float4*>(&As[cur][k][ty * 4]);
+    const float4 a1 = *reinterpret_cast<const float4*>(&As[cur][k][64 + ty * 4]);
+    const float4 b0 = *reinterpret_cast<const float4*>(&Bs[cur][k][tx * 4]);
+    const float4 b1 = *reinterpret_cast<const float4*>(&Bs[cur][k][64 + tx * 4]);
     a[0] = a0.x; a[1] = a0.y; a[2] = a0.z; a[3] = a0.w;
     a[4] = a1.x; a[5] = a1.y; a[6] = a1.z; a[7] = a1.w;
     b[0] = b0.x; b[1] = b0.y; b[2] = b0.z; b[3] = b0.w;
@@ -70,8 +76,8 @@ __device__ __forceinline__ void fp32_step(float (&acc)[64], const float (*As)[kP
 }
 
 // acc += As^T Bs over one k-tile (TF32 tensor cores; a no-op below sm_80, never launched there).
-__device__ __forceinline__ void tf32_step(float (&acc)[64], const float (*As)[kPad],
-                                          const float (*Bs)[kPad], int t) {
+__device__ __forceinline__ void tf32_step(float (&acc)[64], const SmemTiles& As,
+                                          const SmemTiles& Bs, int cur, int t) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const int warp = t / 32, lane = t % 32;
   const int wm = warp / 4, wn = warp % 4, g = lane / 4, tq = lane % 4;
@@ -79,16 +85,16 @@ __device__ __forceinline__ void tf32_step(float (&acc)[64], const float (*As)[kP
 #pragma unroll
   for (int mi = 0; mi < 4; ++mi) {
     const int m = wm * 64 + mi * 16 + g;
-    af[mi][0] = to_tf32(As[tq][m]);
-    af[mi][1] = to_tf32(As[tq][m + 8]);
-    af[mi][2] = to_tf32(As[tq + 4][m]);
-    af[mi][3] = to_tf32(As[tq + 4][m + 8]);
+    af[mi][0] = to_tf32(As[cur][tq][m]);
+    af[mi][1] = to_tf32(As[cur][tq][m + 8]);
+    af[mi][2] = to_tf32(As[cur][tq + 4][m]);
+    af[mi][3] = to_tf32(As[cur][tq + 4][m + 8]);
   }
 #pragma unroll
   for (int ni = 0; ni < 4; ++ni) {
     const int n = wn * 32 + ni * 8 + g;
-    bf[ni][0] = to_tf32(Bs[tq][n]);
-    bf[ni][1] = to_tf32(Bs[tq + 4][n]);
+    bf[ni][0] = to_tf32(Bs[cur][tq][n]);
+    bf[ni][1] = to_tf32(Bs[cur][tq + 4][n]);
   }
 #pragma unroll
   for (int mi = 0; mi < 4; ++mi)
@@ -105,32 +111,6 @@ __device__ __forceinline__ void tf32_step(float (&acc)[64], const float (*As)[kP
 #endif
 }
 
-// The k loop of one block over `ktiles` k-steps starting at depth k_begin. Loader:
-//   ld.load(k0)        global -> registers for the k-step starting at depth k0,
-//   ld.store(As, Bs)   registers -> one shared buffer.
-// acc is zeroed first; with ktiles == 0 it stays zero.
-template <bool kTf32, class Loader>
-__device__ __forceinline__ void mainloop(float (&acc)[64], float (*As)[kBK][kPad],
-                                         float (*Bs)[kBK][kPad], Loader& ld, int64_t k_begin,
-                                         int64_t ktiles, int t) {
-#pragma unroll
-  for (int e = 0; e < 64; ++e) acc[e] = 0.f;
-  if (ktiles > 0) {
-    ld.load(k_begin);
-    ld.store(As[0], Bs[0]);
-  }
-  __syncthreads();
-  for (int64_t kt = 0; kt < ktiles; ++kt) {
-    const int cur = static_cast<int>(kt & 1);
-    const bool more = kt + 1 < ktiles;
-    if (more) ld.load(k_begin + (kt + 1) * kBK);
-    if (!kTf32) fp32_step(acc, As[cur], Bs[cur], t);
-    else tf32_step(acc, As[cur], Bs[cur], t);
-    if (more) ld.store(As[cur ^ 1], Bs[cur ^ 1]);
-    __syncthreads();
-  }
-}
-
 // Calls put(i, j, value) for each accumulator of thread t, (i, j) within the block tile.
 template <bool kTf32, class Put>
 __device__ __forceinline__ void for_each_result(const float (&acc)[64], int t, Put&& put) {
@@ -140,7 +120,8 @@ __device__ __forceinline__ void for_each_result(const float (&acc)[64], int t, P
     for (int r = 0; r < 8; ++r) {
       const int i = r < 4 ? ty * 4 + r : 64 + ty * 4 + (r - 4);
 #pragma unroll
-      for (int c = 0; c < 8; ++c) put(i, c < 4 ? tx * 4 + c : 64 + tx * 4 + (c - 4), acc[r * 8 + c]);
+      for (int c = 0; c < 8; ++c)
+        put(i, c < 4 ? tx * 4 + c : 64 + tx * 4 + (c - 4), acc[r * 8 + c]);
     }
   } else {
     // Accumulator fragment of m16n8: d0 (g, 2tq), d1 (g, 2tq+1), d2 (g+8, 2tq), d3 (g+8, 2tq+1).

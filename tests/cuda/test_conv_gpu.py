@@ -215,6 +215,6 @@ def test_tiled_conv_propagates_nan(G):
 
 
 def test_tiled_conv_rejects_int32_overflow(G):
-    x, w, y = dev(G, np.ones((1, 1, 1, 1))), dev(G, np.ones((1, 1, 1, 1))), dev(G, np.ones((1, 1, 1, 1)))
+    x, w, y = (dev(G, np.ones((1, 1, 1, 1))) for _ in range(3))
     with pytest.raises(ValueError, match="too large"):
         G.conv2d_forward(y, x, w, None, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2**31, 1, 1, 1, 0, 0, 1, 0, 0.0)

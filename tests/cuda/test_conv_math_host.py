@@ -181,7 +181,7 @@ def test_tiled_walk_propagates_nan():
 
 @pytest.mark.parametrize("case,grp,row0,col0,k0", [
     ((2, 7, 9, 6, 8, 3, 3, 1, 1, 1, 1, 1, 1, 2), 1, 0, 0, 8),      # rows at the top/left padding
-    ((2, 12, 9, 8, 130, 3, 3, 1, 1, 1, 1, 1, 1, 1), 0, 128, 128, 64),  # edge tile: rows, cols, depth
+    ((2, 12, 9, 8, 130, 3, 3, 1, 1, 1, 1, 1, 1, 1), 0, 128, 128, 64),  # edge rows, cols, depth
     ((1, 33, 33, 3, 5, 3, 3, 2, 2, 2, 2, 2, 2, 1), 0, 256, 0, 24)])  # stride/dilation, last k-step
 def test_tile_loaders_equal_numpy_matrices(case, grp, row0, col0, k0):
     geo = _geo(case)

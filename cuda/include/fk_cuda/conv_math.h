@@ -284,27 +284,26 @@ struct ConvDgradTile {
 
 // Weight-gradient tile loader over the depth chunk [k0 of the first step, kend): A = im2col^T
 // (m-major quads: depth (n,p,q) t/32, taps (t%32)*4..+3, contiguous in c), B = dy (m-major).
+// The reduction index l = (n, p, q) is 32-bit here (wgrad_fits_int32), so is kend.
 struct ConvWgradTile {
   static constexpr bool kAKMajor = false, kBKMajor = false;
-  int64_t kend;
   Tap a_tap;
-  int32_t a_m, b_col, grp, a_l, b_l;
+  int32_t kend, a_m, b_col, grp, l_off;  // l_off: the depth row t/32 of both quads
   FK_HD ConvWgradTile(const TileGeom& tg, int64_t row0, int64_t col0, int64_t grp_,
                       int64_t kend_, int t)
-      : kend(kend_), a_tap(split_tap(row0 + tile_math::mmajor_slot(t, 0).m, tg.g.S, tg.cg)),
+      : a_tap(split_tap(row0 + tile_math::mmajor_slot(t, 0).m, tg.g.S, tg.cg)),
+        kend(static_cast<int32_t>(kend_)),
         a_m(static_cast<int32_t>(row0) + tile_math::mmajor_slot(t, 0).m),
         b_col(static_cast<int32_t>(col0) + tile_math::mmajor_slot(t, 0).m),
-        grp(static_cast<int32_t>(grp_)), a_l(tile_math::mmajor_slot(t, 0).k),
-        b_l(tile_math::mmajor_slot(t, 0).k) {}
+        grp(static_cast<int32_t>(grp_)), l_off(tile_math::mmajor_slot(t, 0).k) {}
   FK_HD Gather a(int64_t k0, const TileGeom& tg) const {
-    const int64_t l = k0 + a_l;
+    const int32_t l = static_cast<int32_t>(k0) + l_off;
     return im_quad(l < kend ? im_row32(static_cast<uint32_t>(l), grp, tg) : ImRow{-1, 0, 0},
-                   a_tap, a_m,
-                   tg.g.R * tg.g.S * tg.cg, tg);
+                   a_tap, a_m, tg.g.R * tg.g.S * tg.cg, tg);
   }
   FK_HD Gather b(int64_t k0, const TileGeom& tg) const {
-    const int64_t l = k0 + b_l;
-    const int64_t base = l * tg.g.K + grp * tg.kg + b_col;
+    const int32_t l = static_cast<int32_t>(k0) + l_off;
+    const int64_t base = static_cast<int64_t>(l) * tg.g.K + grp * tg.kg + b_col;
     Gather q;
     for (int e = 0; e < 4; ++e) q.off[e] = (l < kend && b_col + e < tg.kg) ? base + e : -1;
     finish_gather(q);
@@ -312,20 +311,19 @@ struct ConvWgradTile {
   }
 };
 
-// Where GEMM element (i, j) of group grp goes (i < M, j < N of its dims).
-FK_HD int64_t fwd_out_offset(int64_t i, int64_t j, int64_t grp, const TileGeom& t) {
-  return i * t.g.K + grp * t.kg + j;  // the bias index is grp * K/groups + j
-}
-FK_HD int64_t dgrad_out_offset(int64_t i, int64_t j, int64_t grp, const TileGeom& t) {
-  return i * t.g.C + grp * t.cg + j;
-}
-FK_HD int64_t wgrad_out_offset(int64_t i, int64_t j, int64_t grp, const TileGeom& t) {
-  return i * t.g.K + grp * t.kg + j;
-}
-// Weight-gradient partial sum of chunk `split` in the workspace (splits, groups, M, N).
-FK_HD int64_t wgrad_partial_offset(int64_t split, int64_t i, int64_t j, int64_t grp,
-                                   const TileGeom& t) {
-  return ((split * t.g.groups + grp) * (t.g.R * t.g.S * t.cg) + i) * t.kg + j;
+// Where the GEMM result of group grp goes: element (i, j) (i < M, j < N of its dims) at
+// base + i * ld + j of the output.
+struct OutMap { int64_t base, ld; };
+FK_HD int64_t out_offset(const OutMap& o, int64_t i, int64_t j) { return o.base + i * o.ld + j; }
+// y (N*P*Q, K): channel grp*K/groups + j (also the bias index).
+FK_HD OutMap fwd_out(int64_t grp, const TileGeom& t) { return {grp * t.kg, t.g.K}; }
+// dx (N*H*W, C): channel grp*C/groups + j.
+FK_HD OutMap dgrad_out(int64_t grp, const TileGeom& t) { return {grp * t.cg, t.g.C}; }
+// dw (R*S*C/groups, K), or chunk `split`'s partial sums in the (splits, groups, M, N) workspace.
+FK_HD OutMap wgrad_out(int64_t split, int64_t grp, bool partial, const TileGeom& t) {
+  const int64_t M = t.g.R * t.g.S * t.cg;
+  if (partial) return {(split * t.g.groups + grp) * M * t.kg, t.kg};
+  return {grp * t.kg, t.g.K};
 }
 
 // Split of the weight gradient's reduction over N*P*Q: enough blocks to fill the GPU
