@@ -54,8 +54,8 @@ struct Tiles {
 };
 
 template <class Tile>
-void fill(const std::vector<Tile>& th, const cm::TileGeom& g, const double* A, const double* B,
-          int64_t k0, Tiles& tl) {
+void fill(const std::vector<Tile>& th, const cm::TileGeom& g, const double* A, int64_t na,
+          const double* B, int64_t nb, int64_t k0, Tiles& tl) {
   int seen_a[tmath::kTileK][tmath::kTileM] = {}, seen_b[tmath::kTileK][tmath::kTileN] = {};
   for (int t = 0; t < tmath::kTileThreads; ++t) {
     const cm::Gather qa = th[t].a(k0, g), qb = th[t].b(k0, g);
@@ -63,6 +63,7 @@ void fill(const std::vector<Tile>& th, const cm::TileGeom& g, const double* A, c
       const tmath::Slot sa = tmath::quad_slot(Tile::kAKMajor, t, e);
       const tmath::Slot sb = tmath::quad_slot(Tile::kBKMajor, t, e);
       if (qa.vec && qa.off[e] != qa.off[0] + e) throw std::logic_error("vec quad not contiguous");
+      if (qa.off[e] >= na || qb.off[e] >= nb) throw std::logic_error("gather past an input");
       tl.a[sa.k][sa.m] = qa.off[e] >= 0 ? A[qa.off[e]] : 0.0;
       tl.b[sb.k][sb.m] = qb.off[e] >= 0 ? B[qb.off[e]] : 0.0;
       ++seen_a[sa.k][sa.m];
@@ -87,7 +88,7 @@ std::vector<Tile> threads_of(const cm::TileGeom& g, int64_t row0, int64_t col0, 
 // put(split, grp, i, j, value) once per in-bounds element of each block's C tile.
 template <class Tile, class Put>
 void emulate(const cm::TileGeom& g, const cm::GemmDims& d, int64_t splits, int64_t chunk,
-             const double* A, const double* B, Put put) {
+             const double* A, int64_t na, const double* B, int64_t nb, Put put) {
   std::vector<double> acc(tmath::kTileM * tmath::kTileN);
   Tiles tl;
   for (int64_t z = 0; z < splits * g.g.groups; ++z) {
@@ -98,7 +99,7 @@ void emulate(const cm::TileGeom& g, const cm::GemmDims& d, int64_t splits, int64
         const std::vector<Tile> th = threads_of<Tile>(g, row0, col0, grp, kend);
         std::fill(acc.begin(), acc.end(), 0.0);
         for (int64_t k0 = kbeg; k0 < kend; k0 += tmath::kTileK) {
-          fill(th, g, A, B, k0, tl);
+          fill(th, g, A, na, B, nb, k0, tl);
           for (int k = 0; k < tmath::kTileK; ++k)
             for (int i = 0; i < tmath::kTileM; ++i)
               for (int j = 0; j < tmath::kTileN; ++j)
@@ -204,7 +205,7 @@ FK_BIND_FAMILY(conv) {
     const double* pb = checked(b, g.K, "bias");
     F64 y({g.N, g.P, g.Q, g.K});
     Writer wr(y.mutable_data(), g.N * g.P * g.Q * g.K);
-    emulate<cm::ConvFwdTile>(tg, d, 1, d.D, px, pw,
+    emulate<cm::ConvFwdTile>(tg, d, 1, d.D, px, x.size(), pw, w.size(),
                              [&](int64_t, int64_t grp, int64_t i, int64_t j, double v) {
                                const int64_t off = cm::out_offset(cm::fwd_out(grp, tg), i, j);
                                wr.put(off, v + pb[off % g.K]);
@@ -222,7 +223,7 @@ FK_BIND_FAMILY(conv) {
     const double* pw = checked(w, g.R * g.S * (g.C / g.groups) * g.K, "w");
     F64 dx({g.N, g.H, g.W, g.C});
     Writer wr(dx.mutable_data(), g.N * g.H * g.W * g.C);
-    emulate<cm::ConvDgradTile>(tg, d, 1, d.D, pdy, pw,
+    emulate<cm::ConvDgradTile>(tg, d, 1, d.D, pdy, dy.size(), pw, w.size(),
                                [&](int64_t, int64_t grp, int64_t i, int64_t j, double v) {
                                  wr.put(cm::out_offset(cm::dgrad_out(grp, tg), i, j), v);
                                });
@@ -245,7 +246,7 @@ FK_BIND_FAMILY(conv) {
     Writer wr(dw.mutable_data(), d.M * g.K);
     Writer part(ws.data(), ws_n);
     const bool partial = sk.splits > 1;
-    emulate<cm::ConvWgradTile>(tg, d, sk.splits, sk.chunk, px, pdy,
+    emulate<cm::ConvWgradTile>(tg, d, sk.splits, sk.chunk, px, x.size(), pdy, dy.size(),
                                [&](int64_t split, int64_t grp, int64_t i, int64_t j, double v) {
                                  const int64_t off =
                                      cm::out_offset(cm::wgrad_out(split, grp, partial, tg), i, j);
@@ -280,16 +281,19 @@ FK_BIND_FAMILY(conv) {
     const int64_t nx = g.N * g.H * g.W * g.C, ny = g.N * g.P * g.Q * g.K,
                   nw = g.R * g.S * (g.C / g.groups) * g.K;
     const bool fwd = kind == "forward", dgrad = kind == "backward_input";
+    if (kind == "backward_weight" && !cm::wgrad_fits_int32(g))
+      throw std::invalid_argument("N*P*Q too large for int32");
     checked(a, fwd ? nx : (dgrad ? ny : nx), "a");
     checked(b, fwd ? nw : (dgrad ? nw : ny), "b");
     Tiles tl;
     const double *pa = a.data(), *pb = b.data();
+    const int64_t na = a.size(), nb = b.size();
     if (kind == "forward")
-      fill(threads_of<cm::ConvFwdTile>(tg, row0, col0, grp, kend), tg, pa, pb, k0, tl);
+      fill(threads_of<cm::ConvFwdTile>(tg, row0, col0, grp, kend), tg, pa, na, pb, nb, k0, tl);
     else if (kind == "backward_input")
-      fill(threads_of<cm::ConvDgradTile>(tg, row0, col0, grp, kend), tg, pa, pb, k0, tl);
+      fill(threads_of<cm::ConvDgradTile>(tg, row0, col0, grp, kend), tg, pa, na, pb, nb, k0, tl);
     else if (kind == "backward_weight")
-      fill(threads_of<cm::ConvWgradTile>(tg, row0, col0, grp, kend), tg, pa, pb, k0, tl);
+      fill(threads_of<cm::ConvWgradTile>(tg, row0, col0, grp, kend), tg, pa, na, pb, nb, k0, tl);
     else
       throw std::invalid_argument("kind must be forward, backward_input or backward_weight");
     F64 ta({tmath::kTileK, tmath::kTileM}), tb({tmath::kTileK, tmath::kTileN});
