@@ -77,28 +77,28 @@ void fill(const std::vector<Tile>& th, const cm::TileGeom& g, const double* A, i
 }
 
 template <class Tile>
-std::vector<Tile> threads_of(const cm::TileGeom& g, int64_t row0, int64_t col0, int64_t grp,
+std::vector<Tile> threads_of(const cm::TileGeom& g, int64_t row0, int64_t col0, int64_t z,
                              int64_t kend) {
   std::vector<Tile> th;
-  for (int t = 0; t < tmath::kTileThreads; ++t) th.emplace_back(g, row0, col0, grp, kend, t);
+  for (int t = 0; t < tmath::kTileThreads; ++t) th.emplace_back(g, row0, col0, z, kend, t);
   return th;
 }
 
-// Walks the kernel's grid: blocks (row tile, col tile, z) with z = split * groups + grp; calls
-// put(split, grp, i, j, value) once per in-bounds element of each block's C tile.
-template <class Tile, class Put>
-void emulate(const cm::TileGeom& g, const cm::GemmDims& d, int64_t splits, int64_t chunk,
-             const double* A, int64_t na, const double* B, int64_t nb, Put put) {
+// Walks the kernel's grid as the kernel does: jobs z (grid.z; job(z) gives the GEMM rows,
+// cols and depth range), blocks (row tile, col tile) of that job's extents; calls
+// put(z, i, j, value) once per in-bounds element of each block's C tile.
+template <class Tile, class JobOf, class Put>
+void emulate(const cm::TileGeom& g, int64_t jobs, JobOf job, const double* A, int64_t na,
+             const double* B, int64_t nb, Put put) {
   std::vector<double> acc(tmath::kTileM * tmath::kTileN);
   Tiles tl;
-  for (int64_t z = 0; z < splits * g.g.groups; ++z) {
-    const int64_t grp = z % g.g.groups, split = z / g.g.groups;
-    const int64_t kbeg = split * chunk, kend = kbeg + chunk < d.D ? kbeg + chunk : d.D;
-    for (int64_t row0 = 0; row0 < d.M; row0 += tmath::kTileM)
-      for (int64_t col0 = 0; col0 < d.N; col0 += tmath::kTileN) {
-        const std::vector<Tile> th = threads_of<Tile>(g, row0, col0, grp, kend);
+  for (int64_t z = 0; z < jobs; ++z) {
+    const cm::Job jb = job(z);
+    for (int64_t row0 = 0; row0 < jb.M; row0 += tmath::kTileM)
+      for (int64_t col0 = 0; col0 < jb.N; col0 += tmath::kTileN) {
+        const std::vector<Tile> th = threads_of<Tile>(g, row0, col0, z, jb.kend);
         std::fill(acc.begin(), acc.end(), 0.0);
-        for (int64_t k0 = kbeg; k0 < kend; k0 += tmath::kTileK) {
+        for (int64_t k0 = jb.kbeg; k0 < jb.kend; k0 += tmath::kTileK) {
           fill(th, g, A, na, B, nb, k0, tl);
           for (int k = 0; k < tmath::kTileK; ++k)
             for (int i = 0; i < tmath::kTileM; ++i)
@@ -107,8 +107,8 @@ void emulate(const cm::TileGeom& g, const cm::GemmDims& d, int64_t splits, int64
         }
         for (int i = 0; i < tmath::kTileM; ++i)
           for (int j = 0; j < tmath::kTileN; ++j)
-            if (row0 + i < d.M && col0 + j < d.N)
-              put(split, grp, row0 + i, col0 + j, acc[i * tmath::kTileN + j]);
+            if (row0 + i < jb.M && col0 + j < jb.N)
+              put(z, row0 + i, col0 + j, acc[i * tmath::kTileN + j]);
       }
   }
 }
@@ -197,7 +197,6 @@ FK_BIND_FAMILY(conv) {
   m.def("conv2d_forward_tiled", [](F64 x, F64 w, py::object bias, std::vector<int64_t> geo) {
     const cm::TileGeom tg = geom_of(geo);
     const cm::Geom& g = tg.g;
-    const cm::GemmDims d = cm::fwd_dims(tg);
     const double* px = checked(x, g.N * g.H * g.W * g.C, "x");
     const double* pw = checked(w, g.R * g.S * (g.C / g.groups) * g.K, "w");
     F64 b = bias.is_none() ? F64(std::vector<int64_t>{g.K}) : bias.cast<F64>();
@@ -205,8 +204,9 @@ FK_BIND_FAMILY(conv) {
     const double* pb = checked(b, g.K, "bias");
     F64 y({g.N, g.P, g.Q, g.K});
     Writer wr(y.mutable_data(), g.N * g.P * g.Q * g.K);
-    emulate<cm::ConvFwdTile>(tg, d, 1, d.D, px, x.size(), pw, w.size(),
-                             [&](int64_t, int64_t grp, int64_t i, int64_t j, double v) {
+    emulate<cm::ConvFwdTile>(tg, g.groups, [&](int64_t z) { return cm::fwd_job(z, tg); },
+                             px, x.size(), pw, w.size(),
+                             [&](int64_t grp, int64_t i, int64_t j, double v) {
                                const int64_t off = cm::out_offset(cm::fwd_out(grp, tg), i, j);
                                wr.put(off, v + pb[off % g.K]);
                              });
@@ -218,14 +218,15 @@ FK_BIND_FAMILY(conv) {
   m.def("conv2d_backward_input_tiled", [](F64 dy, F64 w, std::vector<int64_t> geo) {
     const cm::TileGeom tg = geom_of(geo);
     const cm::Geom& g = tg.g;
-    const cm::GemmDims d = cm::dgrad_dims(tg);
     const double* pdy = checked(dy, g.N * g.P * g.Q * g.K, "dy");
     const double* pw = checked(w, g.R * g.S * (g.C / g.groups) * g.K, "w");
     F64 dx({g.N, g.H, g.W, g.C});
     Writer wr(dx.mutable_data(), g.N * g.H * g.W * g.C);
-    emulate<cm::ConvDgradTile>(tg, d, 1, d.D, pdy, dy.size(), pw, w.size(),
-                               [&](int64_t, int64_t grp, int64_t i, int64_t j, double v) {
-                                 wr.put(cm::out_offset(cm::dgrad_out(grp, tg), i, j), v);
+    emulate<cm::ConvDgradTile>(tg, cm::dgrad_jobs(tg),
+                               [&](int64_t z) { return cm::dgrad_job(z, tg); },
+                               pdy, dy.size(), pw, w.size(),
+                               [&](int64_t z, int64_t i, int64_t j, double v) {
+                                 wr.put(cm::dgrad_out_offset(i, j, cm::dgrad_rows(z, tg), tg), v);
                                });
     wr.all_written();
     return dx;
@@ -246,10 +247,12 @@ FK_BIND_FAMILY(conv) {
     Writer wr(dw.mutable_data(), d.M * g.K);
     Writer part(ws.data(), ws_n);
     const bool partial = sk.splits > 1;
-    emulate<cm::ConvWgradTile>(tg, d, sk.splits, sk.chunk, px, x.size(), pdy, dy.size(),
-                               [&](int64_t split, int64_t grp, int64_t i, int64_t j, double v) {
-                                 const int64_t off =
-                                     cm::out_offset(cm::wgrad_out(split, grp, partial, tg), i, j);
+    emulate<cm::ConvWgradTile>(tg, sk.splits * g.groups,
+                               [&](int64_t z) { return cm::wgrad_job(z, sk, tg); },
+                               px, x.size(), pdy, dy.size(),
+                               [&](int64_t z, int64_t i, int64_t j, double v) {
+                                 const int64_t off = cm::out_offset(
+                                     cm::wgrad_out(z / g.groups, z % g.groups, partial, tg), i, j);
                                  if (partial) part.put(off, v);
                                  else wr.put(off, v);
                                });
@@ -269,13 +272,25 @@ FK_BIND_FAMILY(conv) {
      "dw of conv2d_backward_weight (float64) through the weight-gradient kernel's split "
      "tile walk and its second-pass sum.");
 
+  m.def("conv_dgrad_jobs", [](std::vector<int64_t> geo) {
+    const cm::TileGeom tg = geom_of(geo);
+    py::list out;
+    for (int64_t z = 0; z < cm::dgrad_jobs(tg); ++z) {
+      const cm::DgradPhase ph = cm::dgrad_phase(z, tg);
+      const cm::GemmDims d = cm::dgrad_phase_dims(ph, tg);
+      out.append(py::make_tuple(ph.grp, ph.h.first, ph.w.first, d.M, d.N, d.D));
+    }
+    return out;
+  }, py::arg("geometry"),
+     "The input gradient's jobs: (group, first h, first w, M, N, depth) per (group, phase).");
+
   m.def("conv_wgrad_split", [](std::vector<int64_t> geo) {
     const cm::SplitK sk = cm::wgrad_split(geom_of(geo));
     return py::make_tuple(sk.splits, sk.chunk);
   }, py::arg("geometry"), "(splits, chunk) of the weight gradient's reduction over N*P*Q.");
 
   m.def("conv_tiles", [](const std::string& kind, F64 a, F64 b, std::vector<int64_t> geo,
-                         int64_t row0, int64_t col0, int64_t grp, int64_t k0, int64_t kend) {
+                         int64_t row0, int64_t col0, int64_t z, int64_t k0, int64_t kend) {
     const cm::TileGeom tg = geom_of(geo);
     const cm::Geom& g = tg.g;
     const int64_t nx = g.N * g.H * g.W * g.C, ny = g.N * g.P * g.Q * g.K,
@@ -286,14 +301,22 @@ FK_BIND_FAMILY(conv) {
     checked(a, fwd ? nx : (dgrad ? ny : nx), "a");
     checked(b, fwd ? nw : (dgrad ? nw : ny), "b");
     Tiles tl;
+    // (for the weight gradient, z is the group and [k0, kend) any chunk of N*P*Q)
+    const int64_t jobs = dgrad ? cm::dgrad_jobs(tg) : g.groups;
+    const cm::Job jb = fwd     ? cm::fwd_job(z, tg)
+                       : dgrad ? cm::dgrad_job(z, tg)
+                               : cm::Job{cm::wgrad_dims(tg).M, tg.kg, 0, g.N * g.P * g.Q};
+    if (z < 0 || z >= jobs || row0 < 0 || col0 < 0 || k0 < 0 || k0 >= kend || kend > jb.kend)
+      throw std::invalid_argument("conv_tiles: z, row0, col0 >= 0 within the grid and "
+                                  "0 <= k0 < kend <= the job's depth are required");
     const double *pa = a.data(), *pb = b.data();
     const int64_t na = a.size(), nb = b.size();
     if (kind == "forward")
-      fill(threads_of<cm::ConvFwdTile>(tg, row0, col0, grp, kend), tg, pa, na, pb, nb, k0, tl);
+      fill(threads_of<cm::ConvFwdTile>(tg, row0, col0, z, kend), tg, pa, na, pb, nb, k0, tl);
     else if (kind == "backward_input")
-      fill(threads_of<cm::ConvDgradTile>(tg, row0, col0, grp, kend), tg, pa, na, pb, nb, k0, tl);
+      fill(threads_of<cm::ConvDgradTile>(tg, row0, col0, z, kend), tg, pa, na, pb, nb, k0, tl);
     else if (kind == "backward_weight")
-      fill(threads_of<cm::ConvWgradTile>(tg, row0, col0, grp, kend), tg, pa, na, pb, nb, k0, tl);
+      fill(threads_of<cm::ConvWgradTile>(tg, row0, col0, z, kend), tg, pa, na, pb, nb, k0, tl);
     else
       throw std::invalid_argument("kind must be forward, backward_input or backward_weight");
     F64 ta({tmath::kTileK, tmath::kTileM}), tb({tmath::kTileK, tmath::kTileN});
@@ -301,7 +324,7 @@ FK_BIND_FAMILY(conv) {
     std::copy(&tl.b[0][0], &tl.b[0][0] + tmath::kTileK * tmath::kTileN, tb.mutable_data());
     return py::make_tuple(ta, tb);
   }, py::arg("kind"), py::arg("a"), py::arg("b"), py::arg("geometry"), py::arg("row0"),
-     py::arg("col0"), py::arg("grp"), py::arg("k0"), py::arg("kend"),
+     py::arg("col0"), py::arg("z"), py::arg("k0"), py::arg("kend"),
      "The (A, B) shared tiles (8 x 128 each, k-major) that one block's threads load at one "
      "k-step (a, b: the kernel's two inputs, flat).");
 }

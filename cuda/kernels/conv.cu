@@ -1,6 +1,6 @@
 // conv.cu: CUDA conv2d (forward, input and weight gradients) and max/avg pooling, NHWC.
 //
-// conv2d: three tiled implicit GEMMs (one per group, grid.z) on the GEMM's tile machinery
+// conv2d: three tiled implicit GEMMs (per group: grid.z) on the GEMM's tile machinery
 // (gemm_tile.cuh: 128 x 128 x 8 block tiles, 256 threads, register prefetch + two shared
 // buffers, FP32 8 x 8 register blocking or TF32 mma.sync when allowed). The A operand is never
 // materialised: each thread's quads are gathered from x (or dy) through the tile loaders of
@@ -8,10 +8,10 @@
 // 4 elements are consecutive and aligned (channels per group a multiple of 4, or any run that
 // happens to be contiguous). No atomics; fixed summation orders (deterministic).
 //   forward          y = act(im2col(x) W + bias): the epilogue is gemm_math::epilogue.
-//   input gradient   dx = dy~ W~^T with dy~ gathered through the inverse map (a tap whose
-//                    p = (h + pt - r*dh) / sh is not an integer in [0, P) reads zero; with
-//                    stride s those zero taps are (s^2 - 1) / s^2 of the depth: wasted but
-//                    correct work).
+//   input gradient   one GEMM per (group, stride phase pair): the dx rows with the same
+//                    (h + pt) % sh, (w + pl) % sw, over only the taps reaching them, dy
+//                    gathered through the inverse map (zero outside [0, P) x [0, Q)); grid.x
+//                    = phases x row tiles. No multiply-by-zero taps, as the CPU kernel.
 //   weight gradient  dw = im2col(x)^T dy, the N*P*Q reduction cut into chunks (grid.z) whose
 //                    partial tiles go to a workspace, summed by a second kernel in ascending
 //                    chunk order in float64; the split depends on the shape only.
@@ -66,8 +66,8 @@ struct ConvArgs {
   const float* b;     // B's source: w, w, dy
   const float* bias;  // forward only (may be null)
   cm::TileGeom g;
-  cm::GemmDims d;     // one group's GEMM
-  int64_t chunk;      // depth per split (weight gradient; else d.D)
+  int64_t row_tiles;  // input gradient: grid.x = stride phases x row_tiles
+  cm::SplitK sk;      // weight gradient's split of N*P*Q
   int64_t act;
   float alpha;
   bool partial;       // weight gradient: out is the (splits, groups, M, N) workspace
@@ -95,20 +95,33 @@ __device__ __forceinline__ void store_quads(gt::SmemTiles& As, gt::SmemTiles& Bs
   else gt::store_mmajor(Bs, buf, qb, t);
 }
 
-// One block: tile (blockIdx.x, blockIdx.y) of the GEMM of group blockIdx.z % groups over the
-// depth chunk blockIdx.z / groups (a single chunk except for the split weight gradient).
+template <int kKind>
+__device__ __forceinline__ cm::Job job_of(int64_t z, const ConvArgs& p) {
+  return kKind == kFwd ? cm::fwd_job(z, p.g)
+                       : (kKind == kDgrad ? cm::dgrad_job(z, p.g) : cm::wgrad_job(z, p.sk, p.g));
+}
+
+// Block (row tile, blockIdx.y) of job z (cm::fwd_job / dgrad_job / wgrad_job): the GEMM of
+// one group (forward: z = blockIdx.z), of one (group, stride phase) (input gradient:
+// blockIdx.x = phase * row_tiles + row tile, z = blockIdx.z + groups * phase) or of one
+// (group, depth chunk) (weight gradient: z = blockIdx.z). A block past its job's extents
+// returns at once (the whole block: no barrier is half-reached).
 template <int kKind, bool kTf32>
 __device__ __forceinline__ void conv_block(const ConvArgs& p) {
   __shared__ __align__(16) gt::SmemTiles As;
   __shared__ __align__(16) gt::SmemTiles Bs;
   const int t = threadIdx.x;
-  const int64_t row0 = int64_t(blockIdx.x) * kBM, col0 = int64_t(blockIdx.y) * kBN;
-  const int64_t grp = blockIdx.z % p.g.g.groups, split = blockIdx.z / p.g.g.groups;
-  const int64_t kbeg = split * p.chunk;
-  const int64_t kend = kbeg + p.chunk < p.d.D ? kbeg + p.chunk : p.d.D;
-  const int64_t ktiles = (kend - kbeg + kBK - 1) / kBK;
+  int64_t z = blockIdx.z, row0 = int64_t(blockIdx.x) * kBM;
+  if (kKind == kDgrad) {
+    z += p.g.g.groups * (blockIdx.x / p.row_tiles);
+    row0 = int64_t(blockIdx.x % p.row_tiles) * kBM;
+  }
+  const int64_t col0 = int64_t(blockIdx.y) * kBN;
+  const cm::Job jb = job_of<kKind>(z, p);
+  if (row0 >= jb.M || col0 >= jb.N) return;
+  const int64_t ktiles = (jb.kend - jb.kbeg + kBK - 1) / kBK;
   using Tile = typename TileOf<kKind>::type;
-  const Tile tile(p.g, row0, col0, grp, kend, t);
+  const Tile tile(p.g, row0, col0, z, jb.kend, t);
 
   // The GEMM's k loop (gemm.cu): register prefetch of the next k-step, two shared buffers.
   float acc[64];
@@ -116,8 +129,8 @@ __device__ __forceinline__ void conv_block(const ConvArgs& p) {
   for (int e = 0; e < 64; ++e) acc[e] = 0.f;
   gt::Quad qa, qb;
   if (ktiles > 0) {
-    gather(qa, p.a, tile.a(kbeg, p.g));
-    gather(qb, p.b, tile.b(kbeg, p.g));
+    gather(qa, p.a, tile.a(jb.kbeg, p.g));
+    gather(qb, p.b, tile.b(jb.kbeg, p.g));
     store_quads<Tile>(As, Bs, 0, qa, qb, t);
   }
   __syncthreads();
@@ -125,28 +138,36 @@ __device__ __forceinline__ void conv_block(const ConvArgs& p) {
     const int cur = static_cast<int>(kt & 1);
     const bool more = kt + 1 < ktiles;
     if (more) {
-      const int64_t k0 = kbeg + (kt + 1) * kBK;
+      const int64_t k0 = jb.kbeg + (kt + 1) * kBK;
       gather(qa, p.a, tile.a(k0, p.g));
       gather(qb, p.b, tile.b(k0, p.g));
     }
     if (!kTf32) gt::fp32_step(acc, As, Bs, cur, t);
-    else gt::tf32_step(acc, As, Bs, cur, t);
+    else gt::tf32_step<kKind == kDgrad>(acc, As, Bs, cur, t);
     if (more) store_quads<Tile>(As, Bs, cur ^ 1, qa, qb, t);
     __syncthreads();
   }
 
-  const cm::OutMap om = kKind == kFwd     ? cm::fwd_out(grp, p.g)
-                        : kKind == kDgrad ? cm::dgrad_out(grp, p.g)
-                                          : cm::wgrad_out(split, grp, p.partial, p.g);
-  float* const out = p.out + om.base;
-  const float* const bias = (kKind == kFwd && p.bias) ? p.bias + om.base : nullptr;
-  gt::for_each_result<kTf32>(acc, t, [&](int il, int jl, float v) {
-    const int64_t i = row0 + il, j = col0 + jl;
-    if (i >= p.d.M || j >= p.d.N) return;
-    if (kKind == kFwd)
-      v = gemm_math::epilogue(v, 0.f, 1.f, 0.f, bias ? __ldg(bias + j) : 0.f, p.act, p.alpha);
-    out[i * om.ld + j] = v;
-  });
+  if (kKind == kDgrad) {
+    const cm::DgradRows rw = cm::dgrad_rows(z, p.g);
+    gt::for_each_result<kTf32>(acc, t, [&](int il, int jl, float v) {
+      const int64_t i = row0 + il, j = col0 + jl;
+      if (i < jb.M && j < jb.N) p.out[cm::dgrad_out_offset(i, j, rw, p.g)] = v;
+    });
+  } else {
+    const int64_t grp = z % p.g.g.groups;
+    const cm::OutMap om = kKind == kFwd ? cm::fwd_out(grp, p.g)
+                                        : cm::wgrad_out(z / p.g.g.groups, grp, p.partial, p.g);
+    float* const out = p.out + om.base;
+    const float* const bias = (kKind == kFwd && p.bias) ? p.bias + om.base : nullptr;
+    gt::for_each_result<kTf32>(acc, t, [&](int il, int jl, float v) {
+      const int64_t i = row0 + il, j = col0 + jl;
+      if (i >= jb.M || j >= jb.N) return;
+      if (kKind == kFwd)
+        v = gemm_math::epilogue(v, 0.f, 1.f, 0.f, bias ? __ldg(bias + j) : 0.f, p.act, p.alpha);
+      out[i * om.ld + j] = v;
+    });
+  }
 }
 
 // The three kernels (separate names for the resource report). Two blocks per SM, as the GEMM:
@@ -159,8 +180,10 @@ __global__ void __launch_bounds__(kThreads, kConvMinBlocks)
     conv_fwd_kernel(const __grid_constant__ ConvArgs p) {
   conv_block<kFwd, kTf32>(p);
 }
+// The TF32 input gradient (only with set_matmul_precision("high")) runs one block per SM: at
+// two, its stride-phase state and the MMA fragments spill 8-56 bytes on sm_90.
 template <bool kTf32>
-__global__ void __launch_bounds__(kThreads, kConvMinBlocks)
+__global__ void __launch_bounds__(kThreads, kTf32 ? 1 : kConvMinBlocks)
     conv_bwd_input_kernel(const __grid_constant__ ConvArgs p) {
   conv_block<kDgrad, kTf32>(p);
 }
@@ -261,10 +284,10 @@ __global__ void avgpool_bwd_kernel(float* dx, const float* dy, cm::Geom g) {
 }
 
 
-// Grid of one conv GEMM: row tiles, column tiles, groups * splits; refused (ValueError, before
-// any launch) beyond CUDA's grid limits.
-dim3 conv_grid(const char* name, const cm::GemmDims& d, int64_t z) {
-  const int64_t gx = (d.M + kBM - 1) / kBM, gy = (d.N + kBN - 1) / kBN;
+// Grid of a conv kernel: (row tiles of its largest job) x x_mult, column tiles, z; refused
+// (ValueError, before any launch) beyond CUDA's limits.
+dim3 conv_grid(const char* name, const cm::GemmDims& d, int64_t x_mult, int64_t z) {
+  const int64_t gx = (d.M + kBM - 1) / kBM * x_mult, gy = (d.N + kBN - 1) / kBN;
   if (gx > 2147483647LL || gy > 65535 || z > 65535)
     throw std::invalid_argument(std::string(name) + ": the CUDA kernel's grid (" +
                                 std::to_string(gx) + ", " + std::to_string(gy) + ", " +
@@ -285,8 +308,8 @@ void conv2d_forward(cudaStream_t s, float* y, const float* x, const float* w, co
   const cm::TileGeom tg = cm::tile_geom(g);
   const cm::GemmDims d = cm::fwd_dims(tg);
   if (d.M == 0 || d.N == 0) return;
-  const dim3 grid = conv_grid("conv2d_forward", d, g.groups);
-  const ConvArgs p{y, x, w, bias, tg, d, d.D, activation, alpha, false};
+  const dim3 grid = conv_grid("conv2d_forward", d, 1, g.groups);
+  const ConvArgs p{y, x, w, bias, tg, 0, cm::SplitK{1, d.D}, activation, alpha, false};
   if (use_tf32(d.D)) conv_fwd_kernel<true><<<grid, kThreads, 0, s>>>(p);
   else conv_fwd_kernel<false><<<grid, kThreads, 0, s>>>(p);
   check(cudaGetLastError(), "conv2d_forward kernel launch");
@@ -295,10 +318,12 @@ void conv2d_forward(cudaStream_t s, float* y, const float* x, const float* w, co
 void conv2d_backward_input(cudaStream_t s, float* dx, const float* dy, const float* w,
                            const cm::Geom& g) {
   const cm::TileGeom tg = cm::tile_geom(g);
-  const cm::GemmDims d = cm::dgrad_dims(tg);
+  const cm::GemmDims d = cm::dgrad_dims(tg);  // the largest stride phase
   if (d.M == 0 || d.N == 0) return;
-  const dim3 grid = conv_grid("conv2d_backward_input", d, g.groups);
-  const ConvArgs p{dx, dy, w, nullptr, tg, d, d.D, 0, 0.f, false};
+  const int64_t phases = cm::dgrad_jobs(tg) / g.groups;
+  const dim3 grid = conv_grid("conv2d_backward_input", d, phases, g.groups);
+  const ConvArgs p{dx, dy, w, nullptr, tg, (d.M + kBM - 1) / kBM, cm::SplitK{1, d.D}, 0, 0.f,
+                   false};
   if (use_tf32(d.D)) conv_bwd_input_kernel<true><<<grid, kThreads, 0, s>>>(p);
   else conv_bwd_input_kernel<false><<<grid, kThreads, 0, s>>>(p);
   check(cudaGetLastError(), "conv2d_backward_input kernel launch");
@@ -318,8 +343,8 @@ void conv2d_backward_weight(cudaStream_t s, float* dw, const float* dy, const fl
   if (partial && !workspace)
     throw std::invalid_argument("conv2d_backward_weight: missing workspace of " +
                                 std::to_string(cm::wgrad_workspace_floats(tg)) + " floats");
-  const dim3 grid = conv_grid("conv2d_backward_weight", d, sk.splits * g.groups);
-  const ConvArgs p{partial ? workspace : dw, x, dy, nullptr, tg, d, sk.chunk, 0, 0.f, partial};
+  const dim3 grid = conv_grid("conv2d_backward_weight", d, 1, sk.splits * g.groups);
+  const ConvArgs p{partial ? workspace : dw, x, dy, nullptr, tg, 0, sk, 0, 0.f, partial};
   if (use_tf32(d.D)) conv_bwd_weight_kernel<true><<<grid, kThreads, 0, s>>>(p);
   else conv_bwd_weight_kernel<false><<<grid, kThreads, 0, s>>>(p);
   check(cudaGetLastError(), "conv2d_backward_weight kernel launch");

@@ -76,19 +76,25 @@ __device__ __forceinline__ void fp32_step(float (&acc)[64], const SmemTiles& As,
 }
 
 // acc += As^T Bs over one k-tile (TF32 tensor cores; a no-op below sm_80, never launched there).
+// kLean (conv.cu's input gradient): the A fragments of one 16-row slice at a time instead of
+// all four up front, 12 fragment registers instead of 24, the same MMAs in the same order.
+template <bool kLean = false>
 __device__ __forceinline__ void tf32_step(float (&acc)[64], const SmemTiles& As,
                                           const SmemTiles& Bs, int cur, int t) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const int warp = t / 32, lane = t % 32;
   const int wm = warp / 4, wn = warp % 4, g = lane / 4, tq = lane % 4;
   uint32_t af[4][4], bf[4][2];
-#pragma unroll
-  for (int mi = 0; mi < 4; ++mi) {
+  auto load_a = [&](int mi) {
     const int m = wm * 64 + mi * 16 + g;
     af[mi][0] = to_tf32(As[cur][tq][m]);
     af[mi][1] = to_tf32(As[cur][tq][m + 8]);
     af[mi][2] = to_tf32(As[cur][tq + 4][m]);
     af[mi][3] = to_tf32(As[cur][tq + 4][m + 8]);
+  };
+  if (!kLean) {
+#pragma unroll
+    for (int mi = 0; mi < 4; ++mi) load_a(mi);
   }
 #pragma unroll
   for (int ni = 0; ni < 4; ++ni) {
@@ -97,7 +103,8 @@ __device__ __forceinline__ void tf32_step(float (&acc)[64], const SmemTiles& As,
     bf[ni][1] = to_tf32(Bs[cur][tq + 4][n]);
   }
 #pragma unroll
-  for (int mi = 0; mi < 4; ++mi)
+  for (int mi = 0; mi < 4; ++mi) {
+    if (kLean) load_a(mi);
 #pragma unroll
     for (int ni = 0; ni < 4; ++ni) {
       float* d = &acc[(mi * 4 + ni) * 4];
@@ -108,6 +115,7 @@ __device__ __forceinline__ void tf32_step(float (&acc)[64], const SmemTiles& As,
           : "r"(af[mi][0]), "r"(af[mi][1]), "r"(af[mi][2]), "r"(af[mi][3]),
             "r"(bf[ni][0]), "r"(bf[ni][1]));
     }
+  }
 #endif
 }
 

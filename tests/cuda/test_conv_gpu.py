@@ -214,6 +214,26 @@ def test_tiled_conv_propagates_nan(G):
         np.testing.assert_allclose(got[ok], want[ok], rtol=1e-4, atol=1e-4)
 
 
+def test_strided_input_gradient_nan_weight_stays_in_its_phase(G):
+    """Stride 2: a NaN weight at tap (0, 0) reaches only the dx rows of that tap's stride phase
+    (h, w odd here): every element the CPU makes NaN, plus border ones whose tap falls outside
+    dy (0 * NaN, where the CPU's gather skips the tap); all others equal the CPU."""
+    geo = _geo((2, 9, 10, 4, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1))
+    x, w, b, dy = _data(geo, 4)
+    w[0, 0, 1, 3] = np.nan
+    dx = dev(G, np.full(x.shape, np.nan))
+    G.conv2d_backward_input(dx, dev(G, dy), dev(G, w), *geo)
+    want = np.full(x.shape, np.nan, np.float32)
+    _C.conv2d_backward_input(want, dy, w, *geo)
+    got = dx.to_host()
+    assert np.isnan(got[np.isnan(want)]).all()
+    phase = np.zeros(x.shape, bool)
+    phase[:, 1::2, 1::2, 1] = True
+    assert not np.isnan(got[~phase]).any()
+    ok = ~np.isnan(got)
+    np.testing.assert_allclose(got[ok], want[ok], rtol=1e-4, atol=1e-4)
+
+
 def test_tiled_conv_rejects_int32_overflow(G):
     x, w, y = (dev(G, np.ones((1, 1, 1, 1))) for _ in range(3))
     with pytest.raises(ValueError, match="too large"):

@@ -95,20 +95,28 @@ def im2col(x, geo, grp):
     return np.stack(cols, axis=3).reshape(N * P * Q, R * S * cg)
 
 
-def dgrad_matrix(dy, geo, grp):
-    """Input-gradient GEMM operand A of group grp: rows (n, h, w), depth (r, s, k)."""
+def dgrad_phase_matrices(dy, w, geo, z):
+    """Input-gradient GEMM operands of job z = (group, stride phase): A rows (n, h, w) of the
+    phase (h = f_h, f_h + sh, ...), depth (r, s, k) over the taps that reach the phase;
+    B[(r, s, k), c] = w[r, s, c, grp*kg + k]."""
     N, H, W, C, K, R, S, P, Q, sh, sw, dh, dw, pt, pl, groups = geo
     kg = K // groups
-    a = np.zeros((N, H, W, R, S, kg))
-    for h in range(H):
-        for w_ in range(W):
-            for r in range(R):
-                for s in range(S):
-                    nh, nw = h + pt - r * dh, w_ + pl - s * dw
-                    if nh >= 0 and nw >= 0 and nh % sh == 0 and nw % sw == 0 and \
-                            nh // sh < P and nw // sw < Q:
-                        a[:, h, w_, r, s] = dy[:, nh // sh, nw // sw, grp * kg:(grp + 1) * kg]
-    return a.reshape(N * H * W, R * S * kg)
+    grp, ph = z % groups, z // groups
+    fh, fw = ph % min(sh, H), ph // min(sh, H)
+    hs, ws = range(fh, H, sh), range(fw, W, sw)
+    rt = [r for r in range(R) if (fh + pt - r * dh) % sh == 0]
+    st = [s for s in range(S) if (fw + pl - s * dw) % sw == 0]
+    a = np.zeros((N, len(hs), len(ws), len(rt), len(st), kg))
+    for ih, h in enumerate(hs):
+        for iw, w_ in enumerate(ws):
+            for ir, r in enumerate(rt):
+                for js, s in enumerate(st):
+                    p, q = (h + pt - r * dh) // sh, (w_ + pl - s * dw) // sw
+                    if 0 <= p < P and 0 <= q < Q:
+                        a[:, ih, iw, ir, js] = dy[:, p, q, grp * kg:(grp + 1) * kg]
+    b = w[rt][:, st][..., grp * kg:(grp + 1) * kg].transpose(0, 1, 3, 2)
+    depth = len(rt) * len(st) * kg
+    return a.reshape(N * len(hs) * len(ws), depth), b.reshape(depth, C // groups)
 
 
 def numpy_wgrad(x, dy, geo):
@@ -179,6 +187,23 @@ def test_tiled_walk_propagates_nan():
     assert np.isnan(y[0, 1:4, 2:5]).all() and np.isfinite(y).sum() == y.size - 9 * 4
 
 
+def test_tiled_input_gradient_nan_weight_stays_in_its_phase():
+    geo = _geo((2, 9, 10, 4, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1))
+    rng = np.random.default_rng(4)
+    w = rng.standard_normal((3, 3, 4, 6))
+    w[0, 0, 1, 3] = np.nan
+    dy = rng.standard_normal((2, geo[7], geo[8], 6))
+    got = H_.conv2d_backward_input_tiled(dy, w, geo)
+    want = np.full(got.shape, np.nan, np.float32)
+    _C.conv2d_backward_input(want, dy.astype(np.float32), w.astype(np.float32), *geo)
+    phase = np.zeros(got.shape, bool)
+    phase[:, 1::2, 1::2, 1] = True  # (h + pad - 0) % 2 == 0: tap (0, 0)'s phase
+    assert np.isnan(got[np.isnan(want)]).all() and np.isnan(want).any()
+    assert not np.isnan(got[~phase]).any()
+    ok = ~np.isnan(got)
+    np.testing.assert_allclose(want[ok], got[ok], rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("case,grp,row0,col0,k0", [
     ((2, 7, 9, 6, 8, 3, 3, 1, 1, 1, 1, 1, 1, 2), 1, 0, 0, 8),      # rows at the top/left padding
     ((2, 12, 9, 8, 130, 3, 3, 1, 1, 1, 1, 1, 1, 1), 0, 128, 128, 64),  # edge rows, cols, depth
@@ -203,11 +228,12 @@ def test_tile_loaders_equal_numpy_matrices(case, grp, row0, col0, k0):
     np.testing.assert_array_equal(a, window(im2col(x, geo, grp), row0, k0))
     wmat = w.reshape(R * S * cg, K)[:, grp * kg:(grp + 1) * kg]
     np.testing.assert_array_equal(bt, window(wmat.T, col0, k0))
-    # input gradient: A = dy through the inverse map, B[(r,s,k), c] = w[r,s,c,grp*kg+k]
-    a, bt = H_.conv_tiles("backward_input", dy, w, geo, row0, col0, grp, k0, R * S * kg)
-    np.testing.assert_array_equal(a, window(dgrad_matrix(dy, geo, grp), row0, k0))
-    wt = w[..., grp * kg:(grp + 1) * kg].transpose(0, 1, 3, 2).reshape(R * S * kg, cg)
-    np.testing.assert_array_equal(bt, window(wt.T, col0, k0))
+    # input gradient (job z = grp: stride phase (0, 0)): A = dy through the inverse map
+    am, bm = dgrad_phase_matrices(dy, w, geo, grp)
+    if am.shape[1] > k0 and am.shape[0] > row0:
+        a, bt = H_.conv_tiles("backward_input", dy, w, geo, row0, col0, grp, k0, am.shape[1])
+        np.testing.assert_array_equal(a, window(am, row0, k0))
+        np.testing.assert_array_equal(bt, window(bm.T, col0, k0))
     # weight gradient: A = im2col^T (chunk ending at kend), B = dy of the group
     kend = min(N * P * Q, k0 + 5)
     a, bt = H_.conv_tiles("backward_weight", x, dy, geo, 0, col0, grp, k0, kend)
@@ -235,3 +261,38 @@ def test_wgrad_split_covers_the_reduction(case):
 def test_tile_geometry_is_checked(geo):
     with pytest.raises(ValueError):
         H_.conv_wgrad_split(geo)
+
+
+@pytest.mark.parametrize("case", [(2, 9, 11, 3, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1),
+                                  (1, 7, 13, 4, 4, 3, 2, 3, 2, 1, 2, 2, 1, 2),
+                                  (1, 2, 3, 2, 2, 3, 3, 4, 5, 1, 1, 1, 2, 1)])
+def test_input_gradient_phase_tiles_equal_numpy(case):
+    """Every (group, stride phase) job of the input gradient: its first k-steps' shared tiles
+    equal the NumPy phase matrices (only the taps that reach the phase)."""
+    geo = _geo(case)
+    N, H, W, C, K, R, S, P, Q, sh, sw, dh, dw, pt, pl, groups = geo
+    rng = np.random.default_rng(2)
+    dy = rng.standard_normal((N, P, Q, K))
+    w = rng.standard_normal((R, S, C // groups, K))
+    jobs = H_.conv_dgrad_jobs(geo)
+    assert len(jobs) == groups * min(sh, H) * min(sw, W)
+    for z, (grp, fh, fw, M, Ncols, D) in enumerate(jobs):
+        am, bm = dgrad_phase_matrices(dy, w, geo, z)
+        assert (M, Ncols, D) == (am.shape[0], bm.shape[1], am.shape[1])
+        for k0 in range(0, D, 8):
+            a, bt = H_.conv_tiles("backward_input", dy, w, geo, 0, 0, z, k0, D)
+            ref_a = np.zeros((128, 8))
+            ref_a[:min(M, 128), :min(8, D - k0)] = am[:128, k0:k0 + 8]
+            ref_b = np.zeros((8, 128))
+            ref_b[:min(8, D - k0), :Ncols] = bm[k0:k0 + 8]
+            np.testing.assert_array_equal(a, ref_a.T)
+            np.testing.assert_array_equal(bt, ref_b)
+    # the phases partition dx's rows; stride 1 would be one phase with every tap
+    for grp in range(groups):
+        assert sum(j[3] for j in jobs if j[0] == grp) == N * H * W
+
+
+def test_input_gradient_stride1_is_one_phase():
+    geo = _geo((2, 5, 6, 4, 6, 3, 2, 1, 1, 2, 1, 1, 0, 2))
+    jobs = H_.conv_dgrad_jobs(geo)
+    assert [(j[0], j[3], j[5]) for j in jobs] == [(0, 60, 3 * 2 * 3), (1, 60, 3 * 2 * 3)]

@@ -120,8 +120,11 @@ struct GemmDims { int64_t M, N, D; };
 FK_HD GemmDims fwd_dims(const TileGeom& t) {
   return {t.g.N * t.g.P * t.g.Q, t.kg, t.g.R * t.g.S * t.cg};
 }
+// (input gradient: rows of its largest stride phase, whose rows start at 0; depth of all taps)
 FK_HD GemmDims dgrad_dims(const TileGeom& t) {
-  return {t.g.N * t.g.H * t.g.W, t.cg, t.g.R * t.g.S * t.kg};
+  const Geom& g = t.g;
+  return {g.N * ((g.H + g.stride_h - 1) / g.stride_h) * ((g.W + g.stride_w - 1) / g.stride_w),
+          t.cg, g.R * g.S * t.kg};
 }
 FK_HD GemmDims wgrad_dims(const TileGeom& t) {
   return {t.g.R * t.g.S * t.cg, t.kg, t.g.N * t.g.P * t.g.Q};
@@ -202,7 +205,7 @@ struct ConvFwdTile {
   static constexpr bool kAKMajor = true, kBKMajor = false;
   ImRow a_row;
   int32_t b_col, grp, a_k, b_k;
-  FK_HD ConvFwdTile(const TileGeom& tg, int64_t row0, int64_t col0, int64_t grp_,
+  FK_HD ConvFwdTile(const TileGeom& tg, int64_t row0, int64_t col0, int64_t grp_ /*job z*/,
                     int64_t /*kend*/, int t)
       : a_row(im_row(row0 + tile_math::kmajor_slot(t, 0).m, grp_, tg)),
         b_col(static_cast<int32_t>(col0) + tile_math::mmajor_slot(t, 0).m),
@@ -223,59 +226,135 @@ struct ConvFwdTile {
   }
 };
 
-// Input-gradient tile loader: A = dy through the inverse map (k-major quads along k of the
-// group), B[(r,s,k), c] = w[r, s, c, grp*K/groups + k] (k-major quads: col t/2, depth (t%2)*4).
+// Input-gradient stride phases. Whether dx row h receives tap r, (h + pad - r*dil) % stride
+// == 0, depends only on h % stride, so the rows split into phases, named by their first
+// coordinate f < min(stride, size): h = f + j*stride (j < count). The taps reaching a phase are
+// t = t0 + u*tstep (u < ntaps; none when t0 < 0), and row j at tap u reads dy coordinate
+// o0 + j - u*ostep. The input gradient runs one GEMM per (group, phase pair): no work on taps
+// that never apply (the CPU kernel splits the same way), and a NaN in w reaches only the dx
+// elements whose taps read it.
+struct AxisPhase { int32_t first, count, t0, tstep, ntaps, o0, ostep; };
+FK_HD int32_t gcd32(int32_t a, int32_t b) {
+  while (b != 0) {
+    const int32_t r = a % b;
+    a = b;
+    b = r;
+  }
+  return a;
+}
+FK_HD int64_t phase_count(int64_t size, int64_t stride) { return size < stride ? size : stride; }
+FK_HD AxisPhase axis_phase(int64_t first, int64_t size, int64_t taps, int64_t stride,
+                           int64_t dil, int64_t pad) {
+  AxisPhase a;
+  const int32_t f = static_cast<int32_t>(first), st = static_cast<int32_t>(stride),
+                d = static_cast<int32_t>(dil), pd = static_cast<int32_t>(pad);
+  a.first = f;
+  a.count = static_cast<int32_t>((size - first + stride - 1) / stride);
+  a.tstep = st / gcd32(d, st);  // solutions of t*dil == f + pad (mod stride) are tstep apart,
+  a.ostep = d / gcd32(d, st);   // so the first lies below min(taps, tstep)
+  a.t0 = -1;
+  const int32_t lim = static_cast<int32_t>(taps < a.tstep ? taps : a.tstep);
+  for (int32_t t = 0; t < lim; ++t)
+    if ((f + pd - t * d) % st == 0) { a.t0 = t; break; }
+  a.ntaps = a.t0 < 0 ? 0 : static_cast<int32_t>((taps - a.t0 + a.tstep - 1) / a.tstep);
+  a.o0 = a.t0 < 0 ? 0 : (f + pd - a.t0 * d) / st;  // exact (possibly negative)
+  return a;
+}
+// Phase of input-gradient job z = grp + groups * (ph_h + phases_h * ph_w).
+struct DgradPhase { int64_t grp; AxisPhase h, w; };
+FK_HD int64_t dgrad_jobs(const TileGeom& t) {
+  return t.g.groups * phase_count(t.g.H, t.g.stride_h) * phase_count(t.g.W, t.g.stride_w);
+}
+FK_HD DgradPhase dgrad_phase(int64_t z, const TileGeom& t) {
+  const Geom& g = t.g;
+  const int64_t nph = phase_count(g.H, g.stride_h), ph = z / g.groups;
+  return {z % g.groups, axis_phase(ph % nph, g.H, g.R, g.stride_h, g.dil_h, g.pad_top),
+          axis_phase(ph / nph, g.W, g.S, g.stride_w, g.dil_w, g.pad_left)};
+}
+// One phase's GEMM: rows (n, j_h, j_w), cols c of the group, depth (u_h, u_w, k).
+FK_HD GemmDims dgrad_phase_dims(const DgradPhase& ph, const TileGeom& t) {
+  return {t.g.N * ph.h.count * ph.w.count, t.cg,
+          static_cast<int64_t>(ph.h.ntaps) * ph.w.ntaps * t.kg};
+}
+// The dx rows of job z (what the store needs, without the tap search of dgrad_phase).
+struct DgradRows { int64_t grp; int32_t first_h, first_w, count_h, count_w; };
+FK_HD DgradRows dgrad_rows(int64_t z, const TileGeom& t) {
+  const Geom& g = t.g;
+  const int64_t nph = phase_count(g.H, g.stride_h), ph = z / g.groups;
+  const int64_t fh = ph % nph, fw = ph / nph;
+  return {z % g.groups, static_cast<int32_t>(fh), static_cast<int32_t>(fw),
+          static_cast<int32_t>((g.H - fh + g.stride_h - 1) / g.stride_h),
+          static_cast<int32_t>((g.W - fw + g.stride_w - 1) / g.stride_w)};
+}
+// dx offset of phase row i, channel j of the group.
+FK_HD int64_t dgrad_out_offset(int64_t i, int64_t j, const DgradRows& rw, const TileGeom& t) {
+  const tile_math::QR a = tile_math::qdiv(i, rw.count_w), b = tile_math::qdiv(a.q, rw.count_h);
+  const int64_t h = rw.first_h + b.r * t.g.stride_h, w = rw.first_w + a.r * t.g.stride_w;
+  return ((b.q * t.g.H + h) * t.g.W + w) * t.g.C + rw.grp * t.cg + j;
+}
+
+// Input-gradient tile loader of one phase (job z): A[(n,j_h,j_w), (u_h,u_w,k)] = dy[n, p, q,
+// grp*K/groups + k] with p = o0_h + j_h - u_h*ostep_h (zero outside [0, P), likewise q), k-major
+// quads along k; B[(u_h,u_w,k), c] = w[t0_h + u_h*tstep_h, t0_w + u_w*tstep_w, c,
+// grp*K/groups + k] (k-major quads: col t/2, depth (t%2)*4..+3).
 struct ConvDgradTile {
   static constexpr bool kAKMajor = true, kBKMajor = true;
-  int64_t a_base;        // dy offset of (n, 0, 0, grp*K/groups); < 0: row past the end
-  int32_t a_hp, a_wp;    // h + pad_top, w + pad_left
-  int32_t b_c, grp, a_k, b_k;
-  FK_HD ConvDgradTile(const TileGeom& tg, int64_t row0, int64_t col0, int64_t grp_,
+  DgradPhase ph;
+  int64_t a_base;      // dy offset of (n, 0, 0, grp*K/groups); < 0: row past the phase's end
+  int32_t a_p, a_q;    // dy coordinates of the row at tap (0, 0): o0 + j
+  int32_t b_c, q_k;    // q_k: depth of both quads within the k-step
+  FK_HD ConvDgradTile(const TileGeom& tg, int64_t row0, int64_t col0, int64_t z,
                       int64_t /*kend*/, int t)
-      : a_base(-1), a_hp(0), a_wp(0),
+      : ph(dgrad_phase(z, tg)), a_base(-1), a_p(0), a_q(0),
         b_c(static_cast<int32_t>(col0) + tile_math::kmajor_slot(t, 0).m),
-        grp(static_cast<int32_t>(grp_)), a_k(tile_math::kmajor_slot(t, 0).k),
-        b_k(tile_math::kmajor_slot(t, 0).k) {
+        q_k(tile_math::kmajor_slot(t, 0).k) {
     const Geom& g = tg.g;
     const int64_t row = row0 + tile_math::kmajor_slot(t, 0).m;
-    if (row < g.N * g.H * g.W) {
-      const tile_math::QR a = tile_math::qdiv(row, g.W), b = tile_math::qdiv(a.q, g.H);
-      a_base = b.q * g.P * g.Q * g.K + grp_ * tg.kg;
-      a_hp = static_cast<int32_t>(b.r + g.pad_top);
-      a_wp = static_cast<int32_t>(a.r + g.pad_left);
+    if (row < g.N * ph.h.count * ph.w.count) {
+      const tile_math::QR a = tile_math::qdiv(row, ph.w.count),
+                          b = tile_math::qdiv(a.q, ph.h.count);
+      a_base = b.q * g.P * g.Q * g.K + ph.grp * tg.kg;
+      a_p = ph.h.o0 + static_cast<int32_t>(b.r);
+      a_q = ph.w.o0 + static_cast<int32_t>(a.r);
     }
   }
   FK_HD Gather a(int64_t k0, const TileGeom& tg) const {
     const Geom& g = tg.g;
-    const int64_t D = g.R * g.S * tg.kg, kk0 = k0 + a_k;
-    const int32_t sh = static_cast<int32_t>(g.stride_h), sw = static_cast<int32_t>(g.stride_w);
-    Tap tp = split_tap(kk0, g.S, tg.kg);
+    const int64_t D = static_cast<int64_t>(ph.h.ntaps) * ph.w.ntaps * tg.kg, kk0 = k0 + q_k;
     Gather q;
+    if (kk0 >= D) {  // also every depth of a phase no tap reaches (D == 0)
+      for (int e = 0; e < 4; ++e) q.off[e] = -1;
+      q.vec = false;
+      return q;
+    }
+    Tap tp = split_tap(kk0, ph.w.ntaps, tg.kg);
     for (int e = 0; e < 4; ++e) {
-      q.off[e] = -1;
-      const int32_t nh = a_hp - tp.r * static_cast<int32_t>(g.dil_h);
-      const int32_t nw = a_wp - tp.s * static_cast<int32_t>(g.dil_w);
-      if (a_base >= 0 && kk0 + e < D && nh >= 0 && nw >= 0) {
-        const int32_t p = udiv32(nh, sh), qq = udiv32(nw, sw);
-        if (p * sh == nh && qq * sw == nw && p < g.P && qq < g.Q)
-          q.off[e] = a_base + (static_cast<int64_t>(p) * g.Q + qq) * g.K + tp.i;
-      }
-      next_tap(tp, g.S, tg.kg);
+      const int32_t p = a_p - tp.r * ph.h.ostep, qq = a_q - tp.s * ph.w.ostep;
+      q.off[e] = (a_base >= 0 && kk0 + e < D && p >= 0 && qq >= 0 && p < g.P && qq < g.Q)
+                     ? a_base + (static_cast<int64_t>(p) * g.Q + qq) * g.K + tp.i
+                     : -1;
+      next_tap(tp, ph.w.ntaps, tg.kg);
     }
     finish_gather(q);
     return q;
   }
   FK_HD Gather b(int64_t k0, const TileGeom& tg) const {
     const Geom& g = tg.g;
-    const int64_t D = g.R * g.S * tg.kg, kk0 = k0 + b_k;
-    Tap tp = split_tap(kk0, g.S, tg.kg);
+    const int64_t D = static_cast<int64_t>(ph.h.ntaps) * ph.w.ntaps * tg.kg, kk0 = k0 + q_k;
     Gather q;
+    if (kk0 >= D) {
+      for (int e = 0; e < 4; ++e) q.off[e] = -1;
+      q.vec = false;
+      return q;
+    }
+    Tap tp = split_tap(kk0, ph.w.ntaps, tg.kg);
     for (int e = 0; e < 4; ++e) {
+      const int32_t r = ph.h.t0 + tp.r * ph.h.tstep, s = ph.w.t0 + tp.s * ph.w.tstep;
       q.off[e] = (b_c < tg.cg && kk0 + e < D)
-                     ? ((static_cast<int64_t>(tp.r) * g.S + tp.s) * tg.cg + b_c) * g.K +
-                           grp * tg.kg + tp.i
+                     ? ((static_cast<int64_t>(r) * g.S + s) * tg.cg + b_c) * g.K +
+                           ph.grp * tg.kg + tp.i
                      : -1;
-      next_tap(tp, g.S, tg.kg);
+      next_tap(tp, ph.w.ntaps, tg.kg);
     }
     finish_gather(q);
     return q;
@@ -289,13 +368,13 @@ struct ConvWgradTile {
   static constexpr bool kAKMajor = false, kBKMajor = false;
   Tap a_tap;
   int32_t kend, a_m, b_col, grp, l_off;  // l_off: the depth row t/32 of both quads
-  FK_HD ConvWgradTile(const TileGeom& tg, int64_t row0, int64_t col0, int64_t grp_,
+  FK_HD ConvWgradTile(const TileGeom& tg, int64_t row0, int64_t col0, int64_t z,
                       int64_t kend_, int t)
       : a_tap(split_tap(row0 + tile_math::mmajor_slot(t, 0).m, tg.g.S, tg.cg)),
         kend(static_cast<int32_t>(kend_)),
         a_m(static_cast<int32_t>(row0) + tile_math::mmajor_slot(t, 0).m),
         b_col(static_cast<int32_t>(col0) + tile_math::mmajor_slot(t, 0).m),
-        grp(static_cast<int32_t>(grp_)), l_off(tile_math::mmajor_slot(t, 0).k) {}
+        grp(static_cast<int32_t>(z % tg.g.groups)), l_off(tile_math::mmajor_slot(t, 0).k) {}
   FK_HD Gather a(int64_t k0, const TileGeom& tg) const {
     const int32_t l = static_cast<int32_t>(k0) + l_off;
     return im_quad(l < kend ? im_row32(static_cast<uint32_t>(l), grp, tg) : ImRow{-1, 0, 0},
@@ -317,8 +396,6 @@ struct OutMap { int64_t base, ld; };
 FK_HD int64_t out_offset(const OutMap& o, int64_t i, int64_t j) { return o.base + i * o.ld + j; }
 // y (N*P*Q, K): channel grp*K/groups + j (also the bias index).
 FK_HD OutMap fwd_out(int64_t grp, const TileGeom& t) { return {grp * t.kg, t.g.K}; }
-// dx (N*H*W, C): channel grp*C/groups + j.
-FK_HD OutMap dgrad_out(int64_t grp, const TileGeom& t) { return {grp * t.cg, t.g.C}; }
 // dw (R*S*C/groups, K), or chunk `split`'s partial sums in the (splits, groups, M, N) workspace.
 FK_HD OutMap wgrad_out(int64_t split, int64_t grp, bool partial, const TileGeom& t) {
   const int64_t M = t.g.R * t.g.S * t.cg;
@@ -353,6 +430,24 @@ FK_HD int64_t wgrad_workspace_floats(const TileGeom& t) {
   const SplitK sk = wgrad_split(t);
   const GemmDims d = wgrad_dims(t);
   return sk.splits > 1 ? sk.splits * t.g.groups * d.M * d.N : 0;
+}
+
+// The GEMM that job z of a kernel's grid computes (grid.z walks the jobs): rows M, cols N,
+// depth range [kbeg, kend). Forward: z = group. Input gradient: z = (group, phase pair).
+// Weight gradient: z = group + groups * split.
+struct Job { int64_t M, N, kbeg, kend; };
+FK_HD Job fwd_job(int64_t /*z*/, const TileGeom& t) {
+  const GemmDims d = fwd_dims(t);
+  return {d.M, d.N, 0, d.D};
+}
+FK_HD Job dgrad_job(int64_t z, const TileGeom& t) {
+  const GemmDims d = dgrad_phase_dims(dgrad_phase(z, t), t);
+  return {d.M, d.N, 0, d.D};
+}
+FK_HD Job wgrad_job(int64_t z, const SplitK& sk, const TileGeom& t) {
+  const GemmDims d = wgrad_dims(t);
+  const int64_t kbeg = (z / t.g.groups) * sk.chunk;
+  return {d.M, d.N, kbeg, kbeg + sk.chunk < d.D ? kbeg + sk.chunk : d.D};
 }
 
 // Pooling window along one axis: taps [t0, t1) in range for output coordinate o.
