@@ -55,6 +55,15 @@ void check_conv(const char* k, const Geom& g) {
                std::to_string(g.K));
 }
 
+// The tiled conv kernels form coordinates in int32 (conv_math::tile_fits_int32); the weight
+// gradient also its reduction index N*P*Q.
+void check_tiles(const char* k, const Geom& g, bool wgrad) {
+  if (!fk_cuda::conv_math::tile_fits_int32(g) ||
+      (wgrad && !fk_cuda::conv_math::wgrad_fits_int32(g)))
+    bad(k, std::string("sizes too large for the CUDA kernel: every size, padded extent and "
+                       "R*S*C, R*S*K") + (wgrad ? ", N*P*Q" : "") + " must be < 2^31 - 1024");
+}
+
 void check_pool(const char* k, const Geom& g) {
   check_conv(k, g);
   auto axis_ok = [](int64_t out, int64_t r, int64_t stride, int64_t pad, int64_t size) {
@@ -82,6 +91,7 @@ FK_BIND_FAMILY(conv) {
     const char* k = "conv2d_forward";
     const Geom g{N, H, W, C, K, R, S, P, Q, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left, groups};
     check_conv(k, g);
+    check_tiles(k, g, false);
     namespace gm = fk_cuda::gemm_math;
     if (!(activation == gm::kLinear || activation == gm::kRelu || activation == gm::kSigmoid ||
           activation == gm::kTanh || activation == gm::kElu || activation == gm::kSelu ||
@@ -110,6 +120,7 @@ FK_BIND_FAMILY(conv) {
     const char* k = "conv2d_backward_input";
     const Geom g{N, H, W, C, K, R, S, P, Q, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left, groups};
     check_conv(k, g);
+    check_tiles(k, g, false);
     float* pdx = arr<float>(&dx, DType::Float32, k, "dx", {N, H, W, C});
     const float* pdy = arr<float>(&dy, DType::Float32, k, "dy", {N, P, Q, K});
     const float* pw = arr<float>(&w, DType::Float32, k, "w", {R, S, C / groups, K});
@@ -129,12 +140,16 @@ FK_BIND_FAMILY(conv) {
     const char* k = "conv2d_backward_weight";
     const Geom g{N, H, W, C, K, R, S, P, Q, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left, groups};
     check_conv(k, g);
+    check_tiles(k, g, true);
     float* pdw = arr<float>(&dw, DType::Float32, k, "dw", {R, S, C / groups, K});
     const float* pdy = arr<float>(&dy, DType::Float32, k, "dy", {N, P, Q, K});
     const float* px = arr<float>(&x, DType::Float32, k, "x", {N, H, W, C});
     no_alias(k, dw, "dw", {{"dy", &dy}, {"x", &x}});
+    const int64_t ws = fk_cuda::conv2d_backward_weight_workspace(g);
+    DeviceArray workspace({ws}, DType::Float32);  // back to the cache after the stream's use
     py::gil_scoped_release nogil;
-    fk_cuda::conv2d_backward_weight(fk_cuda::stream(), pdw, pdy, px, g);
+    fk_cuda::conv2d_backward_weight(fk_cuda::stream(), pdw, pdy, px, g,
+                                    ws > 0 ? workspace.data_as<float>() : nullptr);
   }, py::arg("dw"), py::arg("dy"), py::arg("x"), py::arg("N"), py::arg("H"), py::arg("W"),
      py::arg("C"), py::arg("K"), py::arg("R"), py::arg("S"), py::arg("P"), py::arg("Q"),
      py::arg("stride_h"), py::arg("stride_w"), py::arg("dil_h"), py::arg("dil_w"),

@@ -1,4 +1,5 @@
-// gemm.cu: the CUDA GEMM of fkeras (row-major float32), our own tiled kernel.
+// gemm.cu: the CUDA GEMM of fkeras (row-major float32), our own tiled kernel, on the tile
+// machinery of gemm_tile.cuh (shared with conv.cu: shared-tile stores, FP32 / TF32 k-steps).
 //
 // Block tile 128 x 128 x 8, 256 threads. Each k-step, the threads load the next A and B tiles
 // from global memory into registers (16-byte vector loads where the four elements are in
@@ -18,13 +19,20 @@
 
 #include "fk_cuda/gemm.cuh"
 #include "fk_cuda/gemm_math.h"
+#include "gemm_tile.cuh"
 
 namespace fk_cuda {
 namespace {
 
 namespace gm = gemm_math;
 
-constexpr int kBM = 128, kBN = 128, kBK = 8, kThreads = 256, kPad = 136;
+namespace gt = gemm_tile;
+using gt::kBK;
+using gt::kBM;
+using gt::kBN;
+using gt::kPad;
+using gt::kThreads;
+using gt::Quad;
 
 std::atomic<bool> g_allow_tf32{false};
 
@@ -44,9 +52,8 @@ struct GemmArgs {
 
 // One thread's share of a 128 x 8 A tile (or 8 x 128 B tile): 4 elements that are contiguous in
 // memory for the given layout. Non-transposed A (M x K): row t/2, k (t%2)*4 .. +3 (contiguous
-// in k). Transposed A (K x M): k t/32, rows (t%32)*4 .. +3 (contiguous in m). B likewise.
-struct Quad { float v[4]; };
-
+// in k: a k-major quad, tile_math::kmajor_slot). Transposed A (K x M): k t/32, rows
+// (t%32)*4 .. +3 (contiguous in m: an m-major quad). B likewise.
 template <bool kTransA>
 __device__ __forceinline__ void load_a(Quad& q, const GemmArgs& p, int64_t row0, int64_t k0,
                                        int t) {
@@ -87,26 +94,17 @@ __device__ __forceinline__ void load_b(Quad& q, const GemmArgs& p, int64_t col0,
   }
 }
 
+// Shared-tile stores of the A / B quads (non-transposed A and transposed B quads run along k).
 template <bool kTransA>
-__device__ __forceinline__ void store_a(float (*As)[kPad], const Quad& q, int t) {
-  if (!kTransA) {
-#pragma unroll
-    for (int e = 0; e < 4; ++e) As[(t % 2) * 4 + e][t / 2] = q.v[e];
-  } else {
-    *reinterpret_cast<float4*>(&As[t / 32][(t % 32) * 4]) =
-        make_float4(q.v[0], q.v[1], q.v[2], q.v[3]);
-  }
+__device__ __forceinline__ void store_a(gt::SmemTiles& As, int buf, const Quad& q, int t) {
+  if (!kTransA) gt::store_kmajor(As, buf, q, t);
+  else gt::store_mmajor(As, buf, q, t);
 }
 
 template <bool kTransB>
-__device__ __forceinline__ void store_b(float (*Bs)[kPad], const Quad& q, int t) {
-  if (!kTransB) {
-    *reinterpret_cast<float4*>(&Bs[t / 32][(t % 32) * 4]) =
-        make_float4(q.v[0], q.v[1], q.v[2], q.v[3]);
-  } else {
-#pragma unroll
-    for (int e = 0; e < 4; ++e) Bs[(t % 2) * 4 + e][t / 2] = q.v[e];
-  }
+__device__ __forceinline__ void store_b(gt::SmemTiles& Bs, int buf, const Quad& q, int t) {
+  if (!kTransB) gt::store_mmajor(Bs, buf, q, t);
+  else gt::store_kmajor(Bs, buf, q, t);
 }
 
 __device__ __forceinline__ void store_c(const GemmArgs& p, int64_t i, int64_t j, float acc) {
@@ -117,21 +115,14 @@ __device__ __forceinline__ void store_c(const GemmArgs& p, int64_t i, int64_t j,
   *c = gm::epilogue(acc, old, p.alpha, p.beta, b, p.act, p.act_alpha);
 }
 
-__device__ __forceinline__ uint32_t to_tf32(float x) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  uint32_t r;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-  return r;
-#else
-  return __float_as_uint(x);
-#endif
-}
-
-// kTf32: tensor-core inner product (sm_80+); otherwise exact FP32 outer products.
+// kTf32: tensor-core inner product (sm_80+); otherwise exact FP32 outer products. The
+// epilogue is written out here rather than through gt::for_each_result (as conv.cu does):
+// through the lambda, ptxas spills NN / TT FP32 at the 128-register cap (-Xptxas -v, nvcc
+// 13.0); written out it does not.
 template <bool kTransA, bool kTransB, bool kTf32>
 __global__ void __launch_bounds__(kThreads, 2) gemm_kernel(GemmArgs p) {
-  __shared__ __align__(16) float As[2][kBK][kPad];
-  __shared__ __align__(16) float Bs[2][kBK][kPad];
+  __shared__ __align__(16) gt::SmemTiles As;
+  __shared__ __align__(16) gt::SmemTiles Bs;
   const int t = threadIdx.x;
   const int64_t row0 = gm::tile_origin(blockIdx.x, kBM);
   const int64_t col0 = gm::tile_origin(blockIdx.y, kBN);
@@ -145,8 +136,8 @@ __global__ void __launch_bounds__(kThreads, 2) gemm_kernel(GemmArgs p) {
   if (ktiles > 0) {
     load_a<kTransA>(qa, p, row0, 0, t);
     load_b<kTransB>(qb, p, col0, 0, t);
-    store_a<kTransA>(As[0], qa, t);
-    store_b<kTransB>(Bs[0], qb, t);
+    store_a<kTransA>(As, 0, qa, t);
+    store_b<kTransB>(Bs, 0, qb, t);
   }
   __syncthreads();
 
@@ -161,57 +152,11 @@ __global__ void __launch_bounds__(kThreads, 2) gemm_kernel(GemmArgs p) {
       load_a<kTransA>(qa, p, row0, (kt + 1) * kBK, t);
       load_b<kTransB>(qb, p, col0, (kt + 1) * kBK, t);
     }
-    if (!kTf32) {
-#pragma unroll
-      for (int k = 0; k < kBK; ++k) {
-        float a[8], b[8];
-        const float4 a0 = *reinterpret_cast<const float4*>(&As[cur][k][ty * 4]);
-        const float4 a1 = *reinterpret_cast<const float4*>(&As[cur][k][64 + ty * 4]);
-        const float4 b0 = *reinterpret_cast<const float4*>(&Bs[cur][k][tx * 4]);
-        const float4 b1 = *reinterpret_cast<const float4*>(&Bs[cur][k][64 + tx * 4]);
-        a[0] = a0.x; a[1] = a0.y; a[2] = a0.z; a[3] = a0.w;
-        a[4] = a1.x; a[5] = a1.y; a[6] = a1.z; a[7] = a1.w;
-        b[0] = b0.x; b[1] = b0.y; b[2] = b0.z; b[3] = b0.w;
-        b[4] = b1.x; b[5] = b1.y; b[6] = b1.z; b[7] = b1.w;
-#pragma unroll
-        for (int r = 0; r < 8; ++r)
-#pragma unroll
-          for (int c = 0; c < 8; ++c) acc[r * 8 + c] = fmaf(a[r], b[c], acc[r * 8 + c]);
-      }
-    } else {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-      uint32_t af[4][4], bf[4][2];
-#pragma unroll
-      for (int mi = 0; mi < 4; ++mi) {
-        const int m = wm * 64 + mi * 16 + g;
-        af[mi][0] = to_tf32(As[cur][tq][m]);
-        af[mi][1] = to_tf32(As[cur][tq][m + 8]);
-        af[mi][2] = to_tf32(As[cur][tq + 4][m]);
-        af[mi][3] = to_tf32(As[cur][tq + 4][m + 8]);
-      }
-#pragma unroll
-      for (int ni = 0; ni < 4; ++ni) {
-        const int n = wn * 32 + ni * 8 + g;
-        bf[ni][0] = to_tf32(Bs[cur][tq][n]);
-        bf[ni][1] = to_tf32(Bs[cur][tq + 4][n]);
-      }
-#pragma unroll
-      for (int mi = 0; mi < 4; ++mi)
-#pragma unroll
-        for (int ni = 0; ni < 4; ++ni) {
-          float* d = &acc[(mi * 4 + ni) * 4];
-          asm volatile(
-              "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
-              "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-              : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-              : "r"(af[mi][0]), "r"(af[mi][1]), "r"(af[mi][2]), "r"(af[mi][3]),
-                "r"(bf[ni][0]), "r"(bf[ni][1]));
-        }
-#endif
-    }
+    if (!kTf32) gt::fp32_step(acc, As, Bs, cur, t);
+    else gt::tf32_step(acc, As, Bs, cur, t);
     if (more) {
-      store_a<kTransA>(As[cur ^ 1], qa, t);
-      store_b<kTransB>(Bs[cur ^ 1], qb, t);
+      store_a<kTransA>(As, cur ^ 1, qa, t);
+      store_b<kTransB>(Bs, cur ^ 1, qb, t);
     }
     __syncthreads();
   }
