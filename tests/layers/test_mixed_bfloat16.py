@@ -148,3 +148,25 @@ def test_keras_mixed_policy_file_loads(tmp_path):
     np.testing.assert_allclose(np.asarray(loaded(x)),
                                np.asarray(kmodel(x).float().detach().numpy()),
                                rtol=2e-2, atol=2e-2)
+
+
+class _Outer(layers.Layer):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.inner = layers.Dense(6, use_bias=False, dtype="float32")
+
+    def call(self, x):
+        return self.inner(x)
+
+
+@needs_bf16
+def test_a_float32_layer_inside_a_bf16_layer_computes_in_float32():
+    x = _data(4, 40)
+    outer = _Outer(dtype="mixed_bfloat16")
+    out = np.asarray(outer(x), np.float64)
+    w = np.asarray(outer.inner.kernel.numpy(), np.float64)
+    np.testing.assert_allclose(out, x.astype(np.float64) @ w, rtol=1e-5, atol=1e-5)
+    inner_bf16 = layers.Dense(6, use_bias=False, dtype="mixed_bfloat16")
+    inner_bf16.build((None, 40))
+    inner_bf16.kernel.assign(w.astype(np.float32))
+    assert np.abs(np.asarray(inner_bf16(x)) - out).max() > 1e-3  # that one does round

@@ -199,6 +199,31 @@ class bf16_products:
             fast_path.exit_slow()
 
 
+def in_bf16_products():
+    """True inside a `bf16_products` scope that is the innermost device scope."""
+    stack = getattr(_state, "stack", None)
+    return bool(stack) and stack[-1] == _BF16
+
+
+class fp32_products:
+    """Context manager: back to float32 products inside a `bf16_products` scope (a float32
+    layer called by a "mixed_bfloat16" layer computes in float32, as in Keras)."""
+
+    __slots__ = ("_pushed",)
+
+    def __enter__(self):
+        self._pushed = in_bf16_products()
+        if self._pushed:
+            _state.stack.append("cpu")
+            fast_path.enter_slow()
+        return self
+
+    def __exit__(self, *exc):
+        if self._pushed:
+            _state.stack.pop()
+            fast_path.exit_slow()
+
+
 def available_devices():
     """Names of the devices usable here ('cuda' only with a built module and a GPU)."""
     names = ["cpu", "reference"]

@@ -11,7 +11,7 @@ import threading
 
 import numpy as np
 
-from fkeras.backend.devices import bf16_products
+from fkeras.backend.devices import bf16_products, fp32_products, in_bf16_products
 from fkeras.engine import naming
 from fkeras.engine.dtypes import POLICIES
 from fkeras.engine.input_spec import check_input_spec
@@ -257,14 +257,16 @@ class Layer:
         return run_user(self.call, *args, **kwargs)
 
     def _fk_policy_call(self, args, kwargs):
-        # `call` under the layer's dtype policy (bf16 products) and RematScope mode; the
-        # recomputation of a rematerialized call runs under the same policy.
+        # `call` under the layer's dtype policy (bf16 products; a float32 layer called inside
+        # a bf16 one goes back to float32) and RematScope mode; the recomputation of a
+        # rematerialized call runs under the same policy.
         call = self.call
-        if self._fk_bf16:
+        if self._fk_bf16 or in_bf16_products():
             plain = call
+            scope = bf16_products if self._fk_bf16 else fp32_products
 
             def call(*a, **k):
-                with bf16_products():
+                with scope():
                     return plain(*a, **k)
         if self._remat_mode is not None:  # created inside a RematScope
             call = self.rematerialized_call(call, *args, **kwargs)
@@ -295,7 +297,7 @@ class Layer:
         if pushed:
             names.append(scope)
         try:
-            if self._remat_mode is None and not self._fk_bf16:
+            if self._remat_mode is None and not self._fk_bf16 and not in_bf16_products():
                 outputs = self.call(*args, **call_kwargs)
             else:
                 outputs = self._fk_policy_call(args, call_kwargs)
