@@ -83,14 +83,15 @@ def _children(x, kind):
     return [] if kind == _NONE else list(x)
 
 
-def _rebuild(x, kind, children):
-    """A node of `x`'s type, shape and key order holding `children` (in flatten order)."""
+def _rebuild(x, kind, children, keys=None):
+    """A node of `x`'s type, shape and key order holding `children` (in flatten order; `keys`:
+    the dict's keys in that order, when the caller has them)."""
     if kind == _LIST:
         return children
     if kind == _TUPLE:
         return tuple(children)
     if kind == _DICT:
-        by_key = dict(zip(_sorted_keys(x), children))
+        by_key = dict(zip(_sorted_keys(x) if keys is None else keys, children))
         if type(x) is dict:
             return {k: by_key[k] for k in x}
         return collections.defaultdict(x.default_factory, ((k, by_key[k]) for k in x))
@@ -142,10 +143,6 @@ def flatten_with_path(structure):
     return out
 
 
-def _count_leaves(structure):
-    return len(flatten(structure))
-
-
 def pack_sequence_as(structure, flat_sequence):
     """`flat_sequence`'s items packed into the shape of `structure` (inverse of flatten)."""
     try:
@@ -154,13 +151,15 @@ def pack_sequence_as(structure, flat_sequence):
         raise TypeError("`flat_sequence` must be an iterable (a list of leaves). Received: "
                         f"flat_sequence={flat_sequence!r} of type "
                         f"{type(flat_sequence).__name__}") from None
-    expected = _count_leaves(structure)
-    if len(flat) < expected:
-        raise ValueError(f"Too few leaves for PyTreeSpec; expected: {expected}, "
-                         f"got: {len(flat)}.")
-    if len(flat) > expected:
-        raise ValueError(f"Too many leaves for PyTreeSpec; expected: {expected}.")
-    return _build(structure, iter(flat))
+    it = iter(flat)
+    try:
+        packed = _build(structure, it)
+    except StopIteration:
+        raise ValueError(f"Too few leaves for PyTreeSpec; expected: {len(flatten(structure))}, "
+                         f"got: {len(flat)}.") from None
+    if next(it, it) is not it:
+        raise ValueError(f"Too many leaves for PyTreeSpec; expected: {len(flatten(structure))}.")
+    return packed
 
 
 def pack_like(structure, flat):
@@ -171,10 +170,15 @@ def pack_like(structure, flat):
 def _build(item, it, is_leaf=None):
     # A module-level recursion, not a closure over itself: a self-referencing closure is a
     # reference cycle that would keep the leaves (activations) alive until the next gc.
-    kind = None if is_leaf is not None and is_leaf(item) else _kind(item)
+    if is_leaf is not None and is_leaf(item):
+        return next(it)
+    kind = _kind_of_type(type(item))
     if kind is None:
         return next(it)
-    return _rebuild(item, kind, [_build(c, it, is_leaf) for c in _children(item, kind)])
+    if kind == _DICT or kind == _ODICT:
+        keys = _keys(item, kind)
+        return _rebuild(item, kind, [_build(item[k], it, is_leaf) for k in keys], keys)
+    return _rebuild(item, kind, [_build(c, it, is_leaf) for c in item])
 
 
 # ------------------------------------------------------------------------------- matching
