@@ -240,7 +240,7 @@ def keras_tree(monkeypatch):
     return tree_api
 
 
-def _recorder(kind):
+def _recorder():
     seen = []
 
     def func(x):
@@ -261,9 +261,9 @@ SINGLE = {
     "map_twice": lambda t, s: t.map_structure(lambda a, b: (a, b), s, s),
     "lists_to_tuples": lambda t, s: t.lists_to_tuples(s),
     "map_shape": lambda t, s: t.map_shape_structure(lambda x: ("s", x), s),
-    "traverse_down": lambda t, s: (lambda r: (t.traverse(r[1], s), r[0]))(_recorder(0)),
+    "traverse_down": lambda t, s: (lambda r: (t.traverse(r[1], s), r[0]))(_recorder()),
     "traverse_up": lambda t, s: (lambda r: (t.traverse(r[1], s, top_down=False), r[0]))(
-        _recorder(0)),
+        _recorder()),
     "traverse_replace": lambda t, s: t.traverse(
         lambda x: t.MAP_TO_NONE if x == 2 else ("L", x) if isinstance(x, list) else None, s),
     "same_as_self": lambda t, s: t.assert_same_structure(s, s),
