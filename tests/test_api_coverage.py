@@ -39,11 +39,7 @@ EXCEPTIONS = {
     "keras.SymbolicScope": "a JAX/TF tracing marker; fkeras traces with KerasTensors directly",
     "keras.distillation": "Keras 3.12's knowledge-distillation API is not implemented",
     "keras.wrappers": "scikit-learn wrappers (SKLearnClassifier...) are not implemented",
-    "keras.mixed_precision": "Keras 2's mixed-precision module; fkeras.config.set_dtype_policy "
-                             "and fkeras.DTypePolicy hold the dtype policy",
     "keras.legacy": "Keras 2's saving/preprocessing shims",
-    "keras.preprocessing": "Keras 2's preprocessing module (fkeras.utils holds the loaders)",
-    "keras.tree": "Keras's nested-structure utilities (fkeras.utils.nest has fkeras's own)",
     "keras.visualization": "bounding-box/segmentation-mask plotting (matplotlib) is not "
                            "implemented",
     "keras.src": "Keras's private implementation package",
@@ -114,10 +110,12 @@ def test_exceptions_are_documented():
 def _signature_targets():
     """(module, name, keras object, fkeras object) for the callables whose signatures must
     equal Keras's: the functions of ops/activations/losses/metrics/random, the constructors
-    of the initializer/regularizer/constraint classes."""
+    of the initializer/regularizer/constraint classes, the functions of mixed_precision, tree
+    and preprocessing."""
     targets = []
     for module in ("ops", "activations", "losses", "metrics", "random", "initializers",
-                   "regularizers", "constraints"):
+                   "regularizers", "constraints", "mixed_precision", "tree", "preprocessing",
+                   "preprocessing.image", "preprocessing.sequence"):
         theirs = importlib.import_module(f"keras.{module}")
         ours = importlib.import_module(f"fkeras.{module}")
         for name in _public(theirs):

@@ -15,6 +15,8 @@ import sys
 MODULES = ["ops", "activations", "losses", "metrics", "initializers", "random", "backend",
            "config", "saving", "regularizers", "constraints", "utils", "layers", "callbacks",
            "optimizers", "models", "applications"]
+MODULES += ["mixed_precision", "tree", "preprocessing", "preprocessing.image",
+            "preprocessing.sequence"]
 
 
 def public_names(module):

@@ -43,12 +43,17 @@ __all__ = [
     "utils", "version", "Function", "Operation", "RematScope", "name_scope", "remat",
     "Initializer", "Loss", "Metric", "Optimizer", "Regularizer",
 ]
+__all__ += ["mixed_precision", "preprocessing", "tree"]
 
 
 def __getattr__(name):
     # fkeras.datasets, fkeras.saving and fkeras.applications load on first use (training
     # needs none of them).
     if name in ("applications", "datasets", "export", "saving"):
+        import importlib
+
+        return importlib.import_module(f"fkeras.{name}")
+    if name in ("mixed_precision", "preprocessing", "tree"):  # Keras 3's other namespaces
         import importlib
 
         return importlib.import_module(f"fkeras.{name}")
