@@ -23,6 +23,7 @@ from fkeras.engine.remat import get_current_remat_mode, rematerialized_call
 from fkeras.engine.tensor import (_MODE, call_function, is_builtin_method, run_builtin,
                                   run_user)
 from fkeras.engine.tensor import wrap_structure
+from fkeras.engine.tracking import track_attribute
 from fkeras.engine.variable import Variable
 from fkeras.ops.registry import in_symbolic_call, symbolic_call_scope
 from fkeras.utils import nest
@@ -158,6 +159,8 @@ class Layer:
         if isinstance(value, Layer) and name not in ("_outer",) and hasattr(self, "_layers"):
             if value not in self._layers:
                 self._layers.append(value)
+        elif isinstance(value, (list, tuple, dict)) and hasattr(self, "_layers"):
+            value = track_attribute(self, name, value)  # a user layer's lists of layers
         super().__setattr__(name, value)
 
     # ---- building ----
