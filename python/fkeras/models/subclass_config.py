@@ -4,7 +4,8 @@ Config (Keras 3's auto-config): a subclassed model whose class does not override
 `get_config` is described by its constructor arguments, recorded when it is created, when
 they are all plain values (str, int, float, bool, None, or lists/tuples/dicts of them), plus
 the base config (`name`, kept only when `__init__` takes `name` or `**kwargs`; `trainable`;
-`dtype`). Loading calls `cls(**config)`. A model created with other values (a layer, an
+`dtype`, each kept only when `__init__` takes it by name or through `**kwargs`, so the
+config always fits the constructor). Loading calls `cls(**config)`. A model created with other values (a layer, an
 array), or with `*args` / positional-only arguments, must override `get_config` (and
 `from_config` when its arguments are objects): `get_config()` raises Keras's
 NotImplementedError then. Keras 3.15 records only the constructor's *default* values for a
@@ -102,10 +103,11 @@ def auto_config(model, base):
                       "in order to be serializable. Please implement `get_config()`.")
         raise NotImplementedError(f"Object {name} {reason}\n\nExample:\n{_EXAMPLE}")
     params = inspect.signature(type(model).__init__).parameters
-    takes_name = "name" in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
-    config = {"name": base["name"]} if takes_name else {}
+    takes_any = any(p.kind == p.VAR_KEYWORD for p in params.values())
+    config = {"name": base["name"]} if "name" in params or takes_any else {}
     config.update(recorded)
-    config.update({k: v for k, v in base.items() if k != "name"})
+    config.update({k: v for k, v in base.items()
+                   if k != "name" and (k in params or takes_any)})
     return config
 
 
@@ -123,6 +125,43 @@ def to_shapes(structure):
     if isinstance(structure, (list, tuple)):
         return [to_shapes(v) for v in structure]
     return structure
+
+
+MAX_DIM = 2**31 - 1   # a recorded dimension (batch included)
+MAX_SHAPES = 1024     # inputs in one build config
+
+
+def check_build_shapes(structure, what="input_shape"):
+    """Refuses a build config whose shapes are not nested lists of non-negative ints/None
+    below MAX_DIM (a file must not make the loader build from arbitrary values).
+
+    Raises:
+        ValueError: naming the offending value.
+    """
+    count = [0]
+
+    def check(value, depth):
+        if depth > 16:
+            raise ValueError(f"Invalid build config: `{what}` is nested too deeply.")
+        if isinstance(value, dict):
+            for v in value.values():
+                check(v, depth + 1)
+            return
+        if not isinstance(value, (list, tuple)):
+            raise ValueError(f"Invalid build config: `{what}` must hold shapes (lists of "
+                             f"ints or None). Received: {value!r}")
+        if _is_shape(value):
+            count[0] += 1
+            if count[0] > MAX_SHAPES or any(d is not None and not 0 <= d <= MAX_DIM
+                                            for d in value):
+                raise ValueError(f"Invalid build config: `{what}` holds the shape "
+                                 f"{list(value)}; expected at most {MAX_SHAPES} shapes with "
+                                 f"dimensions between 0 and {MAX_DIM} (or None).")
+            return
+        for v in value:
+            check(v, depth + 1)
+
+    check(structure, 0)
 
 
 def _symbolic_inputs(shapes):
@@ -158,6 +197,9 @@ def build_from_config(model, config):
     if not config or not isinstance(config, dict):
         return
     ok = False
+    for key in ("input_shape", "shapes_dict"):
+        if key in config:
+            check_build_shapes(config[key], key)
     if "input_shape" in config:
         shape = to_shapes(config["input_shape"])
         try:
