@@ -103,7 +103,7 @@ def test_training_updates_layers_held_in_a_list():
     class Stack(fkeras.Model):
         def __init__(self):
             super().__init__()
-            self.blocks = [layers.Dense(4, activation="relu") for _ in range(2)]
+            self.blocks = [layers.Dense(4) for _ in range(2)]  # linear: all get gradients
             self.head = layers.Dense(1)
 
         def call(self, x):

@@ -3,15 +3,14 @@
 Config (Keras 3's auto-config): a subclassed model whose class does not override
 `get_config` is described by its constructor arguments, recorded when it is created, when
 they are all plain values (str, int, float, bool, None, or lists/tuples/dicts of them), plus
-the base config (`name`, kept only when `__init__` takes `name` or `**kwargs`; `trainable`;
-`dtype`, each kept only when `__init__` takes it by name or through `**kwargs`, so the
-config always fits the constructor). Loading calls `cls(**config)`. A model created with other values (a layer, an
-array), or with `*args` / positional-only arguments, must override `get_config` (and
-`from_config` when its arguments are objects): `get_config()` raises Keras's
-NotImplementedError then. Keras 3.15 records only the constructor's *default* values for a
-Model subclass (its `Model.__new__` drops the arguments), so `MyModel(units=3)` is written
-as `units=4`; fkeras records the arguments actually passed (a file it writes reloads in
-Keras with the right values).
+the base config (`name`, `trainable`, `dtype`), each base key kept only when `__init__` takes
+it by name or through `**kwargs`, so the config always fits the constructor. Loading calls
+`cls(**config)`. A model created with other values (a layer, an array), or with `*args` /
+positional-only arguments, must override `get_config` (and `from_config` when its arguments
+are objects): `get_config()` raises Keras's NotImplementedError then. Keras 3.15 records
+only the constructor's *default* values for a Model subclass (its `Model.__new__` drops the
+arguments), so `MyModel(units=3)` is written as the default; fkeras records the arguments
+actually passed (a file it writes reloads in Keras with the right values).
 
 Build: `get_build_config()` is `{"input_shape": <shape of the first build>}`;
 `build_from_config` calls the model's own `build` when it defines one, else runs `call` on
