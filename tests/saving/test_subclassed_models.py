@@ -120,6 +120,7 @@ def test_weights_are_keyed_by_the_attribute_walk(tmp_path):
 
 
 def test_unbuilt_model_is_refused_on_save(tmp_path):
+    pytest.importorskip("h5py")
     with pytest.raises(ValueError, match="has not yet been built"):
         M["Nested"]().save(tmp_path / "m.keras")
 

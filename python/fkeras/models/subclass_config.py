@@ -18,7 +18,6 @@ symbolic inputs of that shape (which builds every sub-layer), as Keras 3 does.
 """
 
 import inspect
-import textwrap
 import warnings
 
 _PLAIN = (str, int, float, bool, type(None))
@@ -226,10 +225,10 @@ def build_from_config(model, config):
     if ok:
         model.built = True
         return
-    warnings.warn(textwrap.dedent(f"""\
-        Model '{model.name}' had a build config, but the model cannot be built automatically
-        in `build_from_config(config)`. You should implement `def build_from_config(self,
-        config)`, and you might also want to implement the method that generates the config
-        at saving time, `def get_build_config(self)`. The method `build_from_config()` is
-        meant to create the state of the model (i.e. its variables) upon deserialization."""),
-        stacklevel=2)
+    warnings.warn(
+        f"Model '{model.name}' had a build config, but the model cannot be built "
+        "automatically in `build_from_config(config)`. You should implement "
+        "`def build_from_config(self, config)`, and you might also want to implement the "
+        "method that generates the config at saving time, `def get_build_config(self)`. The "
+        "method `build_from_config()` is meant to create the state of the model (i.e. its "
+        "variables) upon deserialization.", stacklevel=2)
