@@ -130,5 +130,30 @@ def define(K, package):
         def get_config(self):
             return {"name": self.name}
 
+    @register
+    class Composed(K.Model):
+        """Layers passed to the constructor, serialized in get_config and deserialized in
+        from_config (the keras-io serialization guide's pattern)."""
+
+        def __init__(self, first_layer, second_layer=None, **kwargs):
+            super().__init__(**kwargs)
+            self.first_layer = first_layer
+            self.second_layer = second_layer if second_layer is not None else \
+                layers.Dense(2)
+
+        def call(self, x):
+            return self.second_layer(self.first_layer(x))
+
+        def get_config(self):
+            return {**super().get_config(),
+                    "first_layer": K.saving.serialize_keras_object(self.first_layer),
+                    "second_layer": K.saving.serialize_keras_object(self.second_layer)}
+
+        @classmethod
+        def from_config(cls, config):
+            for key in ("first_layer", "second_layer"):
+                config[key] = K.saving.deserialize_keras_object(config[key])
+            return cls(**config)
+
     return {c.__name__: c for c in (Block, Nested, Appended, Outer, OwnBuild, NoArgs,
-                                    ObjectArg, ShortConfig)}
+                                    ObjectArg, ShortConfig, Composed)}

@@ -23,11 +23,14 @@ Y = np.random.default_rng(1).standard_normal((8, 1)).astype("float32")
 # Keras 3.15 records a Model subclass's *default* constructor values (its Model.__new__
 # drops the arguments), so the Keras-written cases use the defaults.
 CASES = {"nested": ("Nested", {}, 1), "appended": ("Appended", {}, 1),
-         "model_inside_model": ("Outer", {}, 1), "own_build": ("OwnBuild", {}, 3)}
+         "model_inside_model": ("Outer", {}, 1), "own_build": ("OwnBuild", {}, 3),
+         "serialized_layer_arguments": ("Composed", {"first_layer": "relu6"}, 2)}
 
 
 def _fit(module, classes, name):
     cls_name, kwargs, width = CASES[name]
+    if kwargs.get("first_layer") == "relu6":
+        kwargs = {"first_layer": module.layers.Dense(6, activation="relu6")}
     model = classes[cls_name](**kwargs)
     model.compile(optimizer=module.optimizers.Adam(0.01), loss="mse")
     model.fit(X, np.repeat(Y, width, axis=1), batch_size=4, epochs=2, verbose=0)

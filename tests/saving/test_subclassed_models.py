@@ -25,6 +25,8 @@ CASES = {
     "model_inside_model": (lambda: M["Outer"](), 1),
     "own_build": (lambda: M["OwnBuild"](), 3),
     "no_args": (lambda: M["NoArgs"](), 2),
+    "serialized_layer_arguments": (
+        lambda: M["Composed"](fkeras.layers.Dense(6, activation="relu6")), 2),
 }
 
 
