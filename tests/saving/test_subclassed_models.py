@@ -222,6 +222,31 @@ def test_hostile_build_config_is_refused_before_building(shape, tmp_path):
         fkeras.saving.load_model(path)
 
 
+@fkeras.saving.register_keras_serializable(package=PACKAGE)
+class ValueBranch(fkeras.Model):
+    """A `call` that needs values (cannot run on symbolic inputs)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.small = fkeras.layers.Dense(2)
+        self.large = fkeras.layers.Dense(2)
+
+    def call(self, x):
+        return self.large(x) if float(np.abs(np.asarray(x)).max()) > 1e6 else self.small(x)
+
+
+def test_model_whose_call_needs_values_is_built_by_one_call_on_zeros(tmp_path):
+    pytest.importorskip("h5py")
+    model = ValueBranch()
+    model(X)
+    model.save(tmp_path / "m.keras")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        restored = fkeras.saving.load_model(tmp_path / "m.keras")
+    assert restored.small.built and not restored.large.built
+    np.testing.assert_array_equal(restored(X), model(X))
+
+
 def test_model_that_cannot_be_built_from_its_build_config_warns(tmp_path):
     pytest.importorskip("h5py")
     path = _edit_entry(tmp_path, lambda e: e.update(build_config={"input_shape": []}))

@@ -14,7 +14,8 @@ actually passed (a file it writes reloads in Keras with the right values).
 
 Build: `get_build_config()` is `{"input_shape": <shape of the first build>}`;
 `build_from_config` calls the model's own `build` when it defines one, else runs `call` on
-symbolic inputs of that shape (which builds every sub-layer), as Keras 3 does.
+symbolic inputs of that shape (which builds every sub-layer), as Keras 3 does; when `call`
+cannot run symbolically fkeras calls it once on zeros of that shape (Keras warns instead).
 """
 
 import inspect
@@ -174,6 +175,35 @@ def _symbolic_inputs(shapes):
     raise ValueError(f"Invalid input shape in build config: {shapes!r}")
 
 
+EAGER_BUILD_LIMIT = 2**22  # elements of zeros an eager fallback build may feed
+
+
+def _eager_build(model, shapes):
+    """fkeras's fallback when `call` cannot run on symbolic inputs (an op or a Python
+    branch that needs values): one inference call on zeros of the recorded shape (None
+    dimensions as 1), when that is at most EAGER_BUILD_LIMIT elements. Returns success."""
+    import numpy as np
+
+    def zeros(s):
+        if _is_shape(s):
+            s = tuple(1 if d is None else d for d in s)
+            return np.zeros(s, "float32")
+        if isinstance(s, dict):
+            return {k: zeros(v) for k, v in s.items()}
+        return [zeros(v) for v in s]
+
+    try:
+        inputs = zeros(shapes)
+        from fkeras.utils import nest
+
+        if sum(int(np.size(a)) for a in nest.flatten(inputs)) > EAGER_BUILD_LIMIT:
+            return False
+        model(inputs)
+        return True
+    except Exception:
+        return False
+
+
 def defines_build(model):
     """Whether the model's class (below Model) defines its own `build`."""
     from fkeras.models.model import Model
@@ -208,7 +238,7 @@ def build_from_config(model, config):
                     model(_symbolic_inputs(shape))
             ok = True
         except Exception:  # Keras: a model that cannot be built this way warns
-            ok = False
+            ok = not defines_build(model) and _eager_build(model, shape)
         model._fk_record_build_shape(shape)
     elif "shapes_dict" in config and isinstance(config["shapes_dict"], dict):
         shapes = {k: to_shapes(v) for k, v in config["shapes_dict"].items()}
