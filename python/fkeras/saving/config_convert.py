@@ -3,7 +3,9 @@
 Writing: fkeras's Functional/Sequential get_config, wrapped as Keras 3 writes a model
 ({"module", "class_name", "config", "registered_name", "build_config"}), layer entries under
 module "keras.layers", a single input/output written as one `[layer, node, tensor]` triple (as
-Keras 3 does for a model built on one tensor, so it reloads as a one-tensor model).
+Keras 3 does for a model built on one tensor, so it reloads as a one-tensor model). A
+subclassed model's entry is its class, `get_config()` and `build_config`, as Keras 3 writes
+it; on load it is rebuilt by `from_config` then `build_from_config`.
 
 Reading (either writer): Keras 3 node dicts `{"args": [...], "kwargs": {...}}` become the
 list form fkeras's from_config takes, DTypePolicy dicts become dtype names, and Keras 3 config
