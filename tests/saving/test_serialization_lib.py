@@ -123,3 +123,23 @@ def test_keras3_lowercase_aliases_and_module_helpers():
     assert fkeras.utils.standardize_dtype("float") == "float32"
     x, y, sw = fkeras.utils.unpack_x_y_sample_weight(fkeras.utils.pack_x_y_sample_weight(1, 2))
     assert (x, y, sw) == (1, 2, None)
+
+
+def test_built_layer_entry_as_keras_writes_it_and_rebuilds():
+    """Keras 3: a built-in layer under "keras.layers", with the shape it was built with;
+    deserializing builds it from that shape."""
+    dense = layers.Dense(3)
+    dense(np.ones((2, 5), "float32"))
+    entry = saving.serialize_keras_object(dense)
+    assert entry["module"] == "keras.layers"
+    assert entry["build_config"] == {"input_shape": [2, 5]}
+    again = saving.deserialize_keras_object(entry)
+    assert again.built and [tuple(w.shape) for w in again.weights] == [(5, 3), (3,)]
+    assert "build_config" not in saving.serialize_keras_object(layers.Dense(3))
+
+
+def test_layer_entry_with_hostile_build_config_is_refused():
+    entry = saving.serialize_keras_object(layers.Dense(3))
+    entry["build_config"] = {"input_shape": [2, 2**40]}
+    with pytest.raises(ValueError, match="Invalid build config"):
+        saving.deserialize_keras_object(entry)

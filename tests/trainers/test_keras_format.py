@@ -143,8 +143,13 @@ def test_errors(tmp_path):
         def call(self, x):
             return x
 
-    with pytest.raises(NotImplementedError, match="save_weights"):
+    with pytest.raises(ValueError, match="has not yet been built"):
         Sub().save(tmp_path / "sub.keras")
+    sub = Sub()
+    sub(np.ones((2, 3), "float32"))
+    sub.save(tmp_path / "sub.keras")  # subclassed models: tests/saving/test_subclassed_models.py
+    restored = fkeras.models.load_model(tmp_path / "sub.keras", custom_objects={"Sub": Sub})
+    assert type(restored) is Sub and restored.get_build_config() == {"input_shape": (2, 3)}
 
 
 def test_an_interrupted_save_leaves_the_previous_file(tmp_path, monkeypatch):

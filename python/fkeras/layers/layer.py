@@ -23,6 +23,7 @@ from fkeras.engine.remat import get_current_remat_mode, rematerialized_call
 from fkeras.engine.tensor import (_MODE, call_function, is_builtin_method, run_builtin,
                                   run_user)
 from fkeras.engine.tensor import wrap_structure
+from fkeras.engine.tracking import track_attribute
 from fkeras.engine.variable import Variable
 from fkeras.ops.registry import in_symbolic_call, symbolic_call_scope
 from fkeras.utils import nest
@@ -158,12 +159,20 @@ class Layer:
         if isinstance(value, Layer) and name not in ("_outer",) and hasattr(self, "_layers"):
             if value not in self._layers:
                 self._layers.append(value)
+        elif isinstance(value, (list, tuple, dict)) and hasattr(self, "_layers"):
+            value = track_attribute(self, name, value)  # a user layer's lists of layers
         super().__setattr__(name, value)
 
     # ---- building ----
     def build(self, input_shape):
         """Creates the weights from the full input shape (batch dimension included)."""
+        self._fk_record_build_shape(input_shape)
         self.built = True
+
+    def _fk_record_build_shape(self, input_shape):
+        """Remembers the shape the layer was built with, for `get_build_config` (Keras 3
+        records the arguments of every `build` call)."""
+        self.__dict__["_build_shapes_dict"] = {"input_shape": input_shape}
 
     _K3_WEIGHT_ARGS = ("shape", "initializer", "dtype", "trainable", "autocast", "regularizer",
                        "constraint", "aggregation", "overwrite_with_gradient", "name")
@@ -210,7 +219,9 @@ class Layer:
         if self.built:
             return
         check_input_spec(self.input_spec, shapes, self.name)
-        self.build(shapes[0] if len(shapes) == 1 else list(shapes))
+        input_shape = shapes[0] if len(shapes) == 1 else list(shapes)
+        self._fk_record_build_shape(input_shape)
+        self.build(input_shape)
         self.built = True
         if self._initial_weights is not None:
             self.set_weights(self._initial_weights)
@@ -646,9 +657,25 @@ class Layer:
         return cls(**config)
 
     def get_build_config(self):
+        """The input shape the layer was built with, as `{"input_shape": shape}` (None when
+        it was never built); `build_from_config` builds from it (Keras 3)."""
+        recorded = self.__dict__.get("_build_shapes_dict")
+        if recorded is not None:
+            return dict(recorded)
         if self._inbound_nodes:
             return {"input_shape": self._inbound_nodes[0].input_shapes}
         return None
+
+    def build_from_config(self, config):
+        """Builds the layer's state from `get_build_config()`'s dict: `build(input_shape)`,
+        or `build(**shapes_dict)` for a layer built from several arguments (Keras 3)."""
+        if not config:
+            return
+        if "input_shape" in config:
+            self.build(config["input_shape"])
+        elif "shapes_dict" in config:
+            self.build(**config["shapes_dict"])
+        self.built = True
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
@@ -727,6 +754,8 @@ def _build_in_name_scope(build):
 
     @functools.wraps(build)
     def build_in_scope(self, *args, **kwargs):
+        if len(args) == 1 and not kwargs or set(kwargs) == {"input_shape"} and not args:
+            self._fk_record_build_shape(args[0] if args else kwargs["input_shape"])
         with self._open_name_scope():
             self._path = _name_scope.current_path()
             return build(self, *args, **kwargs)

@@ -5,7 +5,9 @@ gives a subclassed model, as in Keras.
 """
 
 from fkeras.engine import naming
+from fkeras.engine.tracking import is_user_class
 from fkeras.layers.layer import Layer
+from fkeras.models import subclass_config
 from fkeras.trainers.trainer import Trainer
 
 
@@ -64,7 +66,10 @@ class Model(Trainer, Layer):
                 # class Custom(Model) with a custom train_step, built as Custom(inputs,
                 # outputs): a Functional model with Custom's methods (Keras 3 does the same).
                 return super().__new__(_functional_subclass(cls))
-        return super().__new__(cls)
+        instance = super().__new__(cls)
+        if cls is not Model and is_user_class(cls):
+            subclass_config.record_init_args(instance, cls, args, kwargs)
+        return instance
 
     def __init__(self, *args, **kwargs):
         from fkeras.models.functional import Functional
@@ -81,13 +86,38 @@ class Model(Trainer, Layer):
             Layer.__init__(self, name=name or naming.unique_name(
                 naming.to_snake_case(type(self).__name__)), **kwargs)
 
+    def get_config(self):
+        """The model's config. A subclassed model whose class does not override `get_config`
+        gets Keras 3's automatic config: its constructor arguments (when they are plain
+        values) plus `name`, `trainable` and `dtype` (fkeras/models/subclass_config.py)."""
+        base = Layer.get_config(self)
+        if type(self).get_config is Model.get_config and is_user_class(type(self)):
+            return subclass_config.auto_config(self, base)
+        return base
+
     @classmethod
     def from_config(cls, config, custom_objects=None):
         if "input_layers" in config and "output_layers" in config:
             from fkeras.models.functional import Functional
 
             return Functional.from_config(config, custom_objects)
-        return cls(**config)
+        try:
+            return cls(**config)
+        except TypeError as e:
+            raise TypeError(
+                "Unable to revive model from config. When overriding the `get_config()` "
+                "method, make sure that the returned config contains all items used as "
+                f"arguments in the constructor to {cls}, which is the default behavior. You "
+                "can override this default behavior by defining a `from_config(cls, config)` "
+                f"class method to specify how to create an instance of {cls.__name__} from "
+                f"its config.\n\nReceived config={config}\n\nError encountered during "
+                f"deserialization: {e}") from None
+
+    def build_from_config(self, config):
+        """Builds the model from `get_build_config()`'s dict: its own `build` when the class
+        defines one, else by calling it on symbolic inputs of the recorded shape (Keras 3);
+        warns when neither works."""
+        subclass_config.build_from_config(self, config)
 
     def to_json(self, **kwargs):
         """The model's architecture as a JSON string, in Keras 3's layout (the model entry of a

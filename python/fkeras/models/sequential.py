@@ -7,6 +7,7 @@ from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.layers.core.input_layer import InputLayer
 from fkeras.layers.layer import Layer
 from fkeras.models.functional import Functional
+from fkeras.ops.registry import outside_symbolic_call
 
 
 class Sequential(Functional):
@@ -97,8 +98,9 @@ class Sequential(Functional):
         stack, self._stack = self._stack, []
         self._input_layer = InputLayer(batch_shape=tuple(input_shape))
         self._output_tensor = self._input_layer._output
-        for layer in stack:
-            self.add(layer)
+        with outside_symbolic_call():  # its own graph, even when first called symbolically
+            for layer in stack:
+                self.add(layer)
 
     def __call__(self, *args, **kwargs):
         if not self.built and self._input_layer is None and args:

@@ -70,6 +70,18 @@ def in_symbolic_call():
     return getattr(_scope, "depth", 0) > 0
 
 
+class outside_symbolic_call:
+    """Lifts the symbolic scope for a block that builds a graph of its own (a Sequential
+    model built the first time it is called inside another layer's symbolic call)."""
+
+    def __enter__(self):
+        self._depth = getattr(_scope, "depth", 0)
+        _scope.depth = 0
+
+    def __exit__(self, *exc):
+        _scope.depth = self._depth
+
+
 # ---- running ops ----
 
 def _to_array(dev, x):

@@ -3,7 +3,9 @@
 Writing: fkeras's Functional/Sequential get_config, wrapped as Keras 3 writes a model
 ({"module", "class_name", "config", "registered_name", "build_config"}), layer entries under
 module "keras.layers", a single input/output written as one `[layer, node, tensor]` triple (as
-Keras 3 does for a model built on one tensor, so it reloads as a one-tensor model).
+Keras 3 does for a model built on one tensor, so it reloads as a one-tensor model). A
+subclassed model's entry is its class, `get_config()` and `build_config`, as Keras 3 writes
+it; on load it is rebuilt by `from_config` then `build_from_config`.
 
 Reading (either writer): Keras 3 node dicts `{"args": [...], "kwargs": {...}}` become the
 list form fkeras's from_config takes, DTypePolicy dicts become dtype names, and Keras 3 config
@@ -37,10 +39,7 @@ def keras3_model_config(model):
     from fkeras.saving.object_registration import get_registered_name
 
     if not isinstance(model, Functional):
-        raise NotImplementedError(
-            "fkeras saves Functional and Sequential models in the `.keras` format; for a "
-            "subclassed model use `save_weights()` (a `.weights.h5` file)."
-        )
+        return subclassed_model_entry(model)
     config = copy.deepcopy(model.get_config())
     config["layers"] = [_keras3_layer_entry(e) for e in config["layers"]]
     _mark_registered(config["layers"], model.layers)
@@ -58,6 +57,26 @@ def keras3_model_config(model):
             "registered_name": (registered if ">" in registered else
                                 class_name if class_name != "Sequential" else None),
             "build_config": {"input_shape": None}}
+
+
+def subclassed_model_entry(model):
+    """A subclassed model's entry, as Keras 3 writes one: its class's module (None for
+    `__main__`) and registered name ("Package>Name", else the class name), `get_config()`,
+    and the shape it was built with."""
+    from fkeras.saving.object_registration import get_registered_name
+
+    cls = type(model)
+    config = model.get_config()
+    if not isinstance(config, dict):
+        raise TypeError(f"The `get_config()` method of {model} should return a dict. It "
+                        f"returned: {config}")
+    entry = {"module": None if cls.__module__ == "__main__" else cls.__module__,
+             "class_name": cls.__name__, "config": copy.deepcopy(config),
+             "registered_name": get_registered_name(cls)}
+    build_config = model.get_build_config() if model.built else None
+    if build_config is not None:
+        entry["build_config"] = copy.deepcopy(build_config)
+    return entry
 
 
 def _mark_registered(entries, layers):
@@ -116,13 +135,38 @@ def model_from_config(config, custom_objects=None):
         raise ValueError(f"Unknown model class: '{class_name}': it names {cls!r}, which is "
                          "not a Model subclass.")
     with object_registration.CustomObjectScope(custom_objects):
-        inner = normalize_model_config(config.get("config") or {})
+        inner = config.get("config") or {}
         if cls is models.Sequential:
-            return models.Sequential.from_config(inner, custom_objects)
+            return models.Sequential.from_config(normalize_model_config(inner),
+                                                 custom_objects)
         if cls in (models.Functional, models.Model):
-            return models.Model.from_config(inner, custom_objects)
-        return cls.from_config(inner, custom_objects) if _takes_custom(cls) else \
+            return models.Model.from_config(normalize_model_config(inner), custom_objects)
+        if "layers" in inner:  # a Functional subclass's graph config
+            inner = normalize_model_config(inner)
+            return cls.from_config(inner, custom_objects) if _takes_custom(cls) else \
+                cls.from_config(inner)
+        return _subclassed_from_config(cls, config, custom_objects)
+
+
+def _subclassed_from_config(cls, config, custom_objects):
+    """A subclassed model: `cls.from_config(config)` (Keras's TypeError when the class
+    cannot be rebuilt from it), then built from the entry's `build_config`."""
+    inner = copy.deepcopy(config.get("config") or {})
+    if isinstance(inner.get("dtype"), dict):
+        inner["dtype"] = _dtype_name(inner["dtype"])
+    try:
+        model = cls.from_config(inner, custom_objects) if _takes_custom(cls) else \
             cls.from_config(inner)
+    except TypeError as e:
+        raise TypeError(
+            f"{cls} could not be deserialized properly. Please ensure that components that "
+            "are Python object instances (layers, models, etc.) returned by `get_config()` "
+            "are explicitly deserialized in the model's `from_config()` method.\n\n"
+            f"config={_short(config, 2000)}.\n\nException encountered: {e}") from None
+    build_config = config.get("build_config")
+    if build_config and not model.built:
+        model.build_from_config(build_config)
+    return model
 
 
 def _short(value, limit=200):

@@ -34,7 +34,9 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
     state), atomically.
 
     Args:
-        model: a built Functional or Sequential model.
+        model: a built Functional, Sequential or subclassed model (a subclassed one is
+            described by its `get_config()` and rebuilt on load from its build shape;
+            fkeras/models/subclass_config.py).
         filepath: str or pathlib.Path ending in `.keras`.
         overwrite: if False and the file exists, raise instead of replacing it.
         zipped: True or None: one `.keras` zip file; False: Keras 3's unzipped layout, a

@@ -44,7 +44,7 @@ def serialize_keras_object(obj):
         from fkeras.layers import Layer, serialize_layer
 
         if isinstance(obj, Layer):
-            entry = serialize_layer(obj)
+            entry = _layer_entry(obj, serialize_layer(obj))
         else:
             entry = {"module": _module_of(type(obj)),
                      "class_name": type(obj).__name__,
@@ -63,6 +63,41 @@ def serialize_keras_object(obj):
                 "config": name, "registered_name": name}
     raise TypeError(f"Cannot serialize {obj!r} of type {type(obj).__name__}: it has no "
                     "`get_config` and is not a function.")
+
+
+def _layer_entry(layer, entry):
+    """A layer's entry as Keras 3's `serialize_keras_object` writes it: a built-in under
+    "keras.layers", a user class under its own module (None for `__main__`), and the
+    shape it was built with (`build_config`), which deserializing builds from."""
+    from fkeras.layers import LAYER_CLASSES
+
+    cls = type(layer)
+    if entry.get("module") == "fkeras.layers":
+        if LAYER_CLASSES.get(entry.get("class_name")) is cls:
+            entry["module"] = "keras.layers"
+        elif not str(cls.__module__).startswith("fkeras."):
+            entry["module"] = None if cls.__module__ == "__main__" else cls.__module__
+    build_config = layer.get_build_config() if layer.built else None
+    if build_config is not None and "build_config" not in entry:
+        entry["build_config"] = serialize_keras_object(build_config)
+    return entry
+
+
+def _build_from_entry(layer, config):
+    """Builds a deserialized layer from its entry's `build_config` (Keras 3), once the
+    shapes are checked."""
+    build_config = config.get("build_config")
+    if not build_config or not isinstance(build_config, dict) or layer.built:
+        return layer
+    from fkeras.models.subclass_config import check_build_shapes, to_shapes
+
+    for key in ("input_shape", "shapes_dict"):
+        if key in build_config:
+            check_build_shapes(build_config[key], key)
+    if "input_shape" in build_config:
+        build_config = dict(build_config, input_shape=to_shapes(build_config["input_shape"]))
+    layer.build_from_config(build_config)
+    return layer
 
 
 def deserialize_keras_object(config, custom_objects=None, safe_mode=True, **kwargs):
@@ -98,7 +133,7 @@ def deserialize_keras_object(config, custom_objects=None, safe_mode=True, **kwar
         from fkeras.layers import Layer, deserialize_layer
 
         if isinstance(cls, type) and issubclass(cls, Layer):
-            return deserialize_layer(config, custom_objects)
+            return _build_from_entry(deserialize_layer(config, custom_objects), config)
         inner = config.get("config") or {}
         if not isinstance(inner, dict):
             raise TypeError(f"Expected a dict for the config of '{config['class_name']}', "

@@ -56,25 +56,49 @@ def _attr_key(name):
 
 
 def _children(layer):
-    """(relative path, child layer) pairs in Keras 3's walk order."""
-    out = []
+    """(relative path, child layer) pairs in Keras 3's walk order: a Functional/Sequential
+    model's layers; otherwise the attributes sorted by name (private ones last), a subclassed
+    model's `layers` list among them, layers in lists/tuples/dicts named by class."""
     graph_layers = getattr(layer, "_graph_layers", None)
     if graph_layers is not None:
         used = {}
-        for child in list(graph_layers):
-            out.append((f"layers/{_unique(_snake(type(child).__name__), used)}", child))
-        return out
-    for attr in sorted(vars(layer), key=_attr_key):
-        value = vars(layer)[attr]
-        if attr.startswith("__") or attr in ("_layers", "_inbound_nodes", "_outbound_nodes"):
-            continue
+        return [(f"layers/{_unique(_snake(type(child).__name__), used)}", child)
+                for child in list(graph_layers)]
+    attrs = [(attr, value) for attr, value in vars(layer).items()
+             if not attr.startswith("__") and attr not in ("_layers", "_inbound_nodes",
+                                                           "_outbound_nodes")]
+    if _is_subclassed_model(layer):  # Keras walks the `layers` property of a Model
+        attrs.append(("layers", list(layer._layers)))
+    out = []
+    for attr, value in sorted(attrs, key=lambda item: _attr_key(item[0])):
         if _is_layer(value):
             out.append((attr, value))
-        elif isinstance(value, (list, tuple)) and value and all(_is_layer(v) for v in value):
-            used = {}
-            for v in value:
-                out.append((f"{attr}/{_unique(_snake(type(v).__name__), used)}", v))
+        elif isinstance(value, (list, tuple, dict)):
+            out.extend(_container_children(attr, value, set()))
     return out
+
+
+def _container_children(path, container, seen):
+    """Layers of a list/tuple/dict as `<path>/<snake class name>[_<i>]`, nested containers
+    as `<path>/container[_<i>]` (Keras 3's names; a name is used even by a layer already
+    saved elsewhere)."""
+    if id(container) in seen or len(seen) > 1000:
+        return []
+    seen.add(id(container))
+    used, out = {}, []
+    for item in (container.values() if isinstance(container, dict) else container):
+        if _is_layer(item):
+            out.append((f"{path}/{_unique(_snake(type(item).__name__), used)}", item))
+        elif isinstance(item, (list, tuple, dict)):
+            out.extend(_container_children(f"{path}/{_unique('container', used)}", item,
+                                           seen))
+    return out
+
+
+def _is_subclassed_model(layer):
+    from fkeras.models.model import Model
+
+    return isinstance(layer, Model) and getattr(layer, "_graph_layers", None) is None
 
 
 def walk(model):
