@@ -13,12 +13,13 @@ import numpy as np
 
 from fkeras.backend.devices import bf16_products, fp32_products, in_bf16_products
 from fkeras.engine import naming
-from fkeras.engine.dtypes import POLICIES
 from fkeras.engine.input_spec import check_input_spec
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.engine.masking import get_keras_mask, set_keras_mask
 from fkeras.engine import name_scope as _name_scope
 from fkeras.engine.node import Node
+from fkeras.layers.layer_dtype import DTypePolicyMixin
+from fkeras.layers.layer_nodes import NodeAttributesMixin
 from fkeras.engine.remat import get_current_remat_mode, rematerialized_call
 from fkeras.engine.tensor import (_MODE, call_function, is_builtin_method, run_builtin,
                                   run_user)
@@ -58,7 +59,7 @@ class layer_call_scope:
         _CALLS.depth = self._depth
 
 
-class Layer:
+class Layer(DTypePolicyMixin, NodeAttributesMixin):
     """Base class of layers.
 
     Subclasses create weights in `build(input_shape)` with `add_weight`, compute in
@@ -71,8 +72,6 @@ class Layer:
     """
 
     _fk_float_inputs = False
-    _fk_bf16 = False  # the "mixed_bfloat16" policy: products in bfloat16 (dtype_policies.py)
-    _fk_policy = None  # the DTypePolicy when it is a mixed one, else None
     _remat_mode = None  # the RematScope mode this layer was created in (engine/remat.py)
     _parent_path = None  # the name-scope path around this layer's first scope (name_scope.py)
     _path = None  # the path where the layer was built (`path`)
@@ -120,39 +119,6 @@ class Layer:
             batch_input_shape = (kwargs.get("batch_size"), kwargs["input_dim"])
         if batch_input_shape is not None:
             self._batch_input_shape = tuple(batch_input_shape)
-
-    # ---- dtype policy (Keras 3: dtype_policy, dtype = variable_dtype, compute_dtype) ----
-    def _fk_set_dtype_policy(self, dtype):
-        from fkeras import config, dtype_policies
-
-        if dtype is None:
-            dtype = config.dtype_policy()
-        name = _dtype_name(dtype)
-        if isinstance(dtype, dtype_policies.DTypePolicy) or name in POLICIES:
-            policy = dtype_policies.get(dtype if not isinstance(dtype, dict) else name)
-            name = policy.variable_dtype
-            if policy.name != name:
-                self._fk_policy = policy
-                self._fk_bf16 = dtype_policies.computes_in_bfloat16(policy)
-        self.dtype = name
-
-    @property
-    def dtype_policy(self):
-        """The layer's DTypePolicy (Keras 3)."""
-        from fkeras.dtype_policies import DTypePolicy
-
-        return self._fk_policy if self._fk_policy is not None else DTypePolicy(self.dtype)
-
-    @property
-    def compute_dtype(self):
-        """The dtype the layer computes in: "bfloat16" under "mixed_bfloat16" (its products;
-        its outputs are float32 tensors), else its dtype."""
-        return self._fk_policy.compute_dtype if self._fk_policy is not None else self.dtype
-
-    @property
-    def variable_dtype(self):
-        """The dtype of the layer's variables."""
-        return self.dtype
 
     # ---- sub-layers are tracked when assigned as attributes ----
     def __setattr__(self, name, value):
@@ -564,81 +530,6 @@ class Layer:
     def add_loss(self, loss):
         self._losses.append(loss)
 
-    # ---- Keras 2 attributes over inbound nodes ----
-    def _node_attr(self, attr, what):
-        if not self._inbound_nodes:
-            raise AttributeError(
-                f'The layer "{self.name}" has never been called and thus has no defined {what}.'
-            )
-        values = [getattr(n, attr) for n in self._inbound_nodes]
-        if all(_same(v, values[0]) for v in values[1:]):
-            return values[0]
-        raise AttributeError(
-            f'The layer "{self.name}" has multiple inbound nodes, with different {what}s. Hence '
-            f'the notion of "{what}" is ill-defined for the layer. Use '
-            f"`get_{what.replace(' ', '_')}_at(node_index)` instead."
-        )
-
-    @property
-    def input_shape(self):
-        if not self._inbound_nodes:
-            raise AttributeError(
-                f'The layer "{self.name}" has never been called and thus has no defined input '
-                "shape. Note that the `input_shape` property is only available for Functional "
-                "and Sequential models."
-            )
-        return self._node_attr("input_shapes", "input shape")
-
-    @property
-    def output_shape(self):
-        if not self._inbound_nodes:
-            raise AttributeError(
-                f'The layer "{self.name}" has never been called and thus has no defined output '
-                "shape."
-            )
-        return self._node_attr("output_shapes", "output shape")
-
-    @property
-    def input(self):
-        """The input tensor(s) of node 0 (Keras 2/3: node 0 also for shared layers)."""
-        if not self._inbound_nodes:
-            raise AttributeError(
-                f"The layer {self.name} has never been called and thus has no defined input."
-            )
-        return _unwrap(self._inbound_nodes[0].input_tensors)
-
-    @property
-    def output(self):
-        if not self._inbound_nodes:
-            raise AttributeError(
-                f"The layer {self.name} has never been called and thus has no defined output."
-            )
-        return _unwrap(self._inbound_nodes[0].output_tensors)
-
-    def _get_node(self, node_index, what):
-        if not self._inbound_nodes:
-            raise RuntimeError(
-                f"The layer {self.name} has never been called and thus has no defined {what}."
-            )
-        if not 0 <= node_index < len(self._inbound_nodes):
-            raise ValueError(
-                f"Asked to get {what} at node {node_index}, but the layer has only "
-                f"{len(self._inbound_nodes)} inbound nodes."
-            )
-        return self._inbound_nodes[node_index]
-
-    def get_input_at(self, node_index):
-        return _unwrap(self._get_node(node_index, "input").input_tensors)
-
-    def get_output_at(self, node_index):
-        return _unwrap(self._get_node(node_index, "output").output_tensors)
-
-    def get_input_shape_at(self, node_index):
-        return self._get_node(node_index, "input shape").input_shapes
-
-    def get_output_shape_at(self, node_index):
-        return self._get_node(node_index, "output shape").output_shapes
-
     # ---- config ----
     def get_config(self):
         policy = self._fk_policy
@@ -731,20 +622,6 @@ def _mask_of(inputs):
 def _is_tensor(x):
     return isinstance(x, (KerasTensor, np.ndarray)) or hasattr(x, "__array__") and \
         not isinstance(x, (bool, int, float, str))
-
-
-def _same(a, b):
-    return a == b
-
-
-def _unwrap(tensors):
-    return tensors[0] if len(tensors) == 1 else list(tensors)
-
-
-def _dtype_name(dtype):
-    from fkeras.engine.dtypes import standardize_dtype
-
-    return standardize_dtype(dtype, allow_policy=True)
 
 
 def _build_in_name_scope(build):
