@@ -38,7 +38,8 @@ _MAX_SIGNATURES = 32
 # `__call__` overrides that only check or re-arrange arguments before `Layer.__call__`: the
 # signature cache already covers what they check.
 _PASS_THROUGH_CALLS = frozenset(("Merge.__call__", "MultiHeadAttention.__call__",
-                                 "GroupedQueryAttention.__call__", "Sequential.__call__"))
+                                 "GroupedQueryAttention.__call__", "Sequential.__call__",
+                                 "Functional.__call__"))
 
 
 class _FastState:
@@ -74,7 +75,8 @@ def prepare(model, args, kwargs):
 
     `signature in state.signatures` tells whether it can be taken now; otherwise the caller
     runs the full path and then calls `remember`."""
-    if _MODE.array or len(args) != 1 or _tape.current_tape() is not None:
+    if _MODE.array or len(args) != 1 or _tape.current_tape() is not None or getattr(
+            model, "_nodes", None) is None:
         return None
     training = None
     if kwargs:

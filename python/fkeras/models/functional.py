@@ -101,6 +101,13 @@ class Functional(Model):
         return list(self._graph_layers)
 
     # ---- running ----
+    def __call__(self, *args, **kwargs):
+        # An eligible eager call skips `Layer.__call__`'s generic argument handling too.
+        fast = eager_fast_path.prepare(self, args, kwargs)
+        if fast is not None and fast[2] in fast[0].signatures:
+            return eager_fast_path.run(fast[0], fast[1], fast[3])
+        return Layer.__call__(self, *args, **kwargs)
+
     def call(self, inputs, training=None, mask=None):
         if mask is not None:
             inputs = _with_masks(inputs, mask)
@@ -134,9 +141,7 @@ class Functional(Model):
     def _eager_call(self, args, kwargs, flat):
         from fkeras.models.data_checks import check_model_inputs
 
-        fast = eager_fast_path.prepare(self, args, kwargs)
-        if fast is not None and fast[2] in fast[0].signatures:
-            return eager_fast_path.run(fast[0], fast[1], fast[3])
+        fast = eager_fast_path.prepare(self, args, kwargs)  # (not taken in `__call__`)
         check_model_inputs(self, flat)
         if not _layer_module.in_layer_call():
             self._clear_losses()
