@@ -14,10 +14,11 @@
 // exactly as the microkernel stores its tile, then the activation. So a row of a batch gets
 // the same bits whether it is computed alone or with others.
 //
-// V provides: kW (floats per vector), kPlainStore (the microkernel stores a plain product
-// as it is, without `alpha * acc + 0`, which turns -0 into +0), reg, zero(), load(p), load_masked(p, n), store(p, x),
-// store_masked(p, x, n), set1(f), fma(a, b, c), mul, add, and inreg(x, code, slope) (the
-// microkernel's in-register relu / leaky relu, identical instructions).
+// V provides: kW (floats per vector), kPlainStore (whether the microkernel stores a plain
+// product as it is, rather than `alpha * acc + 0`, which turns -0 into +0), reg, zero(),
+// load(p), load_masked(p, n), store(p, x), store_masked(p, x, n), set1(f), fma(a, b, c), mul,
+// add, and inreg(x, code, slope) (the microkernel's in-register relu / leaky relu, with the
+// same instructions).
 #pragma once
 
 #include <cstdint>
