@@ -7,7 +7,8 @@ in one process each, taking turns.
 - predict: samples/s of `model.predict(x, batch_size=B)` over the workload's prediction data
   (B = the workload's batch), torch: the same batches through the module under no_grad,
   onnxruntime: `session.run` per batch;
-- latency: median microseconds of one call on a single sample: `model(x1)` (fkeras),
+- latency: median microseconds of one call on a single sample: `model(x1)` (fkeras; a line
+  says so when it did not take the eager fast path),
   `module(x1)` (torch), `session.run` (onnxruntime).
 Each figure is the median of --repeats; frameworks missing here are skipped. The models have
 random weights (bench_fit.py's architectures); outputs are checked to agree first.
@@ -48,6 +49,12 @@ def run_fkeras(name, repeats, threads):
     one = x[:1]
     latency = _median_time(lambda: model(one), repeats, inner=50)
     out = {"predict": len(x) / predict, "latency_us": latency * 1e6}
+    try:  # whether `model(x)` took the eager fast path (models/eager_fast_path.py)
+        from fkeras.models import eager_fast_path
+
+        out["fast_path"] = eager_fast_path.state_of(model).taken > 0
+    except ImportError:
+        pass
     try:
         import onnxruntime as ort
 
@@ -139,6 +146,8 @@ def main():
               f"{t.get('latency_us', 0):8.1f} {ratio(t.get('latency_us'), f['latency_us'])} "
               f"{f.get('ort_latency_us', 0):8.1f} "
               f"{ratio(f.get('ort_latency_us'), f['latency_us'])}")
+        if f.get("fast_path") is False:
+            print(f"{name}: model(x) took the full per-layer path (not the eager fast path)")
 
 
 if __name__ == "__main__":

@@ -68,6 +68,10 @@ struct IsaOps {
   // (float64, overwritten).
   void (*dz_colsum)(float* dz, double* colsum, const float* dy, const float* y, int64_t r0,
                     int64_t r1, int64_t N, int64_t act, float alpha);
+  // Columns [j0, j1) of a one-row product (M == 1, !tb), the whole epilogue included, with the
+  // same arithmetic per element as `block` (gemm_row.h); null: one-row products use `block`.
+  void (*row)(const Problem& p, int64_t j0, int64_t j1);
+  int64_t row_group;  // columns per group of `row` (its natural split between threads)
 };
 
 const IsaOps& ops_scalar();  // each defined in its own kernel file

@@ -16,6 +16,7 @@
 #pragma GCC diagnostic pop
 
 #include "gemm_block.h"
+#include "gemm_row.h"
 
 namespace fk {
 namespace gemm_detail {
@@ -229,6 +230,31 @@ void block(const Problem& p, const Block& b, bool pack_a, bool pack_b, float* wo
   compute_block<Avx2>(p, b, pack_a, pack_b, work_b, pre);
 }
 
+// ---- one row of C (gemm_row.h) ----------------------------------------------------------------
+struct Vec256 {
+  static constexpr int kW = 8;
+  static constexpr bool kPlainStore = false;
+  using reg = __m256;
+  static reg zero() { return _mm256_setzero_ps(); }
+  static reg load(const float* p) { return _mm256_loadu_ps(p); }
+  static reg load_masked(const float* p, int64_t n) { return _mm256_maskload_ps(p, lanes8(n)); }
+  static void store(float* p, reg x) { _mm256_storeu_ps(p, x); }
+  static void store_masked(float* p, reg x, int64_t n) { _mm256_maskstore_ps(p, lanes8(n), x); }
+  static reg set1(float f) { return _mm256_set1_ps(f); }
+  static reg fma(reg a, reg b, reg c) { return _mm256_fmadd_ps(a, b, c); }
+  static reg mul(reg a, reg b) { return _mm256_mul_ps(a, b); }
+  static reg add(reg a, reg b) { return _mm256_add_ps(a, b); }
+  static reg inreg(reg x, int code, reg slope) {  // the microkernel's instructions
+    const reg z = _mm256_setzero_ps();
+    if (code == 1) return _mm256_max_ps(z, x);
+    if (code == 2)
+      return _mm256_blendv_ps(x, _mm256_mul_ps(x, slope), _mm256_cmp_ps(x, z, _CMP_LE_OQ));
+    return x;
+  }
+};
+
+void row(const Problem& p, int64_t j0, int64_t j1) { gemm_row<Vec256>(p, j0, j1, Avx2::kKC); }
+
 constexpr IsaOps kOps{Avx2::kMR,
                       Avx2::kNR,
                       Avx2::kKC,
@@ -237,7 +263,9 @@ constexpr IsaOps kOps{Avx2::kMR,
                       &Avx2::pack_b,
                       &activation_loop,
                       &activation_grad_loop,
-                      &dz_colsum_loop};
+                      &dz_colsum_loop,
+                      &row,
+                      8 * Vec256::kW};
 
 }  // namespace
 

@@ -20,6 +20,7 @@
 
 #include "gemm_block.h"
 #include "gemm_transpose_avx512.h"
+#include "gemm_row.h"
 
 namespace fk {
 namespace gemm_detail {
@@ -241,6 +242,30 @@ void block(const Problem& p, const Block& b, bool pack_a, bool pack_b, float* wo
   compute_block<Avx512>(p, b, pack_a, pack_b, work_b, pre);
 }
 
+// ---- one row of C (gemm_row.h) ----------------------------------------------------------------
+struct Vec512 {
+  static constexpr int kW = 16;
+  static constexpr bool kPlainStore = true;
+  using reg = __m512;
+  static reg zero() { return _mm512_setzero_ps(); }
+  static reg load(const float* p) { return _mm512_loadu_ps(p); }
+  static reg load_masked(const float* p, int64_t n) { return _mm512_maskz_loadu_ps(lanes(n), p); }
+  static void store(float* p, reg x) { _mm512_storeu_ps(p, x); }
+  static void store_masked(float* p, reg x, int64_t n) { _mm512_mask_storeu_ps(p, lanes(n), x); }
+  static reg set1(float f) { return _mm512_set1_ps(f); }
+  static reg fma(reg a, reg b, reg c) { return _mm512_fmadd_ps(a, b, c); }
+  static reg mul(reg a, reg b) { return _mm512_mul_ps(a, b); }
+  static reg add(reg a, reg b) { return _mm512_add_ps(a, b); }
+  static reg inreg(reg x, int code, reg slope) {  // the microkernel's instructions
+    const reg z = _mm512_setzero_ps();
+    if (code == 1) return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, z, _CMP_NLT_UQ), x);
+    if (code == 2) return _mm512_mask_mul_ps(x, _mm512_cmp_ps_mask(x, z, _CMP_LE_OQ), x, slope);
+    return x;
+  }
+};
+
+void row(const Problem& p, int64_t j0, int64_t j1) { gemm_row<Vec512>(p, j0, j1, Avx512::kKC); }
+
 constexpr IsaOps kOps{Avx512::kMR,
                       Avx512::kNR,
                       Avx512::kKC,
@@ -249,7 +274,9 @@ constexpr IsaOps kOps{Avx512::kMR,
                       &Avx512::pack_b,
                       &activation_loop,
                       &activation_grad_loop,
-                      &dz_colsum_loop};
+                      &dz_colsum_loop,
+                      &row,
+                      8 * Vec512::kW};
 
 }  // namespace
 

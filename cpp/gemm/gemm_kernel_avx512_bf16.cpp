@@ -297,6 +297,7 @@ const IsaOps& ops_avx512_bf16() {
     o.mr = Bf16::kMR, o.nr = Bf16::kNR, o.kc = Bf16::kKC, o.nc = Bf16::kNC;
     o.block = &block;
     o.pack_b = &Bf16::pack_b;
+    o.row = nullptr;  // one-row products too go through the bf16 blocks (every product rounds)
     return o;
   }();
   return ops;

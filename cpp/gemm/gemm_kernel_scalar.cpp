@@ -91,6 +91,12 @@ void block(const Problem& p, const Block& b, bool pack_a, bool pack_b, float* wo
   compute_block<Portable>(p, b, pack_a, pack_b, work_b, pre);
 }
 
+// One row of C: the blocked loop itself (the portable tile has no register limit to work
+// around).
+void row(const Problem& p, int64_t j0, int64_t j1) {
+  compute_block<Portable>(p, Block{0, 1, j0, j1}, false, false, nullptr, PackedB{});
+}
+
 constexpr IsaOps kOps{Portable::kMR,
                       Portable::kNR,
                       Portable::kKC,
@@ -99,7 +105,9 @@ constexpr IsaOps kOps{Portable::kMR,
                       &Portable::pack_b,
                       &activation_loop,
                       &activation_grad_loop,
-                      &dz_colsum_loop};
+                      &dz_colsum_loop,
+                      &row,
+                      Portable::kNR};
 
 }  // namespace
 

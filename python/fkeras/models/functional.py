@@ -14,6 +14,7 @@ from fkeras.engine.masking import set_keras_mask
 from fkeras.layers.core.input_layer import InputLayer
 from fkeras.layers import layer as _layer_module
 from fkeras.layers.layer import Layer
+from fkeras.models import eager_fast_path
 from fkeras.models.model import Model
 from fkeras.utils import nest
 
@@ -100,6 +101,13 @@ class Functional(Model):
         return list(self._graph_layers)
 
     # ---- running ----
+    def __call__(self, *args, **kwargs):
+        # An eligible eager call skips `Layer.__call__`'s generic argument handling too.
+        fast = eager_fast_path.prepare(self, args, kwargs)
+        if fast is not None and fast[2] in fast[0].signatures:
+            return eager_fast_path.run(fast[0], fast[1], fast[3])
+        return Layer.__call__(self, *args, **kwargs)
+
     def call(self, inputs, training=None, mask=None):
         if mask is not None:
             inputs = _with_masks(inputs, mask)
@@ -133,11 +141,15 @@ class Functional(Model):
     def _eager_call(self, args, kwargs, flat):
         from fkeras.models.data_checks import check_model_inputs
 
+        fast = eager_fast_path.prepare(self, args, kwargs)  # (not taken in `__call__`)
         check_model_inputs(self, flat)
         if not _layer_module.in_layer_call():
             self._clear_losses()
         with _layer_module.layer_call_scope():
-            return self.call(*args, **kwargs)
+            out = self.call(*args, **kwargs)
+        if fast is not None:
+            eager_fast_path.remember(fast[0], fast[2])
+        return out
 
     def build(self, input_shape):
         self.built = True

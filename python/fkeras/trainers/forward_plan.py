@@ -122,7 +122,9 @@ class ForwardPlan:
             self.steps.append(s)
 
     def run(self, xs, training=False):
-        """Flat list of output arrays (logits for the requested outputs)."""
+        """Flat list of output arrays (logits for the requested outputs). `training=None`
+        passes no value: each layer uses the one recorded in its node, or its default (as an
+        eager `model(x)` call does)."""
         if not in_layer_call():  # an entry call: drop the losses of the previous one
             self.model._clear_losses()
         with layer_call_scope():  # one model call: the layers' losses accumulate, not reset
@@ -138,7 +140,7 @@ class ForwardPlan:
                     lambda t: values[id(t)] if isinstance(t, KerasTensor) else t, s.args)
             if s.cast:
                 args = cast_int_inputs(args, nest.flatten(args[0]))
-            if s.training:
+            if s.training and training is not None:
                 kwargs = dict(kwargs, training=training)
             if s.logits:
                 out = _pre_activation(s.layer, args, kwargs)
@@ -176,7 +178,8 @@ def _sub_plan_runner(layer):
     plan = get_plan(layer)
 
     def run(inputs, training=None, **kwargs):
-        outs = plan.run(nest.flatten(inputs), training=bool(training))
+        outs = plan.run(nest.flatten(inputs),
+                        training=None if training is None else bool(training))
         return nest.pack_like(layer._outputs_structure, outs)
 
     return run
