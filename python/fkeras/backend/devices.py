@@ -173,23 +173,22 @@ def device(name):
         fast_path.exit_slow()
 
 
-class bf16_products:
-    """Context manager: the enclosed ops run on the cpu device with bfloat16 products (the
-    layer call of a "mixed_bfloat16" layer). Inside another device's scope, it changes
-    nothing (no bfloat16 kernels elsewhere). A class: it is entered on every such call."""
+class _ProductsScope:
+    """Pushes a cpu device key for the enclosed ops when `_key()` names one (a class, not a
+    generator context manager: it is entered on every call of such a layer)."""
 
     __slots__ = ("_pushed",)
 
     def __enter__(self):
-        stack = getattr(_state, "stack", None)
-        if stack is None:
-            stack = _state.stack = []
-        current = stack[-1] if stack else _default[0]
-        self._pushed = current in ("cpu", _BF16)
+        key = self._key()
+        self._pushed = key is not None
         if self._pushed:
-            if _BF16 not in _devices:
-                _devices[_BF16] = _cpu_bf16_device()
-            stack.append(_BF16)
+            if key not in _devices:
+                _devices[key] = _cpu_bf16_device() if key == _BF16 else get_device(key)
+            stack = getattr(_state, "stack", None)
+            if stack is None:
+                stack = _state.stack = []
+            stack.append(key)
             fast_path.enter_slow()
         return self
 
@@ -197,6 +196,18 @@ class bf16_products:
         if self._pushed:
             _state.stack.pop()
             fast_path.exit_slow()
+
+
+class bf16_products(_ProductsScope):
+    """Context manager: the enclosed ops run on the cpu device with bfloat16 products (the
+    layer call of a "mixed_bfloat16" layer). Inside another device's scope, it changes
+    nothing (no bfloat16 kernels elsewhere)."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def _key():
+        return _BF16 if current_device_name() == "cpu" else None
 
 
 def in_bf16_products():
@@ -205,23 +216,15 @@ def in_bf16_products():
     return bool(stack) and stack[-1] == _BF16
 
 
-class fp32_products:
+class fp32_products(_ProductsScope):
     """Context manager: back to float32 products inside a `bf16_products` scope (a float32
     layer called by a "mixed_bfloat16" layer computes in float32, as in Keras)."""
 
-    __slots__ = ("_pushed",)
+    __slots__ = ()
 
-    def __enter__(self):
-        self._pushed = in_bf16_products()
-        if self._pushed:
-            _state.stack.append("cpu")
-            fast_path.enter_slow()
-        return self
-
-    def __exit__(self, *exc):
-        if self._pushed:
-            _state.stack.pop()
-            fast_path.exit_slow()
+    @staticmethod
+    def _key():
+        return "cpu" if in_bf16_products() else None
 
 
 def available_devices():
