@@ -102,6 +102,22 @@ def test_dense_sgd_step(kwargs):
     _sgd_step_parity("Dense", kwargs, randn(4, 5))
 
 
+@pytest.mark.parametrize("kwargs,shape", [
+    (dict(equation="abc,cde->abde", output_shape=(5, 4, 3), bias_axes="de", lora_rank=2),
+     (2, 5, 6)),
+    (dict(equation="ab,bc->ac", output_shape=4, lora_rank=3), (3, 6)),
+])
+def test_einsum_dense_lora(kwargs, shape):
+    # LoRA on an N-D kernel: A (kernel.shape[:-1] + (rank,)), B (rank, kernel.shape[-1]);
+    # non-zero B so the update shows, then one SGD step trains A and B, not the kernel.
+    x = randn(*shape)
+    k = keras.layers.EinsumDense(**kwargs)
+    k.build(shape)
+    ws = [randn(*w.shape, seed=i + 1) for i, w in enumerate(k.get_weights())]
+    _compare("EinsumDense", kwargs, x, weights=ws)
+    _sgd_step_parity("EinsumDense", kwargs, x)
+
+
 @pytest.mark.parametrize("activation", ["relu", "sigmoid", "softmax", "elu", "swish", "gelu"])
 def test_activation(activation):
     _compare("Activation", dict(activation=activation), randn(3, 4, 5))

@@ -176,13 +176,18 @@ def test_dict_inputs_move_masks_and_boxes_with_the_images():
 
 BOX_LAYERS = [("RandomFlip", {}), ("RandomTranslation", {"height_factor": 0.4,
                                                          "width_factor": 0.5}),
-              ("RandomZoom", {"height_factor": (-0.5, 0.5), "width_factor": 0.3})]
+              ("RandomZoom", {"height_factor": (-0.5, 0.5), "width_factor": 0.3}),
+              ("RandomRotation", {"factor": 0.2})]
 
 
 @pytest.mark.parametrize("name, kwargs", BOX_LAYERS)
 @pytest.mark.parametrize("fmt", ["xyxy", "rel_xyxy", "xywh", "center_xywh", "yxyx"])
 def test_boxes_match_keras(fmt, name, kwargs):
     keras = keras_or_skip()
+    if name == "RandomRotation" and fmt != "xyxy":
+        # Keras 3.15's rotation gives inconsistent boxes in the other formats (e.g. x2 = 0
+        # for rel_xyxy); fkeras converts every format as for the layers above.
+        pytest.skip("Keras 3.15 RandomRotation: compared in xyxy only")
     x = images((3, 6, 8, 3))
     boxes = np.array([[[1.0, 2.0, 3.0, 5.0], [0.5, 0.5, 2.0, 1.0]]] * 3, np.float32)
     if fmt.startswith("rel"):

@@ -6,11 +6,12 @@ from fkeras import activations, initializers, ops
 from fkeras.engine.input_spec import InputSpec
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.layers.core.einsum_plan import EinsumPlan
+from fkeras.layers.core.lora import LoRAMixin
 from fkeras.layers.layer import Layer
 from fkeras.layers.weight_args import serialize_weight_args, store_weight_args
 
 
-class EinsumDense(Layer):
+class EinsumDense(LoRAMixin, Layer):
     """A dense layer of any rank, described by an einsum equation (Keras 3).
 
     Args:
@@ -26,8 +27,12 @@ class EinsumDense(Layer):
         kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
         kernel_constraint, bias_constraint: as in Keras. A VarianceScaling initializer
             (glorot, he, lecun) counts fans over the kernel's input and output axes, as Keras.
-        lora_rank, lora_alpha, gptq_unpacked_column_size, quantization_config: accepted as
-            None only (LoRA and quantization are not implemented for EinsumDense).
+        lora_rank: optional positive int: LoRA, as Keras 3's `enable_lora`: the kernel is
+            frozen and the layer uses kernel + (lora_alpha / lora_rank) * A @ B with trainable
+            A (kernel.shape[:-1] + (rank,)) and B (rank, kernel.shape[-1]).
+        lora_alpha: the LoRA scale numerator (default: lora_rank).
+        gptq_unpacked_column_size, quantization_config: accepted as None only
+            (quantization is not implemented: docs/ops_coverage.md, Exceptions).
 
     Example:
     ```python
@@ -44,8 +49,7 @@ class EinsumDense(Layer):
                  bias_constraint=None, lora_rank=None, lora_alpha=None,
                  gptq_unpacked_column_size=None, quantization_config=None, **kwargs):
         super().__init__(**kwargs)
-        for arg, value in (("lora_rank", lora_rank), ("quantization_config",
-                                                      quantization_config),
+        for arg, value in (("quantization_config", quantization_config),
                            ("gptq_unpacked_column_size", gptq_unpacked_column_size)):
             if value is not None:
                 raise NotImplementedError(f'Layer "{self.name}": `{arg}` is not supported by '
@@ -56,7 +60,7 @@ class EinsumDense(Layer):
             tuple(output_shape)
         self.bias_axes = bias_axes
         self.activation = activations.get(activation)
-        self.lora_rank, self.lora_alpha = None, lora_alpha
+        self._init_lora(lora_rank, lora_alpha)
         store_weight_args(self, ("kernel", "bias"), kernel_initializer=kernel_initializer,
                           bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
                           bias_regularizer=bias_regularizer, kernel_constraint=kernel_constraint,
@@ -86,11 +90,12 @@ class EinsumDense(Layer):
                                         regularizer=self.bias_regularizer,
                                         constraint=self.bias_constraint)
         self.built = True
+        self._build_lora()
 
     def call(self, inputs, training=None):
         if isinstance(inputs, KerasTensor):
             return KerasTensor(self.compute_output_shape(inputs.shape), inputs.dtype)
-        out = self._plan_for(len(inputs.shape)).contract_add(ops, inputs, self.kernel,
+        out = self._plan_for(len(inputs.shape)).contract_add(ops, inputs, self._lora_weight(),
                                                              self.bias)
         return self.activation(out)
 
@@ -112,7 +117,7 @@ class EinsumDense(Layer):
                                            "bias_constraint")},
             "quantization_config": None,
         })
-        return config
+        return self._lora_config(config)
 
 
 class _FansOverAxes:

@@ -1,6 +1,7 @@
-"""LoRA (Keras 3's `enable_lora`) for a layer whose main weight is one matrix (Dense's kernel,
-Embedding's embeddings): the weight is frozen and the layer uses
-weight + (lora_alpha / lora_rank) * A @ B, with A (rows, rank) and B (rank, cols) trainable.
+"""LoRA (Keras 3's `enable_lora`) for a layer whose main weight is one array (Dense's kernel,
+Embedding's embeddings, EinsumDense's kernel of any rank): the weight is frozen and the layer
+uses weight + (lora_alpha / lora_rank) * A @ B, with A (shape[:-1] + (rank,)) and
+B (rank, shape[-1]) trainable.
 
 A subclass names its weight (`_lora_target`), the weight-name stem of A and B
 (`_lora_stem`), its constraint/regularizer attributes, and the text Keras raises when a
@@ -46,9 +47,9 @@ class LoRAMixin:
         weight = getattr(self, target)
         regularizer = getattr(self, f"{target}_regularizer", None)
         weight.trainable = False
-        rows, cols = weight.shape
-        for suffix, shape, init in (("a", (rows, rank), a_initializer),
-                                    ("b", (rank, cols), b_initializer)):
+        shape = tuple(weight.shape)
+        for suffix, shape, init in (("a", shape[:-1] + (rank,), a_initializer),
+                                    ("b", (rank, shape[-1]), b_initializer)):
             name = f"{self._lora_stem}_{suffix}"
             setattr(self, name, self.add_weight(shape=shape, initializer=initializers.get(init),
                                                 regularizer=regularizer, name=name))

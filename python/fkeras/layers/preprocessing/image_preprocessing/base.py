@@ -157,7 +157,9 @@ class BaseImagePreprocessingLayer(Layer):
                                                      "nearest"))
 
     def transform_bounding_boxes(self, bounding_boxes, transformation, training=True):
-        raise NotImplementedError(f"{type(self).__name__} does not transform bounding boxes.")
+        """Boxes unchanged: the default for layers that change pixel values, not positions
+        (Keras's color layers do the same); every layer that moves pixels overrides it."""
+        return bounding_boxes
 
     # ---- layouts ----
     def to_nhwc(self, images):

@@ -70,3 +70,23 @@ def clip_xyxy(bounding_boxes, height, width):
         area = (boxes[..., 2] - boxes[..., 0]) * (boxes[..., 3] - boxes[..., 1])
         out["labels"] = np.where(area > 0, bounding_boxes["labels"], -1)
     return out
+
+
+def warp_xyxy(boxes, transform):
+    """Absolute xyxy boxes (B, ..., 4) carried through the image warp `transform` (B, 8) of
+    `transforms.affine_transform` (which maps each output pixel to the input point it
+    samples): each box's corners go through the inverse map, and the box becomes their
+    bounding box (Keras's convention for RandomRotation: box coordinates are taken as the
+    warp's pixel coordinates, no half-pixel shift)."""
+    t = np.asarray(transform, dtype=np.float64).reshape(-1, 8)
+    m = np.concatenate([t, np.ones((t.shape[0], 1))], axis=1).reshape(-1, 3, 3)
+    inverse = np.linalg.inv(m)  # input point -> output point
+    b = np.asarray(boxes, dtype=np.float64)
+    x1, y1, x2, y2 = (b[..., i] for i in range(4))
+    xs = np.stack([x1, x2, x1, x2], axis=-1)
+    ys = np.stack([y1, y1, y2, y2], axis=-1)
+    inv = inverse.reshape((inverse.shape[0],) + (1,) * (b.ndim - 2) + (3, 3))
+    w = inv[..., 2, 0, None] * xs + inv[..., 2, 1, None] * ys + inv[..., 2, 2, None]
+    ox = (inv[..., 0, 0, None] * xs + inv[..., 0, 1, None] * ys + inv[..., 0, 2, None]) / w
+    oy = (inv[..., 1, 0, None] * xs + inv[..., 1, 1, None] * ys + inv[..., 1, 2, None]) / w
+    return np.stack([ox.min(-1), oy.min(-1), ox.max(-1), oy.max(-1)], axis=-1)

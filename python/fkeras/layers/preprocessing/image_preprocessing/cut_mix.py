@@ -69,6 +69,11 @@ class CutMix(BaseImagePreprocessingLayer):
     def transform_segmentation_masks(self, segmentation_masks, transformation, training=True):
         return self.transform_images(segmentation_masks, transformation, training)
 
+    def transform_bounding_boxes(self, bounding_boxes, transformation, training=True):
+        # Keras 3 refuses boxes here too (a pasted patch carries another image's objects).
+        raise NotImplementedError(f"{type(self).__name__} does not support bounding boxes "
+                                  "(as in Keras 3).")
+
     def get_config(self):
         config = super().get_config()
         config.update({"factor": self.factor, "seed": self.seed})

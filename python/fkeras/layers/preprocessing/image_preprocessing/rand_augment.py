@@ -70,6 +70,18 @@ class RandAugment(BaseImagePreprocessingLayer):
     def transform_segmentation_masks(self, segmentation_masks, transformation, training=True):
         return segmentation_masks
 
+    def transform_bounding_boxes(self, bounding_boxes, transformation, training=True):
+        """Boxes go through the picked operations in turn (the geometric ones move them)."""
+        if not training or transformation is None:
+            return bounding_boxes
+        for pick in np.asarray(transformation["layer_idxes"]).reshape(-1):
+            name = self._AUGMENT_LAYERS[int(pick)]
+            layer = getattr(self, name)
+            layer.bounding_box_format = self.bounding_box_format
+            bounding_boxes = layer.transform_bounding_boxes(
+                bounding_boxes, transformation["transforms"][name])
+        return bounding_boxes
+
     def get_config(self):
         config = super().get_config()
         config.update({"value_range": self.value_range, "num_ops": self.num_ops,

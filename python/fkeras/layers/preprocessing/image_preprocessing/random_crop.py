@@ -3,6 +3,7 @@
 import numpy as np
 
 from fkeras import random as fk_random
+from fkeras.layers.preprocessing.image_preprocessing import bounding_boxes as bbox
 from fkeras.layers.preprocessing.image_preprocessing import transforms
 from fkeras.layers.preprocessing.image_preprocessing.base import BaseImagePreprocessingLayer
 
@@ -47,16 +48,16 @@ class RandomCrop(BaseImagePreprocessingLayer):
         if training and in_h > self.height and in_w > self.width:
             rng = self._rng(seed)
             return (int(rng.integers(0, in_h - self.height + 1)),
-                    int(rng.integers(0, in_w - self.width + 1)))
+                    int(rng.integers(0, in_w - self.width + 1)), in_h, in_w)
         crop_h = max(min(in_h, int(float(in_w * self.height) / self.width)), 1)
         crop_w = max(min(in_w, int(float(in_h * self.width) / self.height)), 1)
-        return (int(float(in_h - crop_h) / 2), int(float(in_w - crop_w) / 2))
+        return (int(float(in_h - crop_h) / 2), int(float(in_w - crop_w) / 2), in_h, in_w)
 
     def transform_images(self, images, transformation, training=True):
         images = np.asarray(images, dtype=np.float32)
         if not training:
             return images
-        h0, w0 = transformation
+        h0, w0 = transformation[:2]
         nhwc = self.to_nhwc(images)[:, h0:h0 + self.height, w0:w0 + self.width]
         if nhwc.shape[1:3] != (self.height, self.width):
             nhwc = transforms.resize_bilinear(nhwc, self.height, self.width)
@@ -64,6 +65,21 @@ class RandomCrop(BaseImagePreprocessingLayer):
 
     def transform_segmentation_masks(self, segmentation_masks, transformation, training=True):
         return self.transform_images(segmentation_masks, transformation, training)
+
+    def transform_bounding_boxes(self, bounding_boxes, transformation, training=True):
+        """Boxes move with the crop window, are clipped to it and scaled as the window is
+        resized (when the input is smaller than the crop); empty ones get label -1. (Keras
+        3.15 subtracts the row offset from x and does not clip.)"""
+        if not training:
+            return bounding_boxes
+        h0, w0, in_h, in_w = transformation
+        fmt = self.bounding_box_format
+        boxes = bbox.to_xyxy(bounding_boxes["boxes"], fmt, in_h, in_w) - [w0, h0, w0, h0]
+        kept_h, kept_w = min(self.height, in_h - h0), min(self.width, in_w - w0)
+        out = bbox.clip_xyxy(dict(bounding_boxes, boxes=boxes), kept_h, kept_w)
+        scale = [self.width / kept_w, self.height / kept_h] * 2
+        out["boxes"] = bbox.from_xyxy(out["boxes"] * scale, fmt, self.height, self.width)
+        return out
 
     def compute_output_shape(self, input_shape, *args, **kwargs):
         shape = list(input_shape)

@@ -86,6 +86,11 @@ class RandomElasticTransform(BaseImagePreprocessingLayer):
         out = np.where(apply, warped, images)
         return np.clip(out, self.value_range[0], self.value_range[1])
 
+    def transform_bounding_boxes(self, bounding_boxes, transformation, training=True):
+        # Keras 3 refuses boxes here too (a non-rigid warp has no box image).
+        raise NotImplementedError(f"{type(self).__name__} does not support bounding boxes "
+                                  "(as in Keras 3).")
+
     def get_config(self):
         config = super().get_config()
         config.update({"factor": self.factor, "scale": self.scale,

@@ -3,6 +3,7 @@
 import numpy as np
 
 from fkeras.layers.preprocessing.image_preprocessing import transforms
+from fkeras.layers.preprocessing.image_preprocessing.geometric import warp_boxes
 from fkeras.layers.preprocessing.image_preprocessing.base import (
     BaseImagePreprocessingLayer,
     check_choice,
@@ -69,6 +70,19 @@ class RandomPerspective(BaseImagePreprocessingLayer):
                                              float(self.fill_value))
         apply = np.asarray(transformation["apply_perspective"]).reshape(-1, 1, 1, 1)
         return np.where(apply, warped, images)
+
+    def transform_bounding_boxes(self, bounding_boxes, transformation, training=True):
+        """Boxes follow the warp of the images it applies to (the bounding box of their
+        warped corners), clipped to the image; empty ones get label -1 (Keras)."""
+        if not training or transformation is None:
+            return bounding_boxes
+        height, width = self._hw(transformation["input_shape"])
+        matrix = transforms.homography(transformation["start_points"],
+                                       transformation["end_points"])
+        apply = np.asarray(transformation["apply_perspective"]).reshape(-1, 1)
+        identity = np.array([[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]])
+        return warp_boxes(self.bounding_box_format, bounding_boxes,
+                          np.where(apply, matrix, identity), height, width)
 
     def get_config(self):
         config = super().get_config()
