@@ -229,9 +229,7 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
         if self._fk_bf16:
             with bf16_products():
                 return self._fk_call_direct_plain(*args, **kwargs)
-        if self._fk_builtin_call():
-            return self.call(*args, **kwargs)
-        return run_user(self.call, *args, **kwargs)
+        return self._fk_call_direct_plain(*args, **kwargs)
 
     def _fk_policy_call(self, args, kwargs):
         # `call` under the layer's dtype policy (bf16 products; a float32 layer called inside

@@ -227,6 +227,7 @@ class _AtConstraint(Metric):
 
     _direction = "up"
     _value_arg = None  # the constructor argument holding the constraint
+    _rates_used = None  # (the constrained rate, the maximised rate)
 
     def __init__(self, value, num_thresholds=200, class_id=None, name=None, dtype=None):
         super().__init__(name=name, dtype=dtype)
@@ -266,7 +267,9 @@ class _AtConstraint(Metric):
         return {"sensitivity": _ratio(tp, tp + fn), "specificity": _ratio(tn, tn + fp),
                 "precision": _ratio(tp, tp + fp)}
 
-    def _best(self, constrained, dependent):
+    def result(self):
+        """The best `_rates_used[1]` among the thresholds where `_rates_used[0]` >= value."""
+        constrained, dependent = self._rates_used
         rates = self._rates()
         feasible = rates[constrained] >= self.value
         return np.float32(np.max(np.where(feasible, rates[dependent], 0.0), initial=0.0))
@@ -280,45 +283,37 @@ class SensitivityAtSpecificity(_AtConstraint):
     """The best sensitivity (recall) among thresholds whose specificity is >= `specificity`."""
 
     _value_arg = "specificity"
+    _rates_used = ("specificity", "sensitivity")  # (constrained, maximised)
 
     def __init__(self, specificity, num_thresholds=200, class_id=None, name=None, dtype=None):
         super().__init__(specificity, num_thresholds, class_id, name, dtype)
-
-    def result(self):
-        return self._best("specificity", "sensitivity")
 
 
 class SpecificityAtSensitivity(_AtConstraint):
     """The best specificity among thresholds whose sensitivity is >= `sensitivity`."""
 
     _value_arg = "sensitivity"
+    _rates_used = ("sensitivity", "specificity")  # (constrained, maximised)
 
     def __init__(self, sensitivity, num_thresholds=200, class_id=None, name=None, dtype=None):
         super().__init__(sensitivity, num_thresholds, class_id, name, dtype)
-
-    def result(self):
-        return self._best("sensitivity", "specificity")
 
 
 class PrecisionAtRecall(_AtConstraint):
     """The best precision among thresholds whose recall is >= `recall`."""
 
     _value_arg = "recall"
+    _rates_used = ("sensitivity", "precision")  # (constrained, maximised)
 
     def __init__(self, recall, num_thresholds=200, class_id=None, name=None, dtype=None):
         super().__init__(recall, num_thresholds, class_id, name, dtype)
-
-    def result(self):
-        return self._best("sensitivity", "precision")
 
 
 class RecallAtPrecision(_AtConstraint):
     """The best recall among thresholds whose precision is >= `precision`."""
 
     _value_arg = "precision"
+    _rates_used = ("precision", "sensitivity")  # (constrained, maximised)
 
     def __init__(self, precision, num_thresholds=200, class_id=None, name=None, dtype=None):
         super().__init__(precision, num_thresholds, class_id, name, dtype)
-
-    def result(self):
-        return self._best("precision", "sensitivity")
