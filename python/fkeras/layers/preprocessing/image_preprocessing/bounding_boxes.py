@@ -5,6 +5,8 @@ Boxes are float arrays (..., 4); "rel_" formats are fractions of the image heigh
 
 import numpy as np
 
+from fkeras.utils.bounding_boxes import clip_to_image_size
+
 FORMATS = ("xyxy", "yxyx", "xywh", "center_xywh", "center_yxhw", "rel_xyxy", "rel_yxyx",
            "rel_xywh", "rel_center_xywh")
 
@@ -61,15 +63,7 @@ def from_xyxy(boxes, fmt, height, width):
 
 def clip_xyxy(bounding_boxes, height, width):
     """Clips absolute xyxy boxes to the image; labels of empty boxes become -1 (Keras)."""
-    boxes = bounding_boxes["boxes"]
-    boxes = np.stack([np.clip(boxes[..., 0], 0, width), np.clip(boxes[..., 1], 0, height),
-                      np.clip(boxes[..., 2], 0, width), np.clip(boxes[..., 3], 0, height)],
-                     axis=-1)
-    out = dict(bounding_boxes, boxes=boxes)
-    if "labels" in bounding_boxes:
-        area = (boxes[..., 2] - boxes[..., 0]) * (boxes[..., 3] - boxes[..., 1])
-        out["labels"] = np.where(area > 0, bounding_boxes["labels"], -1)
-    return out
+    return clip_to_image_size(bounding_boxes, height, width, "xyxy")
 
 
 def warp_xyxy(boxes, transform):
