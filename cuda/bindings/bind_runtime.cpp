@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../runtime/allocator.h"
+#include "../runtime/array_ops.h"
 #include "fk_cuda/binders.h"
 #include "fk_cuda/device_array.h"
 #include "fk_cuda/runtime.h"
@@ -22,15 +23,17 @@ namespace {
 
 DType dtype_of(const py::array& a) {
   py::dtype d = a.dtype();
-  if (d.is(py::dtype::of<float>())) return DType::Float32;
-  if (d.is(py::dtype::of<int32_t>())) return DType::Int32;
-  if (d.is(py::dtype::of<int64_t>())) return DType::Int64;
   auto k = d.kind();
-  if (k == 'f' && d.itemsize() == 4) return DType::Float32;
-  if (k == 'i' && d.itemsize() == 4) return DType::Int32;
-  if (k == 'i' && d.itemsize() == 8) return DType::Int64;
-  throw py::value_error("DeviceArray.from_host: dtype must be float32, int32 or int64, received " +
-                        std::string(py::str(d)));
+  auto n = d.itemsize();
+  if (k == 'f' && n == 4) return DType::Float32;
+  if (k == 'i' && n == 4) return DType::Int32;
+  if (k == 'i' && n == 8) return DType::Int64;
+  if (k == 'f' && n == 8) return DType::Float64;
+  if (k == 'b' && n == 1) return DType::Bool;
+  if (k == 'u' && n == 1) return DType::UInt8;
+  throw py::value_error(
+      "DeviceArray.from_host: dtype must be float32, int32, int64, float64, bool or uint8, "
+      "received " + std::string(py::str(d)));
 }
 
 py::dtype np_dtype(DType d) { return py::dtype(fk_cuda::dtype_name(d)); }
@@ -95,8 +98,101 @@ const char* typestr(DType d) {
     case DType::Float32: return "<f4";
     case DType::Int32: return "<i4";
     case DType::Int64: return "<i8";
+    case DType::Float64: return "<f8";
+    case DType::Bool: return "|b1";
+    case DType::UInt8: return "|u1";
   }
   return "";
+}
+
+// NumPy's reshape rule: one -1 takes what is left; the element count must not change.
+std::vector<int64_t> resolve_shape(const DeviceArray& a, std::vector<int64_t> shape) {
+  int64_t known = 1;
+  int free_axis = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1 && free_axis < 0) {
+      free_axis = static_cast<int>(i);
+    } else if (shape[i] < 0) {
+      throw py::value_error("DeviceArray.reshape: invalid shape " + fk_cuda::shape_str(shape));
+    } else {
+      known *= shape[i];
+    }
+  }
+  if (free_axis >= 0) {
+    if (known == 0 || a.size() % known != 0)
+      throw py::value_error("DeviceArray.reshape: cannot reshape an array of size " +
+                            std::to_string(a.size()) + " into shape " + fk_cuda::shape_str(shape));
+    shape[free_axis] = a.size() / known;
+    known = a.size();
+  }
+  if (known != a.size())
+    throw py::value_error("DeviceArray.reshape: cannot reshape an array of size " +
+                          std::to_string(a.size()) + " into shape " + fk_cuda::shape_str(shape));
+  return shape;
+}
+
+std::vector<int64_t> shape_arg(const py::args& args) {
+  std::vector<int64_t> shape;
+  if (args.size() == 1 && !py::isinstance<py::int_>(args[0])) {
+    for (auto d : args[0]) shape.push_back(d.cast<int64_t>());
+  } else {
+    for (auto d : args) shape.push_back(d.cast<int64_t>());
+  }
+  return shape;
+}
+
+// a[key] for key an int or a step-1 slice on the first axis: a view (contiguous by
+// construction); anything else is a TypeError (fkeras ops index device arrays only so).
+DeviceArray first_axis_view(const DeviceArray& a, const py::object& key) {
+  if (a.ndim() == 0) throw py::type_error("DeviceArray: a 0-d array cannot be indexed");
+  int64_t n = a.shape()[0];
+  int64_t inner = n ? a.size() / n : 0;
+  if (n == 0) {
+    inner = 1;
+    for (int i = 1; i < a.ndim(); ++i) inner *= a.shape()[i];
+  }
+  std::vector<int64_t> rest(a.shape().begin() + 1, a.shape().end());
+  if (py::isinstance<py::int_>(key)) {
+    int64_t i = key.cast<int64_t>();
+    if (i < 0) i += n;
+    if (i < 0 || i >= n)
+      throw py::index_error("DeviceArray: index " + std::to_string(key.cast<int64_t>()) +
+                            " is out of bounds for axis 0 with size " + std::to_string(n));
+    return DeviceArray::view(a, rest, i * inner);
+  }
+  if (py::isinstance<py::slice>(key)) {
+    size_t start, stop, step, len;
+    if (!key.cast<py::slice>().compute(static_cast<size_t>(n), &start, &stop, &step, &len))
+      throw py::error_already_set();
+    if (step != 1) throw py::type_error("DeviceArray: only step-1 slices are views");
+    std::vector<int64_t> shape{static_cast<int64_t>(len)};
+    shape.insert(shape.end(), rest.begin(), rest.end());
+    return DeviceArray::view(a, shape, static_cast<int64_t>(start) * inner);
+  }
+  if (key.is(py::ellipsis())) return DeviceArray::view(a, a.shape(), 0);
+  throw py::type_error("DeviceArray: indices must be an int, a step-1 slice or ..., received " +
+                       std::string(py::str(py::type::of(key))));
+}
+
+// dst[...] = value: a DeviceArray of the same dtype and size (device copy), a NumPy array of
+// the same shape (converted to dst's dtype, uploaded), or a Python number (fill).
+void assign(DeviceArray& dst, const py::object& value) {
+  if (py::isinstance<DeviceArray>(value)) {
+    dst.copy_from(value.cast<const DeviceArray&>());
+    return;
+  }
+  if (py::isinstance<py::float_>(value) || py::isinstance<py::int_>(value) ||
+      py::isinstance<py::bool_>(value)) {
+    dst.fill(value.cast<double>());
+    return;
+  }
+  py::module_ np = py::module_::import("numpy");
+  py::array host = np.attr("asarray")(value, py::str(fk_cuda::dtype_name(dst.dtype())));
+  if (host.ndim() == 0) {
+    dst.fill(host.attr("item")().cast<double>());
+    return;
+  }
+  copy_from_host(dst, host);
 }
 
 py::dict stats_dict(int device) {
@@ -159,7 +255,26 @@ FK_BIND_FAMILY(runtime) {
              for (int i = 0; i < a.ndim(); ++i) t[i] = a.shape()[i];
              return t;
            })
-      .def_property_readonly("dtype", [](const DeviceArray& a) { return fk_cuda::dtype_name(a.dtype()); })
+      .def_property_readonly("dtype", [](const DeviceArray& a) { return np_dtype(a.dtype()); })
+      .def("reshape", [](const DeviceArray& a, const py::args& args) {
+             return DeviceArray::view(a, resolve_shape(a, shape_arg(args)), 0);
+           }, "A view with another shape (same elements; one -1 allowed).")
+      .def("__getitem__", &first_axis_view, py::arg("key"))
+      .def("__setitem__", [](DeviceArray& a, const py::object& key, const py::object& value) {
+             DeviceArray view = first_axis_view(a, key);
+             assign(view, value);
+           }, py::arg("key"), py::arg("value"))
+      .def("copy_from", &DeviceArray::copy_from, py::arg("src"),
+           "Device-to-device copy of `src` (same dtype and size) into this array.")
+      .def("fill", &DeviceArray::fill, py::arg("value"), "Sets every element to `value`.")
+      .def_property_readonly("block_ptr", [](const DeviceArray& a) {
+             return reinterpret_cast<uintptr_t>(a.block_ptr());
+           }, "The start of the allocation: equal for arrays that share memory.")
+      .def("__array__", [](const DeviceArray&, const py::args&, const py::kwargs&) -> py::object {
+             throw py::type_error(
+                 "A DeviceArray lives in GPU memory: copy it with .to_host() (fkeras Tensors "
+                 "holding one convert with np.asarray or .numpy()).");
+           })
       .def_property_readonly("nbytes", &DeviceArray::nbytes)
       .def_property_readonly("size", &DeviceArray::size)
       .def_property_readonly("ndim", &DeviceArray::ndim)
@@ -187,6 +302,48 @@ FK_BIND_FAMILY(runtime) {
              return "DeviceArray(shape=" + fk_cuda::shape_str(a.shape()) + ", dtype=" +
                     fk_cuda::dtype_name(a.dtype()) + ", device=cuda:" + std::to_string(a.device()) + ")";
            });
+  m.def("array_add", [](DeviceArray& out, const DeviceArray& a, const DeviceArray& b) {
+    fk_cuda::check_dtype(out, DType::Float32, "array_add", "out");
+    fk_cuda::check_dtype(a, DType::Float32, "array_add", "a");
+    fk_cuda::check_dtype(b, DType::Float32, "array_add", "b");
+    fk_cuda::check_same_shape(out, a, "array_add", "out", "a");
+    fk_cuda::check_same_shape(out, b, "array_add", "out", "b");
+    fk_cuda::launch_add(out.data_as<float>(), a.data_as<float>(), b.data_as<float>(), out.size(),
+                        fk_cuda::stream());
+  }, py::arg("out"), py::arg("a"), py::arg("b"), "out = a + b (float32, same shapes; out may be a or b).");
+  m.def("array_axpby", [](DeviceArray& out, const DeviceArray& a, const DeviceArray& b,
+                          double alpha, double beta) {
+    fk_cuda::check_dtype(out, DType::Float32, "array_axpby", "out");
+    fk_cuda::check_dtype(a, DType::Float32, "array_axpby", "a");
+    fk_cuda::check_dtype(b, DType::Float32, "array_axpby", "b");
+    fk_cuda::check_same_shape(out, a, "array_axpby", "out", "a");
+    fk_cuda::check_same_shape(out, b, "array_axpby", "out", "b");
+    fk_cuda::launch_axpby(out.data_as<float>(), a.data_as<float>(), b.data_as<float>(),
+                          static_cast<float>(alpha), static_cast<float>(beta), out.size(),
+                          fk_cuda::stream());
+  }, py::arg("out"), py::arg("a"), py::arg("b"), py::arg("alpha"), py::arg("beta"),
+     "out = alpha * a + beta * b (float32, same shapes; out may be a or b).");
+  m.def("array_sum", [](DeviceArray& out, const DeviceArray& a, double alpha) {
+    fk_cuda::check_dtype(out, DType::Float32, "array_sum", "out");
+    fk_cuda::check_dtype(a, DType::Float32, "array_sum", "a");
+    if (out.size() != 1)
+      throw py::value_error("array_sum: argument `out` must hold one element, received shape " +
+                            fk_cuda::shape_str(out.shape()));
+    DeviceArray partials({fk_cuda::kSumBlocks}, DType::Float64);
+    fk_cuda::launch_sum(out.data_as<float>(), a.data_as<float>(), a.size(), alpha,
+                        partials.data_as<double>(), fk_cuda::stream());
+  }, py::arg("out"), py::arg("a"), py::arg("alpha") = 1.0,
+     "out = alpha * sum(a) (float64 accumulation, deterministic).");
+  m.def("array_broadcast_scalar", [](DeviceArray& out, const DeviceArray& src, double alpha) {
+    fk_cuda::check_dtype(out, DType::Float32, "array_broadcast_scalar", "out");
+    fk_cuda::check_dtype(src, DType::Float32, "array_broadcast_scalar", "src");
+    if (src.size() != 1)
+      throw py::value_error("array_broadcast_scalar: argument `src` must hold one element, "
+                            "received shape " + fk_cuda::shape_str(src.shape()));
+    fk_cuda::launch_broadcast_scalar(out.data_as<float>(), src.data_as<float>(), alpha, out.size(),
+                                     fk_cuda::stream());
+  }, py::arg("out"), py::arg("src"), py::arg("alpha") = 1.0,
+     "out[...] = alpha * src[0] (a device scalar broadcast).");
   m.def("upload_pinned", [](const std::vector<py::array>& arrays) {
     require_device("upload_pinned");
     return upload_pinned(arrays);

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "allocator.h"
+#include "array_ops.h"
 #include "fk_cuda/runtime.h"
 
 namespace fk_cuda {
@@ -14,6 +15,9 @@ size_t dtype_size(DType d) {
     case DType::Float32: return 4;
     case DType::Int32: return 4;
     case DType::Int64: return 8;
+    case DType::Float64: return 8;
+    case DType::Bool: return 1;
+    case DType::UInt8: return 1;
   }
   return 0;
 }
@@ -23,6 +27,9 @@ const char* dtype_name(DType d) {
     case DType::Float32: return "float32";
     case DType::Int32: return "int32";
     case DType::Int64: return "int64";
+    case DType::Float64: return "float64";
+    case DType::Bool: return "bool";
+    case DType::UInt8: return "uint8";
   }
   return "?";
 }
@@ -31,8 +38,12 @@ DType dtype_from_name(const std::string& name) {
   if (name == "float32") return DType::Float32;
   if (name == "int32") return DType::Int32;
   if (name == "int64") return DType::Int64;
-  throw std::invalid_argument("DeviceArray: dtype must be one of float32, int32, int64, received '" +
-                              name + "'");
+  if (name == "float64") return DType::Float64;
+  if (name == "bool") return DType::Bool;
+  if (name == "uint8") return DType::UInt8;
+  throw std::invalid_argument(
+      "DeviceArray: dtype must be one of float32, int32, int64, float64, bool, uint8, received '" +
+      name + "'");
 }
 
 std::string shape_str(const std::vector<int64_t>& shape) {
@@ -44,49 +55,76 @@ std::string shape_str(const std::vector<int64_t>& shape) {
   return s + ")";
 }
 
-DeviceArray::DeviceArray(std::vector<int64_t> shape, DType dtype)
-    : shape_(std::move(shape)), dtype_(dtype) {
-  size_ = 1;
-  for (int64_t d : shape_) {
+int64_t shape_size(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
     if (d < 0)
       throw std::invalid_argument("DeviceArray: every dimension of shape must be >= 0, received " +
-                                  shape_str(shape_));
-    size_ *= d;
+                                  shape_str(shape));
+    n *= d;
   }
+  return n;
+}
+
+DeviceBlock::DeviceBlock(size_t nbytes, int dev) : device(dev) {
+  ptr = device_allocator(device).allocate(nbytes);
+}
+
+DeviceBlock::~DeviceBlock() {
+  try {
+    device_allocator(device).deallocate(ptr);
+  } catch (...) {
+  }
+}
+
+DeviceArray::DeviceArray(std::vector<int64_t> shape, DType dtype)
+    : shape_(std::move(shape)), dtype_(dtype) {
+  size_ = shape_size(shape_);
   device_ = current_device();
-  if (size_ > 0) ptr_ = device_allocator(device_).allocate(nbytes());
-}
-
-void DeviceArray::release() noexcept {
-  if (ptr_ != nullptr) {
-    try {
-      device_allocator(device_).deallocate(ptr_);
-    } catch (...) {
-    }
-    ptr_ = nullptr;
+  if (size_ > 0) {
+    block_ = std::make_shared<DeviceBlock>(nbytes(), device_);
+    ptr_ = block_->ptr;
   }
 }
 
-DeviceArray::~DeviceArray() { release(); }
+DeviceArray::~DeviceArray() = default;
 
 DeviceArray::DeviceArray(DeviceArray&& o) noexcept
-    : shape_(std::move(o.shape_)), size_(o.size_), dtype_(o.dtype_), device_(o.device_), ptr_(o.ptr_) {
-  o.ptr_ = nullptr;
+    : shape_(std::move(o.shape_)), size_(o.size_), dtype_(o.dtype_), device_(o.device_),
+      block_(std::move(o.block_)), ptr_(o.ptr_) {
+  o.shape_.clear();
   o.size_ = 0;
+  o.ptr_ = nullptr;
 }
 
 DeviceArray& DeviceArray::operator=(DeviceArray&& o) noexcept {
   if (this != &o) {
-    release();
     shape_ = std::move(o.shape_);
     size_ = o.size_;
     dtype_ = o.dtype_;
     device_ = o.device_;
+    block_ = std::move(o.block_);
     ptr_ = o.ptr_;
-    o.ptr_ = nullptr;
+    o.shape_.clear();
     o.size_ = 0;
+    o.ptr_ = nullptr;
   }
   return *this;
+}
+
+DeviceArray DeviceArray::view(const DeviceArray& base, std::vector<int64_t> shape, int64_t offset) {
+  DeviceArray v;
+  v.size_ = shape_size(shape);
+  if (offset < 0 || offset + v.size_ > base.size_)
+    throw std::out_of_range("DeviceArray.view: elements [" + std::to_string(offset) + ", " +
+                            std::to_string(offset + v.size_) + ") are outside an array of " +
+                            std::to_string(base.size_) + " elements");
+  v.shape_ = std::move(shape);
+  v.dtype_ = base.dtype_;
+  v.device_ = base.device_;
+  v.block_ = base.block_;
+  v.ptr_ = v.size_ > 0 ? static_cast<char*>(base.ptr_) + offset * dtype_size(base.dtype_) : nullptr;
+  return v;
 }
 
 void DeviceArray::copy_from_host(const void* host) {
@@ -104,6 +142,20 @@ void DeviceArray::copy_to_host(void* host) const {
 void DeviceArray::fill_zero() {
   if (nbytes() == 0) return;
   FK_CUDA_CHECK(cudaMemsetAsync(ptr_, 0, nbytes(), stream()));
+}
+
+void DeviceArray::copy_from(const DeviceArray& src) {
+  if (src.dtype_ != dtype_ || src.size_ != size_)
+    throw std::invalid_argument("DeviceArray.copy_from: source " + std::string(dtype_name(src.dtype_)) +
+                                " " + shape_str(src.shape_) + " does not match the destination " +
+                                dtype_name(dtype_) + " " + shape_str(shape_));
+  if (nbytes() == 0 || src.ptr_ == ptr_) return;
+  FK_CUDA_CHECK(cudaMemcpyAsync(ptr_, src.ptr_, nbytes(), cudaMemcpyDeviceToDevice, stream()));
+}
+
+void DeviceArray::fill(double value) {
+  if (nbytes() == 0) return;
+  launch_fill(ptr_, size_, dtype_, value, stream());
 }
 
 void check_dtype(const DeviceArray& a, DType expected, const char* fn, const char* arg) {

@@ -12,12 +12,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace fk_cuda {
 
-enum class DType { Float32, Int32, Int64 };
+// Float32/Int32/Int64 are what kernels compute on; Float64, Bool and UInt8 are held (copied,
+// viewed) so that any value an op produces can stay on the device.
+enum class DType { Float32, Int32, Int64, Float64, Bool, UInt8 };
 
 size_t dtype_size(DType d);
 // "float32", "int32", "int64".
@@ -25,14 +28,28 @@ const char* dtype_name(DType d);
 // Parses a NumPy-style name; throws std::invalid_argument (Python ValueError) otherwise.
 DType dtype_from_name(const std::string& name);
 
+// One allocation from the caching allocator, shared by an array and its views; returned to
+// the allocator when the last of them goes.
+struct DeviceBlock {
+  DeviceBlock(size_t nbytes, int device);
+  ~DeviceBlock();
+  DeviceBlock(const DeviceBlock&) = delete;
+  DeviceBlock& operator=(const DeviceBlock&) = delete;
+  void* ptr = nullptr;
+  int device = 0;
+};
+
 class DeviceArray {
  public:
   // Uninitialised memory for `shape` (every dim >= 0; a 0-size array holds no memory).
   DeviceArray(std::vector<int64_t> shape, DType dtype);
   ~DeviceArray();
+  // A view of `size(shape)` elements of `base` starting `offset` elements after base's first
+  // (same block, same dtype); throws std::out_of_range when it does not fit inside base.
+  static DeviceArray view(const DeviceArray& base, std::vector<int64_t> shape, int64_t offset);
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
-  DeviceArray(DeviceArray&& other) noexcept;
+  DeviceArray(DeviceArray&& other) noexcept;  // leaves `other` empty (size 0, no memory)
   DeviceArray& operator=(DeviceArray&& other) noexcept;
 
   void* data() { return ptr_; }
@@ -55,15 +72,26 @@ class DeviceArray {
   void copy_from_host(const void* host);
   void copy_to_host(void* host) const;
   void fill_zero();  // cudaMemsetAsync to 0 on the stream
+  // Device-to-device copy of `src` (same dtype and size) into this array, on the stream.
+  void copy_from(const DeviceArray& src);
+  // Every element set to `value` (converted to the dtype), on the stream.
+  void fill(double value);
+  // The start of the allocation this array (or view) lives in: equal for arrays that share
+  // memory.
+  const void* block_ptr() const { return block_ ? block_->ptr : nullptr; }
 
  private:
-  void release() noexcept;
+  DeviceArray() = default;
   std::vector<int64_t> shape_;
   int64_t size_ = 0;
   DType dtype_ = DType::Float32;
   int device_ = 0;
+  std::shared_ptr<DeviceBlock> block_;
   void* ptr_ = nullptr;
 };
+
+// Number of elements of `shape`; throws std::invalid_argument on a negative dimension.
+int64_t shape_size(const std::vector<int64_t>& shape);
 
 // Argument checks for bindings: throw std::invalid_argument (Python ValueError) naming the
 // function, the argument, the expected and the received value.

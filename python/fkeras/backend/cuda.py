@@ -55,50 +55,116 @@ def kernel_names():
 
 
 class CudaDevice:
-    """The GPU device: float32 DeviceArrays and the `_C_cuda` kernel table.
+    """The GPU device: DeviceArrays and the `_C_cuda` kernel table, with the device buffer
+    protocol of `fkeras.backend.devices` (ops marked `device_native` run here; the rest run
+    on the host through `fkeras.ops.device_dispatch`).
 
     Args:
-        module: the `fkeras._C_cuda` module.
+        module: the `fkeras._C_cuda` module (or a module with the same interface).
     """
 
     name = "cuda"
+    is_host = False
 
     def __init__(self, module):
         self.module = module
+        self.array_type = module.DeviceArray
         self.dtype = np.dtype(np.float32)
         names = kernel_names()
         self.kernels = {n: getattr(module, n) for n in names if hasattr(module, n)}
         self.native_kernel_names = frozenset(self.kernels)
         self.missing_kernel_names = frozenset(n for n in names if n not in self.kernels)
 
-    def empty(self, shape, dtype="float32"):
-        """An uninitialised DeviceArray of `shape`."""
-        return self.module.DeviceArray(_shape(shape), str(np.dtype(dtype)))
+    def holds(self, x):
+        return isinstance(x, self.array_type)
 
-    def zeros(self, shape, dtype="float32"):
+    def empty(self, shape, dtype=None):
+        """An uninitialised DeviceArray of `shape` (float32 unless `dtype` says otherwise)."""
+        return self.array_type(_shape(shape), str(np.dtype(dtype or self.dtype)))
+
+    def zeros(self, shape, dtype=None):
         """A DeviceArray of `shape` filled with zeros."""
-        return self.module.DeviceArray.zeros(_shape(shape), str(np.dtype(dtype)))
+        return self.array_type.zeros(_shape(shape), str(np.dtype(dtype or self.dtype)))
 
     def asarray(self, x, dtype=None):
-        """`x` as a DeviceArray (itself if it already is one of the right dtype; else a copy
-        of the host data, float32 unless `dtype` or an integer array says otherwise)."""
-        if isinstance(x, self.module.DeviceArray):
-            if dtype is None or np.dtype(dtype) == np.dtype(x.dtype):
+        """`x` as a DeviceArray: itself if it already is one of the right dtype, else a copy of
+        the host data. Floating data becomes float32 (the device float dtype, as on the cpu
+        device); integer, bool and uint8 data keep their dtype."""
+        if not isinstance(x, np.ndarray):
+            x = getattr(x, "_value", x)  # a Tensor or Variable: its buffer
+        if isinstance(x, self.array_type):
+            if dtype is None or np.dtype(dtype) == x.dtype:
                 return x
-            raise ValueError(
-                f"CudaDevice.asarray: cannot convert a {x.dtype} DeviceArray to {np.dtype(dtype)} "
-                "on the device."
-            )
+            x = x.to_host()  # another dtype: converted on the host
         a = np.asarray(x)
         if dtype is None:
-            dtype = a.dtype if a.dtype in (np.int32, np.int64) else self.dtype
-        return self.module.DeviceArray.from_host(np.ascontiguousarray(a, dtype=dtype))
+            dtype = _held_dtype(a.dtype, self.dtype)
+        return self.array_type.from_host(np.asarray(a, dtype=dtype, order="C"))  # 0-d stays 0-d
+
+    def upload(self, x):
+        """x as a DeviceArray keeping its dtype where the device holds it (a batch)."""
+        return self.asarray(x)
 
     def to_numpy(self, x):
         """A NumPy copy of a DeviceArray (NumPy input is returned as is)."""
-        if isinstance(x, self.module.DeviceArray):
+        if isinstance(x, self.array_type):
             return x.to_host()
         return np.asarray(x)
+
+    @staticmethod
+    def contiguous(x):
+        return x  # DeviceArrays are C-contiguous by construction
+
+    def copy_into(self, dst, src):
+        """dst[...] = src: a device copy, or an upload of host data converted to dst's dtype."""
+        if isinstance(src, self.array_type) and src.dtype != dst.dtype:
+            src = src.to_host()
+        dst[...] = src
+
+    @staticmethod
+    def fill(dst, value):
+        dst.fill(float(value))
+
+    def add(self, a, b):
+        """a + b for float32 DeviceArrays of one shape (the tape's gradient sums)."""
+        out = self.empty(a.shape)
+        self.module.array_add(out, a, self.asarray(b))
+        return out
+
+    def zeros_like(self, a):
+        return self.zeros(a.shape, a.dtype)
+
+    def ones_like(self, a):
+        out = self.empty(a.shape, a.dtype)
+        out.fill(1.0)
+        return out
+
+    def axpby(self, a, b, alpha, beta):
+        """alpha * a + beta * b for float32 DeviceArrays of one shape."""
+        out = self.empty(a.shape)
+        self.module.array_axpby(out, a, self.asarray(b), float(alpha), float(beta))
+        return out
+
+    def copy(self, a):
+        out = self.empty(a.shape, a.dtype)
+        out.copy_from(a)
+        return out
+
+    def sum_scaled(self, a, alpha):
+        """alpha * sum(a) as a 0-d DeviceArray (float64 accumulation, on the device)."""
+        out = self.empty(())
+        self.module.array_sum(out, a, float(alpha))
+        return out
+
+    def broadcast_scalar(self, shape, s, alpha):
+        """A DeviceArray of `shape` filled with alpha * s, s a one-element DeviceArray."""
+        out = self.empty(shape)
+        self.module.array_broadcast_scalar(out, self.asarray(s), float(alpha))
+        return out
+
+    def shares_memory(self, a, b):
+        return isinstance(b, self.array_type) and a.size > 0 and b.size > 0 \
+            and a.block_ptr == b.block_ptr
 
     def synchronize(self):
         """Waits for the work queued on fkeras' CUDA stream."""
@@ -114,6 +180,22 @@ class CudaDevice:
 
     def __repr__(self):
         return f"<Device cuda:0 ({self.module.device_info(0)['name']})>"
+
+
+_HELD = frozenset(np.dtype(d) for d in ("int32", "int64", "bool", "uint8"))
+
+
+def _held_dtype(dtype, float_dtype):
+    """The dtype a host array of `dtype` gets on the device: floats the device float dtype,
+    other integers int64 (int8/int16/uint16/uint32) or kept."""
+    if dtype in _HELD:
+        return dtype
+    if dtype.kind == "f":
+        return float_dtype
+    if dtype.kind in "iu":
+        return np.dtype("int64")
+    raise TypeError(f"The cuda device holds float32, int32, int64, bool and uint8 arrays; "
+                    f"received {dtype}.")
 
 
 def _shape(shape):

@@ -1,6 +1,13 @@
 """Devices: a name, an array dtype, allocation, and a table from kernel name to callable.
 
 Ops never branch on the device: they ask the current device for buffers and kernels.
+Device buffers follow one small protocol (NumPy arrays do; `_C_cuda.DeviceArray` does):
+`shape`, `dtype` (a NumPy dtype), `size`, `ndim`, `reshape(shape)` (a view), `[i]` / `[a:b]`
+on the first axis (views) and `[...] = value`. Anything else goes through the device
+(`copy_into`, `fill`, `add`, `zeros_like`, `ones_like`, `contiguous`, `to_numpy`, `asarray`),
+and `device_of(buffer)` names the device a buffer lives on. A device with `is_host = False`
+runs the ops marked `device_native`; every other op runs on the host
+(`fkeras.ops.device_dispatch`; ARCHITECTURE.md, "Placement").
 - `reference`: NumPy float64 arrays, kernels from `fkeras.backend.reference` (the spec; used
   for gradient checks).
 - `cpu`: NumPy float32 arrays, kernels from `fkeras._C` (reference fallback for a kernel that
@@ -19,7 +26,9 @@ from fkeras.engine import fast_path
 
 
 class Device:
-    """A compute device: array dtype, allocation and its kernel table."""
+    """A host compute device: NumPy buffers of one float dtype, and its kernel table."""
+
+    is_host = True
 
     def __init__(self, name, dtype, kernels, native_names=()):
         self.name = name
@@ -27,20 +36,99 @@ class Device:
         self.kernels = kernels
         self.native_kernel_names = frozenset(native_names)
 
-    def empty(self, shape):
-        return np.empty(shape, dtype=self.dtype)
+    def empty(self, shape, dtype=None):
+        return np.empty(shape, dtype=dtype or self.dtype)
 
-    def zeros(self, shape):
-        return np.zeros(shape, dtype=self.dtype)
+    def zeros(self, shape, dtype=None):
+        return np.zeros(shape, dtype=dtype or self.dtype)
 
     def asarray(self, x):
         """A C-contiguous array of this device's float dtype holding x (no copy if it is one).
-        Scalars stay 0-d (np.ascontiguousarray alone would make them 1-d)."""
-        a = np.asarray(x, dtype=self.dtype)
+        Scalars stay 0-d (np.ascontiguousarray alone would make them 1-d). A buffer of
+        another device is copied to the host first."""
+        a = np.asarray(host_value(x), dtype=self.dtype)
         return a if a.flags.c_contiguous else np.ascontiguousarray(a)
 
+    def holds(self, x):
+        return isinstance(x, np.ndarray)
+
     def to_numpy(self, x):
-        return np.asarray(x)
+        return np.asarray(host_value(x))
+
+    def upload(self, x):
+        """x as a buffer of this device, keeping its dtype (the host: x itself)."""
+        return host_value(x)
+
+    @staticmethod
+    def contiguous(x):
+        return x if x.flags.c_contiguous else np.ascontiguousarray(x)
+
+    @staticmethod
+    def copy_into(dst, src):
+        np.copyto(dst, src, casting="unsafe")
+
+    @staticmethod
+    def fill(dst, value):
+        dst[...] = value
+
+    @staticmethod
+    def add(a, b):
+        return a + b
+
+    @staticmethod
+    def zeros_like(a):
+        return np.zeros_like(a)
+
+    @staticmethod
+    def ones_like(a):
+        return np.ones_like(a)
+
+    @staticmethod
+    def shares_memory(a, b):
+        return isinstance(b, np.ndarray) and np.shares_memory(a, b)
+
+    @staticmethod
+    def copy(a):
+        return a.copy()
+
+    @staticmethod
+    def axpby(a, b, alpha, beta):
+        """alpha * a + beta * b (same shapes)."""
+        return a * alpha + b * beta
+
+    @staticmethod
+    def sum_scaled(a, alpha):
+        """alpha * sum(a) as a 0-d buffer of a's dtype."""
+        return np.asarray(a.sum() * alpha, dtype=a.dtype)
+
+    @staticmethod
+    def broadcast_scalar(shape, s, alpha):
+        """A buffer of `shape` filled with alpha * s (s: a one-element buffer)."""
+        return np.full(shape, float(s) * alpha, dtype=np.asarray(s).dtype)
+
+
+_BUFFER_TYPES = set()  # the buffer types of the non-host devices created so far
+
+
+def is_buffer(x):
+    """Whether x is a device buffer: a NumPy array, or a buffer of a non-host device."""
+    return isinstance(x, np.ndarray) or type(x) in _BUFFER_TYPES
+
+
+def host_value(x):
+    """x, or a NumPy copy of it when it is a buffer of a non-host device."""
+    to_host = getattr(x, "to_host", None)
+    return x if to_host is None or isinstance(x, np.ndarray) else to_host()
+
+
+def device_of(buffer):
+    """The Device a buffer lives on: the cpu device for NumPy arrays and other host values,
+    else the non-host device whose buffer type it is."""
+    if not isinstance(buffer, np.ndarray):
+        for dev in _devices.values():
+            if not dev.is_host and dev.holds(buffer):
+                return dev
+    return get_device("cpu")
 
     def __repr__(self):
         return f"<Device {self.name}>"
@@ -136,6 +224,8 @@ def get_device(name=None):
     dev = _devices.get(key)
     if dev is None:
         dev = _devices[key] = _FACTORIES[key]()
+        if not dev.is_host:
+            _BUFFER_TYPES.add(dev.array_type)
     return dev
 
 

@@ -11,6 +11,7 @@ import threading
 
 import numpy as np
 
+from fkeras.backend import devices as _devices
 from fkeras.engine import fast_path
 from fkeras.engine import tensor as _tensor
 from fkeras.engine.variable import Variable
@@ -207,9 +208,11 @@ class GradientTape:
                 raise ValueError(f"`GradientTape.gradient` target must be a tensor; received "
                                  f"{type(t).__name__}.")
             if seeds is None or seeds[i] is None:
-                g = np.ones_like(t)
+                g = _ones_like(t)
+            elif type(t) is np.ndarray:
+                g = np.asarray(_devices.host_value(_buffer(seeds[i])), t.dtype)
             else:
-                g = np.asarray(_buffer(seeds[i]), t.dtype)
+                g = _devices.device_of(t).asarray(_buffer(seeds[i]))
             _accumulate(grads, t, g)
 
         entries = self._entries
@@ -220,7 +223,7 @@ class GradientTape:
         for arr in buffers:
             g = grads.get(id(arr))
             if g is None and unconnected_gradients == "zero":
-                g = np.zeros_like(arr)
+                g = _zeros_like(arr)
             out.append(g)
         if not self.persistent:
             self._entries = []
@@ -324,8 +327,12 @@ def _backward(entries, grads, keep=(), ready=None):
             gouts = [take(id(o), None) for o in outs]
             if all(g is None for g in gouts):
                 continue
-            gouts = [np.zeros_like(o) if g is None else g for o, g in zip(outs, gouts)]
-            gin = op.backward(dev, saved, gouts, needs, **attrs)
+            filled = _filled()
+            gouts = [_zero_fill(o, filled) if g is None else g for o, g in zip(outs, gouts)]
+            try:
+                gin = op.backward(dev, saved, gouts, needs, **attrs)
+            finally:
+                filled.clear()
         if not isinstance(gin, (tuple, list)):
             gin = (gin,)
         for a, need, g in zip(arrays, needs, gin):
@@ -338,7 +345,47 @@ def _backward(entries, grads, keep=(), ready=None):
 
 def _accumulate(grads, array, g):
     key = id(array)
+    if type(array) is not np.ndarray:  # a buffer of a non-host device
+        _accumulate_on_device(grads, key, array, g)
+        return
     if getattr(g, "shape", None) != array.shape:
         g = np.asarray(g).reshape(array.shape)
     prev = grads.get(key)
     grads[key] = g if prev is None else prev + g
+
+
+def _accumulate_on_device(grads, key, array, g):
+    dev = _devices.device_of(array)
+    g = dev.asarray(g)
+    if g.shape != array.shape:
+        g = g.reshape(array.shape)
+    prev = grads.get(key)
+    grads[key] = g if prev is None else dev.add(prev, g)
+
+
+def _filled():
+    filled = getattr(_state, "filled", None)
+    if filled is None:
+        filled = _state.filled = set()
+    return filled
+
+
+def _zero_fill(o, filled):
+    z = _zeros_like(o)
+    filled.add(id(z))
+    return z
+
+
+def zero_filled(g):
+    """True for a cotangent the tape filled with zeros (an output of a multi-output op that
+    received no gradient), during that op's backward: ops may skip its work without reading
+    it (on a non-host device, reading would be a copy to the host)."""
+    return g is None or id(g) in getattr(_state, "filled", ())
+
+
+def _ones_like(t):
+    return np.ones_like(t) if type(t) is np.ndarray else _devices.device_of(t).ones_like(t)
+
+
+def _zeros_like(t):
+    return np.zeros_like(t) if type(t) is np.ndarray else _devices.device_of(t).zeros_like(t)

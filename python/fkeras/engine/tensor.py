@@ -112,7 +112,11 @@ class Tensor(TensorOperators):
 
     @property
     def device(self):
-        return getattr(self._value, "device", "cpu")
+        if isinstance(self._value, np.ndarray):
+            return "cpu"
+        from fkeras.backend import devices
+
+        return f"{devices.device_of(self._value).name}:0"
 
     @property
     def value(self):
@@ -157,7 +161,10 @@ def as_numpy(a, dtype=None, copy=None):
 
 
 def _to_numpy(value):
-    return value if type(value) is np.ndarray else np.asarray(value)
+    if type(value) is np.ndarray:
+        return value
+    to_host = getattr(value, "to_host", None)  # a buffer of a non-host device: copied here
+    return np.asarray(value) if to_host is None else to_host()
 
 
 def _scalar(t, what):

@@ -123,7 +123,7 @@ class Variable(TensorOperators):
                 f"Target variable: {self!r}")
         if _replay.active():
             _replay.note_assign(self)
-        np.copyto(self._value, arr, casting="unsafe")
+        self._device.copy_into(self._value, arr)
         return self._result()
 
     def assign_add(self, value):
@@ -145,7 +145,12 @@ class Variable(TensorOperators):
                              f"cannot broadcast a value of shape {arr.shape} to it.")
         if _replay.active():
             _replay.note_assign(self)
-        ufunc(self._value, arr, out=self._value, casting="unsafe")
+        if self._device.is_host:
+            ufunc(self._value, arr, out=self._value, casting="unsafe")
+        else:  # computed on the host, stored back (no broadcasting kernels on the device)
+            host = self._device.to_numpy(self._value)
+            ufunc(host, self._device.to_numpy(arr), out=host, casting="unsafe")
+            self._device.copy_into(self._value, host)
         return self._result()
 
     def _result(self):
@@ -181,7 +186,7 @@ class Variable(TensorOperators):
         if self._value.ndim != 0:
             raise TypeError("Only scalar arrays can be converted to Python scalars. Got: "
                             f"shape={self.shape}")
-        return self._value[()]
+        return self._device.to_numpy(self._value)[()]
 
     def __len__(self):
         raise TypeError("object of type 'Variable' has no len()")
@@ -195,7 +200,7 @@ class Variable(TensorOperators):
 
     def __repr__(self):
         return (f"<Variable path={self.path}, shape={self.shape}, dtype={self.dtype}, "
-                f"value={np.asarray(self._value)}>")
+                f"value={self._device.to_numpy(self._value)}>")
 
     __hash__ = None  # as keras.Variable (== is elementwise)
 
@@ -208,7 +213,10 @@ def _as_array(value, var):
                          "dtype. It doesn't have any actual numerical value, so it cannot be "
                          f"assigned to variable '{var.path}'.")
     buf = getattr(value, "_value", None)
-    arr = np.asarray(value if buf is None else buf)
+    arr = value if buf is None else buf
+    if var._device.holds(arr) and not var._device.is_host:
+        return arr  # a buffer of the variable's own device: copied there
+    arr = np.asarray(_device.host_value(arr))
     if arr.dtype.kind in "USO":
         raise ValueError(f"Cannot assign a value of dtype {arr.dtype} to variable "
                          f"'{var.path}' of dtype {var.dtype}.")
@@ -227,7 +235,7 @@ def _initial_value(dev, initializer, shape, dtype):
         init = initializers.get(initializer)
         initializer = init(tuple(shape), dtype=dtype or "float32")
     buf = getattr(initializer, "_value", None)
-    arr = np.asarray(initializer if buf is None else buf)
+    arr = np.asarray(_device.host_value(initializer if buf is None else buf))
     if dtype is not None:
         from fkeras.ops.dtypes import standardize_dtype
 
@@ -238,6 +246,8 @@ def _initial_value(dev, initializer, shape, dtype):
         target = np.dtype(np.bool_) if isinstance(initializer, bool) else np.dtype(np.int32)
     else:
         target = arr.dtype
+    if not dev.is_host:
+        return dev.upload(np.array(arr, dtype=target, copy=True))
     if target.kind == "f" and target == np.dtype(np.float32):
         return np.array(dev.asarray(arr), copy=True)
     return np.array(arr, dtype=target, copy=True)

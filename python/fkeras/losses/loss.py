@@ -53,9 +53,9 @@ def _buffer(x):
 
 def as_tensor(x):
     """Arrays and KerasTensors pass through; lists and scalars become device arrays."""
-    if isinstance(x, (np.ndarray, KerasTensor)):
+    if isinstance(x, KerasTensor) or _devices.is_buffer(x):
         return x
-    if isinstance(getattr(x, "_value", None), np.ndarray):
+    if _devices.is_buffer(getattr(x, "_value", None)):
         return _buffer(x)
     a = np.asarray(x)
     if a.dtype.kind in "iub":
@@ -67,9 +67,9 @@ def as_pred(x):
     """Predictions: arrays of the device's float type (integers converted), KerasTensors."""
     if isinstance(x, KerasTensor):
         return x
-    if isinstance(getattr(x, "_value", None), np.ndarray):
+    if _devices.is_buffer(getattr(x, "_value", None)):
         return _buffer(x)
-    if isinstance(x, np.ndarray) and x.dtype.kind == "f":
+    if _devices.is_buffer(x) and x.dtype.kind == "f":
         return x
     return _devices.get_device().asarray(np.asarray(x, dtype=np.float64))
 

@@ -15,6 +15,7 @@ import abc
 
 import numpy as np
 
+from fkeras.backend import devices
 from fkeras.ops import shape_utils as su
 from fkeras.ops.registry import Op
 
@@ -55,14 +56,13 @@ class _PerSample(Op):
             return values, (saved, None)
         n = values.size
         scale = (1.0 / n if n else 0.0) if reduce == "mean" else 1.0
-        out = np.asarray(values.sum() * scale, dtype=values.dtype)
-        return out, (saved, (values.shape, scale))
+        return dev.sum_scaled(values, scale), (saved, (values.shape, scale))
 
     def backward(self, dev, saved, g, needs, reduce="none", **attrs):
         inner, reduced = saved
         if reduced is not None:
             shape, scale = reduced
-            g = np.full(shape, float(g) * scale, dtype=np.asarray(g).dtype)
+            g = dev.broadcast_scalar(shape, g, scale)
         return self.values_backward(dev, inner, g, needs, **attrs)
 
 
@@ -305,17 +305,21 @@ class SparseCategoricalCrossentropy(CategoricalCrossentropy):
         return super().values_forward(dev, onehot, y_pred, epsilon=epsilon)
 
 
-def sparse_labels(y_true, y_pred):
-    """Integer class labels shaped like y_pred without its class axis (checked)."""
-    t = y_true
-    if t.ndim == y_pred.ndim and t.shape[-1] == 1:
-        t = t.reshape(t.shape[:-1])
+def check_sparse_shape(y_true, t, y_pred):
     if tuple(t.shape) != tuple(y_pred.shape[:-1]):
         raise ValueError(
             "Arguments `target` and `output` of `sparse_categorical_crossentropy` must have "
             "the same shape up until the last dimension (integer labels, one per sample): "
             f"target.shape={tuple(y_true.shape)}, output.shape={tuple(y_pred.shape)}"
         )
+
+
+def sparse_labels(y_true, y_pred):
+    """Integer class labels shaped like y_pred without its class axis (checked)."""
+    t = y_true
+    if t.ndim == y_pred.ndim and t.shape[-1] == 1:
+        t = t.reshape(t.shape[:-1])
+    check_sparse_shape(y_true, t, y_pred)
     if t.dtype != np.int64:
         t = t.astype(np.int64)
     cols = y_pred.shape[-1]
@@ -337,8 +341,10 @@ class _SoftmaxCrossentropyFromLogits(_PerSample):
     def targets(self, y_true, y_pred, rows, cols):
         """y_true as the fused kernel's targets, rows first."""
 
+    device_native = True
+
     def values_forward(self, dev, y_true, y_pred):
-        x2, cols = _rows(np.ascontiguousarray(y_pred))
+        x2, cols = _rows(dev.contiguous(y_pred))
         rows = x2.shape[0]
         t = self.targets(y_true, y_pred, rows, cols)
         loss, probs = dev.empty((rows,)), dev.empty((rows, cols))
@@ -349,9 +355,9 @@ class _SoftmaxCrossentropyFromLogits(_PerSample):
         probs, t, shape = saved
         rows, cols = probs.shape
         dx = dev.empty((rows, cols))
-        dev.kernels[self.kernel + "_backward"](
-            dx, np.ascontiguousarray(np.asarray(g, dtype=probs.dtype).reshape(rows)), probs, t,
-            rows, cols)
+        g = dev.asarray(g) if not dev.is_host else np.asarray(g, dtype=probs.dtype)
+        dev.kernels[self.kernel + "_backward"](dx, dev.contiguous(g.reshape(rows)), probs, t,
+                                               rows, cols)
         return None, dx.reshape(shape)
 
 
@@ -360,8 +366,12 @@ class CategoricalCrossentropyFromLogits(_SoftmaxCrossentropyFromLogits):
     kernel = "softmax_crossentropy"
 
     def targets(self, y_true, y_pred, rows, cols):
+        check_same_shape(y_true.shape, y_pred.shape, "categorical_crossentropy")
+        if type(y_true) is not np.ndarray:  # a device buffer (no cast kernel: int on the host)
+            t = y_true if y_true.dtype == np.float32 else devices.device_of(y_true).asarray(
+                devices.host_value(y_true).astype(np.float32))
+            return t.reshape(rows, cols)
         t = np.ascontiguousarray(_as_float(y_true, y_pred))
-        check_same_shape(t.shape, y_pred.shape, "categorical_crossentropy")
         return t.reshape(rows, cols)
 
 
@@ -370,7 +380,16 @@ class SparseCategoricalCrossentropyFromLogits(_SoftmaxCrossentropyFromLogits):
     kernel = "sparse_softmax_crossentropy"
 
     def targets(self, y_true, y_pred, rows, cols):
-        return sparse_labels(y_true, y_pred).reshape(rows)
+        if type(y_true) is np.ndarray:
+            return sparse_labels(y_true, y_pred).reshape(rows)
+        if y_true.dtype != np.int64:  # no cast kernel on the device: converted on the host
+            t = sparse_labels(devices.host_value(y_true), y_pred).reshape(rows)
+            return devices.device_of(y_true).asarray(t)
+        # int64 labels on the device: shapes checked here, values by the kernel (no copy back)
+        t = y_true.reshape(y_true.shape[:-1]) if y_true.ndim == y_pred.ndim and \
+            y_true.shape[-1] == 1 else y_true
+        check_sparse_shape(y_true, t, y_pred)
+        return t.reshape(rows)
 
 
 class CosineSimilarity(_PerSample):

@@ -25,8 +25,16 @@ FUSED = frozenset((codes.LINEAR, codes.RELU, codes.LEAKY_RELU))
 
 # ---- layout helpers shared with pooling ----
 
+def native_layout(attrs):
+    """Convolutions and pools run on a non-host device's buffers for channels_last (no
+    transposes there)."""
+    return attrs.get("data_format", "channels_last") == "channels_last"
+
+
 def to_nhwc(x, data_format):
     """A contiguous (N, H, W, C) view or copy of a rank-3 or rank-4 input."""
+    if type(x) is not np.ndarray:  # a device buffer, channels_last (native_layout)
+        return x.reshape(x.shape[0], 1, *x.shape[1:]) if x.ndim == 3 else x
     if x.ndim == 3:
         x = x[:, None, :, :] if data_format == "channels_last" else x[:, :, None, :]
     if data_format == "channels_first":
@@ -36,6 +44,8 @@ def to_nhwc(x, data_format):
 
 def from_nhwc(y, data_format, rank):
     """The inverse of to_nhwc for an output of the given rank."""
+    if type(y) is not np.ndarray:
+        return y.reshape(y.shape[0], *y.shape[2:]) if rank == 3 else y
     if data_format == "channels_first":
         y = np.transpose(y, (0, 3, 1, 2))
         return np.ascontiguousarray(y[:, :, 0, :] if rank == 3 else y)
@@ -99,6 +109,10 @@ class Conv2D(Op):
     """y = act(conv(x, kernel) + bias); x rank 3 or 4 in `data_format`, kernel (R, S, C/g, K)."""
 
     name = "conv2d"
+    device_native = True
+
+    def native_on(self, attrs):
+        return native_layout(attrs)
 
     def _geometry(self, xshape, kshape, strides, padding, dilation_rate, data_format):
         rank = len(xshape)

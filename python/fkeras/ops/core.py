@@ -29,6 +29,9 @@ def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
         if dtype is None or x.dtype == np.dtype(standardize_dtype(dtype)):
             return x
         return cast(x, dtype)
+    if not isinstance(x, np.ndarray) and _device.is_buffer(x):  # a non-host device's buffer
+        t = x if in_array_mode() else Tensor(x)
+        return t if dtype is None else cast(t, dtype)
     if dtype is not None and standardize_dtype(dtype) == "string":
         arr = np.asarray(x, dtype=object)
     else:
@@ -38,12 +41,16 @@ def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
             arr = arr.astype(_device.get_device().dtype if name == "float32" else name,
                              copy=False)
         elif arr.dtype.kind == "f":
-            arr = _device.get_device().asarray(arr)
+            dev = _device.get_device()
+            arr = dev.asarray(arr) if dev.is_host else arr.astype(dev.dtype, copy=False)
         elif arr.dtype.kind in "USO":
             raise ValueError(f"`convert_to_tensor` received non-numeric data of dtype "
                              f"{arr.dtype}; pass dtype='string' for strings.")
     if not arr.flags.c_contiguous:
         arr = np.ascontiguousarray(arr)
+    dev = _device.get_device()
+    if not dev.is_host and arr.dtype.kind != "O":
+        arr = dev.upload(arr)  # created under a device scope: on that device (Keras 3)
     return arr if in_array_mode() else Tensor(arr)
 
 
@@ -54,7 +61,7 @@ def convert_to_numpy(x):
                          "dtype. It doesn't have any actual numerical value. You cannot "
                          "convert it to a NumPy array.")
     buf = getattr(x, "_value", None)
-    return np.asarray(x if buf is None else buf)
+    return np.asarray(_device.host_value(x if buf is None else buf))
 
 
 def is_tensor(x):

@@ -19,6 +19,7 @@ class Dense(Op):
     """y = act(x @ kernel + bias) over the last axis of x (any rank >= 2), one fused kernel."""
 
     name = "dense"
+    device_native = True
 
     def output_spec(self, x, kernel, bias=None, activation=codes.LINEAR, alpha=0.0):
         xs, ks = su.shape_of(x), su.shape_of(kernel)
@@ -41,7 +42,7 @@ class Dense(Op):
         dx = dev.empty(x.shape) if needs[0] else None
         dk = dev.empty(kernel.shape) if needs[1] else None
         db = dev.empty((N,)) if has_bias and needs[2] else None
-        dev.kernels["dense_backward"](dx, dk, db, np.ascontiguousarray(g), x, y, kernel,
+        dev.kernels["dense_backward"](dx, dk, db, dev.contiguous(g), x, y, kernel,
                                       M, N, K, activation, alpha)
         return dx, dk, db
 
@@ -50,6 +51,7 @@ class Activation(Op):
     """An elementwise activation by code (fkeras.backend.codes)."""
 
     name = "activation"
+    device_native = True
 
     def output_spec(self, x, code=codes.LINEAR, alpha=0.0):
         return su.shape_of(x)
@@ -62,12 +64,16 @@ class Activation(Op):
     def backward(self, dev, saved, g, needs, code=codes.LINEAR, alpha=0.0):
         x, y = saved
         dx = dev.empty(x.shape)
-        dev.kernels["activation_backward"](dx, np.ascontiguousarray(g), x, y, x.size, code, alpha)
+        dev.kernels["activation_backward"](dx, dev.contiguous(g), x, y, x.size, code, alpha)
         return (dx,)
 
 
 class _SoftmaxBase(Op):
     fwd = bwd = None
+    device_native = True
+
+    def native_on(self, attrs):
+        return attrs.get("axis", -1) == -1  # other axes transpose on the host
 
     def output_spec(self, x, axis=-1):
         shape = su.shape_of(x)
@@ -86,8 +92,7 @@ class _SoftmaxBase(Op):
 
     def backward(self, dev, saved, g, needs, axis=-1):
         y, ax = saved
-        gt = g if ax == g.ndim - 1 else np.moveaxis(g, ax, -1)
-        gt = np.ascontiguousarray(gt)
+        gt = dev.contiguous(g if ax == g.ndim - 1 else np.moveaxis(g, ax, -1))
         cols = y.shape[-1]
         rows = y.size // cols if cols else 0
         dx = dev.empty(y.shape)

@@ -9,6 +9,7 @@ axes to the end, giving (outer, C, 1), and transposes the result back.
 import numpy as np
 
 from fkeras.engine.keras_tensor import KerasTensor
+from fkeras.engine.tape import zero_filled
 from fkeras.ops import shape_utils as su
 from fkeras.ops.registry import REGISTRY as _R
 from fkeras.ops.registry import Op, apply
@@ -49,7 +50,9 @@ class _View:
     def to_kernel(self, x):
         if self.perm is not None:
             x = np.transpose(x, self.perm)
-        return np.ascontiguousarray(x).reshape(self.outer, self.C, self.inner)
+        if type(x) is np.ndarray:  # (device buffers are contiguous)
+            x = np.ascontiguousarray(x)
+        return x.reshape(self.outer, self.C, self.inner)
 
     def from_kernel(self, y):
         if self.perm is None:
@@ -62,10 +65,31 @@ def _flat(a):
     return None if a is None else a.reshape(-1)
 
 
+def _one_axis(attrs):
+    # One kept axis is a free (outer, C, inner) view; several may need a transpose, which
+    # runs on the host.
+    axis = attrs.get("axis", (-1,))
+    return isinstance(axis, (int, np.integer)) or len(axis) == 1
+
+
 def _param_spec(name, p, kept):
     if p is not None and None not in kept and int(np.prod(su.shape_of(p))) != int(np.prod(kept)):
         raise ValueError(f"`batch_normalization`: `{name}` must hold one value per channel "
                          f"(shape {kept}), received shape {su.shape_of(p)}.")
+
+
+def _statistics_gradient(dev, dx, gmean, gvar, xv, mean, v):
+    """dx plus the gradient through the mean and variance outputs (d mean/dx = 1/m,
+    d var/dx = 2 (x - mean) / m), computed on the host (rare: the statistics are seldom
+    differentiated)."""
+    h = dev.to_numpy
+    gm, gv = np.asarray(h(gmean), np.float32), np.asarray(h(gvar), np.float32)
+    if not (np.any(gm) or np.any(gv)):
+        return dx
+    out = h(dx) + (gm.reshape(1, v.C, 1) + 2.0 * gv.reshape(1, v.C, 1)
+                   * (h(xv) - h(mean).reshape(1, v.C, 1))) / v.m
+    return dev.asarray(out.astype(np.float32, copy=False)) if not dev.is_host else \
+        out.astype(np.float32, copy=False)
 
 
 class BatchNormTrain(Op):
@@ -74,6 +98,10 @@ class BatchNormTrain(Op):
 
     name = "batch_norm_train"
     n_outputs = 3
+    device_native = True
+
+    def native_on(self, attrs):
+        return _one_axis(attrs)
 
     def output_spec(self, x, gamma=None, beta=None, axis=(-1,), epsilon=1e-3):
         shape = su.shape_of(x)
@@ -90,7 +118,7 @@ class BatchNormTrain(Op):
         dev.kernels["batchnorm_forward_train"](y, var, mean, inv_std, xv, _flat(gamma),
                                                _flat(beta), v.outer, v.C, v.inner, epsilon)
         saved = (v, xv, mean, inv_std, gamma, None if beta is None else beta.shape)
-        return (v.from_kernel(y), mean.reshape(v.kept).copy(), var.reshape(v.kept)), saved
+        return (v.from_kernel(y), dev.copy(mean).reshape(v.kept), var.reshape(v.kept)), saved
 
     def backward(self, dev, saved, grads, needs, axis=(-1,), epsilon=1e-3):
         v, xv, mean, inv_std, gamma, beta_shape = saved
@@ -101,11 +129,8 @@ class BatchNormTrain(Op):
         dbeta = dev.empty((v.C,)) if needs[2] else None
         dev.kernels["batchnorm_backward"](dx, dgamma, dbeta, dyv, xv, mean, inv_std,
                                           _flat(gamma), v.outer, v.C, v.inner)
-        if dx is not None and v.m and (np.any(gmean) or np.any(gvar)):
-            # The statistics are outputs too: d mean/dx = 1/m, d var/dx = 2 (x - mean) / m.
-            gm = np.asarray(gmean, dx.dtype).reshape(1, v.C, 1)
-            gv = np.asarray(gvar, dx.dtype).reshape(1, v.C, 1)
-            dx += (gm + 2.0 * gv * (xv - mean.reshape(1, v.C, 1))) / v.m
+        if dx is not None and v.m and not (zero_filled(gmean) and zero_filled(gvar)):
+            dx = _statistics_gradient(dev, dx, gmean, gvar, xv, mean, v)
         return (None if dx is None else v.from_kernel(dx),
                 None if dgamma is None else dgamma.reshape(gamma.shape),
                 None if dbeta is None else dbeta.reshape(beta_shape))
@@ -115,6 +140,10 @@ class BatchNormInfer(Op):
     """y = (x - mean) / sqrt(variance + epsilon) * scale + offset, per kept channel."""
 
     name = "batch_norm_infer"
+    device_native = True
+
+    def native_on(self, attrs):
+        return _one_axis(attrs)
 
     def output_spec(self, x, mean, variance, offset=None, scale=None, axis=(-1,),
                     epsilon=1e-3):
@@ -149,10 +178,11 @@ class BatchNormInfer(Op):
             dx = v.from_kernel(dx)
         if not any(needs[1:]):
             return dx, None, None, None, None
-        d64 = dyv.astype(np.float64)
-        inv = 1.0 / np.sqrt(variance.reshape(-1).astype(np.float64) + epsilon)
-        g = np.ones(v.C) if scale is None else scale.reshape(-1).astype(np.float64)
-        xc = xv.astype(np.float64) - mean.reshape(1, v.C, 1)
+        h = dev.to_numpy  # the statistics' gradients are computed on the host
+        d64 = h(dyv).astype(np.float64)
+        inv = 1.0 / np.sqrt(h(variance).reshape(-1).astype(np.float64) + epsilon)
+        g = np.ones(v.C) if scale is None else h(scale).reshape(-1).astype(np.float64)
+        xc = h(xv).astype(np.float64) - h(mean).reshape(1, v.C, 1)
         sum_dy = d64.sum(axis=(0, 2))
         sum_dy_xc = (d64 * xc).sum(axis=(0, 2))
         cast = dev.asarray

@@ -14,6 +14,7 @@ from fkeras.ops.conv import (
     build_shape,
     check_rank,
     from_nhwc,
+    native_layout,
     normalize_tuple,
     spatial_nhwc,
     to_nhwc,
@@ -24,6 +25,11 @@ from fkeras.ops.registry import Op, apply
 
 
 class _Pool2D(Op):
+    device_native = True
+
+    def native_on(self, attrs):
+        return native_layout(attrs)
+
     def _geometry(self, xshape, pool_size, strides, padding, data_format):
         N, H, W, C = spatial_nhwc(xshape, data_format)
         R, S = pool_size
@@ -50,7 +56,7 @@ class MaxPool2D(_Pool2D):
         g = self._geometry(x.shape, pool_size, strides, padding, data_format)
         xs = to_nhwc(x, data_format)
         y = dev.empty((g["N"], g["P"], g["Q"], g["C"]))
-        idx = np.empty(y.shape, dtype=np.int64)
+        idx = dev.empty(y.shape, np.int64)
         dev.kernels["maxpool2d_forward"](y, idx, xs, g["N"], g["H"], g["W"], g["C"], g["P"],
                                          g["Q"], g["R"], g["S"], strides[0], strides[1],
                                          g["pt"], g["pl"])

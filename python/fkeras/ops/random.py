@@ -16,6 +16,10 @@ class Dropout(Op):
     """y = x * mask, mask = keep / (1 - rate), keep drawn with probability 1 - rate."""
 
     name = "dropout"
+    device_native = True
+
+    def native_on(self, attrs):
+        return attrs.get("noise_shape") is None  # a broadcast mask multiplies on the host
 
     def output_spec(self, x, rate=0.5, seed=0, noise_shape=None):
         return su.shape_of(x)
@@ -34,7 +38,7 @@ class Dropout(Op):
     def backward(self, dev, mask, g, needs, rate=0.5, seed=0, noise_shape=None):
         if mask.shape == g.shape:
             dx = dev.empty(g.shape)
-            dev.kernels["dropout_backward"](dx, np.ascontiguousarray(g), mask, g.size)
+            dev.kernels["dropout_backward"](dx, dev.contiguous(g), mask, g.size)
             return (dx,)
         return (np.multiply(g, mask),)
 

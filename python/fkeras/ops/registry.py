@@ -26,6 +26,7 @@ from fkeras.engine import tape as _tape
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.engine.tensor import _MODE, Tensor
 from fkeras.engine.variable import Variable
+from fkeras.ops import device_dispatch as _device_dispatch
 
 REGISTRY = {}
 _scope = threading.local()
@@ -35,6 +36,9 @@ class Op(abc.ABC):
     name = None
     n_outputs = 1
     differentiable = True  # False: never recorded on a tape (comparisons, argmax, ...)
+    # True: forward and backward use only the device's kernels and buffer protocol, so the
+    # op runs on a non-host device's buffers (else on the host: ops/device_dispatch.py).
+    device_native = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -48,6 +52,11 @@ class Op(abc.ABC):
     @abc.abstractmethod
     def forward(self, dev, *inputs, **attrs):
         """(outputs, saved) computed on device arrays."""
+
+    def native_on(self, attrs):
+        """Whether this call (its attributes) runs on a non-host device's buffers; the default
+        is `device_native`. Ops native for some attributes only (a layout, an axis) say so."""
+        return self.device_native
 
     def backward(self, dev, saved, grads, needs, **attrs):
         """One gradient per positional input; ops that are not differentiable keep this."""
@@ -94,7 +103,11 @@ def _to_array(dev, x):
         if type(x) is np.ndarray and x.dtype == dev.dtype and x.flags.c_contiguous:
             return x
     if isinstance(x, Variable):
-        return x._value
+        x = x._value
+        if type(x) is np.ndarray:
+            return x
+    if not isinstance(x, np.ndarray) and hasattr(x, "to_host"):
+        x = x.to_host()  # a buffer of a non-host device used on the host: copied here
     if isinstance(x, np.ndarray) and x.dtype.kind in "iubc":
         return x  # integer data (indices, labels) stays integer; complex stays complex
     return dev.asarray(x)
@@ -144,6 +157,8 @@ def _apply_python(op, *inputs, **attrs):
         if isinstance(x, KerasTensor):
             return _apply_symbolic(op, inputs, attrs)
     dev = _device.get_device()
+    if not dev.is_host:
+        return _device_dispatch.apply_on_device(op, dev, inputs, attrs)
     tape = _tape.current_tape()
     if tape is not None and op.differentiable:
         arrays = _recorded_inputs(tape, dev, inputs)

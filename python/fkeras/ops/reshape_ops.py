@@ -36,15 +36,16 @@ def reshape_spec(shape, newshape, op_name="reshape"):
 
 class Reshape(Op):
     name = "reshape"
+    device_native = True
 
     def output_spec(self, x, newshape=None):
         return reshape_spec(su.shape_of(x), newshape)
 
     def forward(self, dev, x, newshape=None):
-        return np.reshape(x, newshape), x.shape
+        return x.reshape(newshape), x.shape
 
     def backward(self, dev, shape, g, needs, newshape=None):
-        return (np.reshape(g, shape),)
+        return (g.reshape(shape),)
 
 
 class Transpose(Op):

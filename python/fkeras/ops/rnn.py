@@ -10,6 +10,7 @@ the final state(s). An absent initial state is zeros.
 import numpy as np
 
 from fkeras.backend import codes
+from fkeras.engine.tape import zero_filled
 from fkeras.ops import shape_utils as su
 from fkeras.ops.registry import REGISTRY as _R
 from fkeras.ops.registry import Op, apply
@@ -18,8 +19,11 @@ _GATES = {"lstm": 4, "gru": 3, "simple_rnn": 1}
 
 
 def _nz(g):
-    """An incoming gradient, or None when it is all zeros (the kernels then skip it)."""
-    return g if g is not None and np.any(g) else None
+    """An incoming gradient, or None when it is all zeros (the kernels then skip it). On a
+    non-host device only the tape's zero fills are recognised (reading would copy)."""
+    if zero_filled(g):
+        return None
+    return g if type(g) is not np.ndarray or np.any(g) else None
 
 
 def _check_shapes(op_name, x, kernel, recurrent_kernel, bias, states, reset_after=False):
@@ -54,6 +58,7 @@ class LSTM(Op):
     """(hs, h_final, c_final) of an LSTM over x."""
 
     name = "lstm"
+    device_native = True
     n_outputs = 3
 
     def output_spec(self, x, h0, c0, kernel, recurrent_kernel, bias=None, go_backwards=False,
@@ -92,6 +97,7 @@ class GRU(Op):
     """(hs, h_final) of a GRU over x (reset_after: Keras 3's default, cuDNN-compatible form)."""
 
     name = "gru"
+    device_native = True
     n_outputs = 2
 
     def output_spec(self, x, h0, kernel, recurrent_kernel, bias=None, go_backwards=False,
@@ -133,6 +139,7 @@ class SimpleRNN(Op):
     """(hs, h_final) of h_t = act(x_t @ kernel + h_{t-1} @ recurrent_kernel + bias)."""
 
     name = "simple_rnn"
+    device_native = True
     n_outputs = 2
 
     def output_spec(self, x, h0, kernel, recurrent_kernel, bias=None, go_backwards=False,

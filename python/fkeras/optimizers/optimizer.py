@@ -14,6 +14,7 @@ constraints applied to the updated variables, EMA, then `iterations += 1`. The l
 of a step is the schedule evaluated at `iterations` before the increment.
 """
 
+import contextlib
 import re
 import warnings
 
@@ -38,8 +39,7 @@ class _Group:
         self.n = int(sum(self.sizes))
         self.param = dev.empty((self.n,))
         for v, off, size in zip(variables, self.offsets, self.sizes):
-            self.param[off:off + size] = np.asarray(v._value, dtype=dev.dtype).reshape(-1)
-            v._value = self.param[off:off + size].reshape(v.shape)
+            pack(dev, self.param[off:off + size], v)
         self.grad = dev.empty((self.n,))
         self.slots = {}
 
@@ -49,6 +49,52 @@ class _Group:
 
 
 PER_VARIABLE_MIN_SIZE = 1 << 16  # elements; see Optimizer.build
+
+
+def pack(dev, view, variable):
+    """Copies a variable's value into `view` (its slice of a flat buffer) and makes the
+    variable's value that slice, in its own shape."""
+    value = variable._value
+    value = np.asarray(value, dtype=dev.dtype) if dev.is_host else dev.asarray(value)
+    dev.copy_into(view, value.reshape(-1))
+    variable._value = view.reshape(variable.shape)
+
+
+def _is_view(dev, value, view, param):
+    """Whether `value` is still `view` of the flat buffer `param` (nothing replaced it)."""
+    if dev.is_host:
+        return (value.base is param and np.shares_memory(value, view)
+                and value.size == view.size)
+    return dev.holds(value) and value.size == view.size and value.ptr == view.ptr
+
+
+@contextlib.contextmanager
+def _host_buffers(groups, names):
+    """The NumPy code of the rarer step features (loss scaling, accumulation, clipping, EMA)
+    on groups of a non-host device: the named buffers ("grad", "param" or a slot) are
+    replaced by host copies for the block and copied back after it."""
+    swapped = []
+    for g in groups:
+        if g.dev.is_host:
+            continue
+        for name in names:
+            buf = getattr(g, name) if name in ("grad", "param") else g.slots[name]
+            host = np.array(g.dev.to_numpy(buf), copy=True)
+            _set_buffer(g, name, host)
+            swapped.append((g, name, buf, host))
+    try:
+        yield
+    finally:
+        for g, name, buf, host in swapped:
+            g.dev.copy_into(buf, host)
+            _set_buffer(g, name, buf)
+
+
+def _set_buffer(group, name, buf):
+    if name in ("grad", "param"):
+        setattr(group, name, buf)
+    else:
+        group.slots[name] = buf
 
 
 class _Segment:
@@ -269,10 +315,8 @@ class Optimizer:
         for g in self._groups:
             for v, off, size in zip(g.variables, g.offsets, g.sizes):
                 view = g.param[off:off + size]
-                if not (v._value.base is g.param and np.shares_memory(v._value, view)
-                        and v._value.size == size):
-                    view[...] = np.asarray(v._value, dtype=g.dev.dtype).reshape(-1)
-                    v._value = view.reshape(v.shape)
+                if not _is_view(g.dev, v._value, view, g.param):
+                    pack(g.dev, view, v)
         self._values = [v._value for v in self._trainable_variables]
 
     @property
@@ -360,8 +404,12 @@ class Optimizer:
         missing = [v for v, g in zip(variables, grads) if g is None]
         if same and self._single and not missing:
             g0 = self._groups[0]
-            np.concatenate([np.asarray(g, dtype=g0.dev.dtype).reshape(-1) for g in grads],
-                           out=g0.grad)
+            if g0.dev.is_host:
+                np.concatenate([np.asarray(g, dtype=g0.dev.dtype).reshape(-1) for g in grads],
+                               out=g0.grad)
+            else:
+                for i, grad in enumerate(grads):
+                    g0.dev.copy_into(g0.view(g0.grad, i), g0.dev.asarray(grad))
             return missing
         if len(missing) == len(variables):
             raise ValueError(
@@ -390,7 +438,8 @@ class Optimizer:
             gi, i = self._where[id(v)]
             g = self._groups[gi]
             bufs = [g.param] + list(g.slots.values())
-            saved.append((g, i, [g.view(b, i).copy() for b in bufs]))
+            saved.append((g, i, [np.array(g.dev.to_numpy(g.view(b, i)), copy=True)
+                                 for b in bufs]))
         return saved
 
     def _restore_untouched(self, saved):
@@ -403,13 +452,19 @@ class Optimizer:
         if _dist.COMM is not None:  # DataParallel: the global batch's gradient
             _dist.reduce_gradients([g.grad for g in self._groups])
         if self.loss_scale_factor is not None:
-            for g in self._groups:
-                g.grad /= self.loss_scale_factor
+            with _host_buffers(self._groups, ("grad",)):
+                for g in self._groups:
+                    g.grad /= self.loss_scale_factor
         step = self._update_count()
-        if self.gradient_accumulation_steps and not self._accumulate():
-            self._after_update(step)
-            return
-        self._clip()
+        if self.gradient_accumulation_steps:
+            with _host_buffers(self._groups, ("grad", "gradient_accumulator")):
+                update = self._accumulate()
+            if not update:
+                self._after_update(step)
+                return
+        if self.clipnorm or self.clipvalue or self.global_clipnorm:
+            with _host_buffers(self._groups, ("grad",)):
+                self._clip()
         lr = self._current_lr()
         self._before_update(step)
         for g in self._groups:
@@ -426,8 +481,11 @@ class Optimizer:
         g0 = self._groups[0]
         wd = float(self.weight_decay) if g0.use_decay else 0.0
         for segment, grad in zip(self._segments, grads):
-            grad = np.asarray(grad)
-            if grad.dtype != g0.dev.dtype or not grad.flags.c_contiguous:
+            if g0.dev.is_host:
+                grad = np.asarray(grad)
+                if grad.dtype != g0.dev.dtype or not grad.flags.c_contiguous:
+                    grad = g0.dev.asarray(grad)
+            else:
                 grad = g0.dev.asarray(grad)
             segment.grad = grad.reshape(-1)
             self._update(segment, lr, step, wd)
@@ -453,7 +511,8 @@ class Optimizer:
         for v in self._constrained:
             v.assign(v.constraint(v._value))
         if self.use_ema:
-            self._update_ema(step)
+            with _host_buffers(self._groups, ("param", "average")):
+                self._update_ema(step)
         self._iterations._value += 1
 
     def _clip(self):
@@ -493,7 +552,7 @@ class Optimizer:
         """With use_ema, overwrites the variables with their moving averages."""
         if self.use_ema and self.built:
             for g in self._groups:
-                g.param[...] = g.slots["average"]
+                g.dev.copy_into(g.param, g.slots["average"])
 
     # ---- state ----
     def save_own_variables(self, store):

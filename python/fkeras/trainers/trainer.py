@@ -22,6 +22,7 @@ from fkeras.trainers import arg_checks
 from fkeras.trainers import data_adapter as da
 from fkeras.trainers import compute_loss_step as cls_step
 from fkeras.trainers import loops
+from fkeras.trainers import placement
 from fkeras.trainers.compile_loss import CompileLoss
 from fkeras.trainers.compile_metrics import CompileMetrics
 from fkeras.trainers.logs import flatten_metrics_in_order, pythonify_logs
@@ -184,6 +185,11 @@ class Trainer:
         n = len(xs[0]) if xs and np.ndim(xs[0]) else 1
         if state.needs_build:
             state.build_with(xs)
+        dev = placement.step_device()
+        if dev is not None:  # the batch moves once; metrics read host copies (placement.py)
+            host_ys, host_sws = ys, sws
+            xs, ys, sws = placement.upload(dev, xs), placement.upload(dev, ys), \
+                placement.upload(dev, sws)
         with GradientTape() as tape:
             preds = state.forward(xs, training=True)
             loss = state.total_loss(ys, preds, sws, batch_size=n)
@@ -199,6 +205,9 @@ class Trainer:
         if factor is not None:  # Keras scales the loss for the tape: d(s * loss) = s * d(loss)
             grads = [None if g is None else g * np.float32(factor) for g in grads]
         self.optimizer.apply(grads, state.variables)
+        if dev is not None:
+            ys, sws, preds, loss = host_ys, host_sws, placement.to_host(preds), \
+                placement.to_host([loss])[0]
         self._fk_update_metrics(state, ys, preds, sws, loss, n)
 
     @array_mode_method
@@ -206,9 +215,17 @@ class Trainer:
         n = len(xs[0]) if xs and np.ndim(xs[0]) else 1
         if state.needs_build:
             state.build_with(xs)
-        preds = state.forward(xs, training=False)
-        loss = state.total_loss(ys, preds, sws, batch_size=n)
-        loss = state.add_losses(loss, state.pop_added_losses())
+        dev = placement.step_device()
+        if dev is None:
+            preds = state.forward(xs, training=False)
+            loss = state.total_loss(ys, preds, sws, batch_size=n)
+            loss = state.add_losses(loss, state.pop_added_losses())
+        else:  # as in _fk_train_step
+            dys, dsws = placement.upload(dev, ys), placement.upload(dev, sws)
+            preds = state.forward(placement.upload(dev, xs), training=False)
+            loss = state.add_losses(state.total_loss(dys, preds, dsws, batch_size=n),
+                                    state.pop_added_losses())
+            preds, loss = placement.to_host(preds), placement.to_host([loss])[0]
         self._fk_update_metrics(state, ys, preds, sws, loss, n)
 
     def _fk_update_metrics(self, state, ys, preds, sws, loss, n):
@@ -223,6 +240,9 @@ class Trainer:
             cm.update_flat(ys, state.probabilities(preds), sws)
 
     def _fk_predict_step(self, state, xs):
+        dev = placement.step_device()
+        if dev is not None:
+            xs = placement.upload(dev, xs)
         mode = _tensor_mode._MODE  # array mode, inline: this runs once per predict batch
         if mode.array:
             return state.forward(xs, training=False, logits=False)

@@ -164,8 +164,13 @@ class BatchNormalization(Layer):
 
     def _update_moving(self, variable, batch_value, momentum=None):
         m = self.momentum if momentum is None else momentum
-        value = np.asarray(batch_value).reshape(variable.shape)
-        variable.assign(variable._value * m + value * (1.0 - m))
+        dev = variable._device
+        value = getattr(batch_value, "_value", batch_value)
+        if dev.is_host:
+            value = np.asarray(value).reshape(variable.shape)
+        else:
+            value = dev.asarray(value).reshape(variable.shape)
+        variable.assign(dev.axpby(variable._value, value, m, 1.0 - m))
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)
