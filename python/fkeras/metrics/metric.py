@@ -10,6 +10,7 @@ import abc
 
 import numpy as np
 
+from fkeras.backend import devices as _devices
 from fkeras.engine import naming
 from fkeras.engine.masking import apply_mask, get_keras_mask
 from fkeras.engine.tensor import user_callable
@@ -19,9 +20,8 @@ from fkeras.optimizers.state import view_variable
 def to_numpy(x):
     if x is None:
         return None
-    if isinstance(getattr(x, "_value", None), np.ndarray):
-        x = x._value
-    return np.asarray(x)
+    x = getattr(x, "_value", x)
+    return np.asarray(_devices.host_value(x))
 
 
 def squeeze_or_expand(a, b, expand_rank_1=True):

@@ -57,6 +57,8 @@ def broadcast_mask(mask, B, H, Tq, Tk, where="dot_product_attention"):
 class FusedAttention(Op):
     name = "fused_attention"
 
+    device_native = True
+
     def output_spec(self, q, k, v, mask=None, causal=False, scale=1.0, dropout_rate=0.0,
                     seed=0):
         B, Tq, _, H, _, _, Dv = _sizes(su.shape_of(q), su.shape_of(k), su.shape_of(v))
@@ -65,7 +67,8 @@ class FusedAttention(Op):
     def forward(self, dev, q, k, v, mask=None, causal=False, scale=1.0, dropout_rate=0.0,
                 seed=0):
         B, Tq, Tk, H, Hkv, D, Dv = _sizes(q.shape, k.shape, v.shape)
-        m = broadcast_mask(mask, B, H, Tq, Tk)
+        # A host boolean mask on every device (the CUDA binding uploads it as int32).
+        m = broadcast_mask(None if mask is None else dev.to_numpy(mask), B, H, Tq, Tk)
         out, lse = dev.empty((B, Tq, H, Dv)), dev.empty((B, H, Tq))
         mb, mh = (1, 1) if m is None else m.shape[:2]
         dims = (B, Tq, Tk, H, Hkv, D, Dv, mb, mh, bool(causal), float(scale),
@@ -76,7 +79,7 @@ class FusedAttention(Op):
     def backward(self, dev, saved, g, needs, **attrs):
         q, k, v, out, lse, m, dims = saved
         dq, dk, dv = dev.empty(q.shape), dev.empty(k.shape), dev.empty(v.shape)
-        g = np.ascontiguousarray(g, dtype=dev.dtype)
+        g = np.ascontiguousarray(g, dtype=dev.dtype) if dev.is_host else dev.asarray(g)
         dev.kernels["attention_backward"](dq, dk, dv, g, q, k, v, out, lse, m, *dims)
         return dq, dk, dv, None
 

@@ -111,7 +111,7 @@ class Conv2D(Op):
     name = "conv2d"
     device_native = True
 
-    def native_on(self, attrs):
+    def native_on(self, inputs, attrs):
         return native_layout(attrs)
 
     def _geometry(self, xshape, kshape, strides, padding, dilation_rate, data_format):

@@ -122,7 +122,7 @@ def _fresh(output, arrays):
 def apply_on_device(op, dev, inputs, attrs):
     """Runs `op` for the non-host device `dev` (see the module docstring)."""
     tape = _tape.current_tape() if op.differentiable else None
-    native = op.native_on(attrs)
+    native = op.native_on(inputs, attrs)
     if not native and tape is None:  # nothing to record: no upload of the inputs
         arrays = [_buffer(x) for x in inputs]
     else:

@@ -11,12 +11,28 @@ class Embedding(Op):
     """y = table[indices]: indices of any shape (integers), table (V, D); y = indices + (D,)."""
 
     name = "embedding"
+    device_native = True
 
     def output_spec(self, indices, table):
         return su.shape_of(indices) + su.shape_of(table)[1:]
 
     def forward(self, dev, indices, table):
         V, D = table.shape
+        if type(indices) is not np.ndarray:  # a device buffer
+            if indices.dtype == np.int64:  # the kernel checks the range on the device
+                idx = indices.reshape(-1)
+            else:  # no cast kernel on the device: converted on the host
+                idx = dev.asarray(self._host_indices(dev.to_numpy(indices), V))
+            y = dev.empty((idx.size, D))
+            dev.kernels["embedding_forward"](y, idx, table, idx.size, V, D)
+            return y.reshape(tuple(indices.shape) + (D,)), (idx, V, D)
+        idx = self._host_indices(indices, V)
+        y = dev.empty((idx.size, D))
+        dev.kernels["embedding_forward"](y, idx, table, idx.size, V, D)
+        return y.reshape(np.shape(indices) + (D,)), (idx, V, D)
+
+    @staticmethod
+    def _host_indices(indices, V):
         if np.asarray(indices).dtype.kind == "f":
             _check_whole(indices)
         idx = np.ascontiguousarray(indices, dtype=np.int64).reshape(-1)
@@ -24,16 +40,14 @@ class Embedding(Op):
             bad = idx[(idx < 0) | (idx >= V)][0]
             raise ValueError(f"`embedding`: index {bad} is out of range for a table of {V} rows "
                              f"(valid indices are 0 to {V - 1}).")
-        y = dev.empty((idx.size, D))
-        dev.kernels["embedding_forward"](y, idx, table, idx.size, V, D)
-        return y.reshape(np.shape(indices) + (D,)), (idx, V, D)
+        return idx
 
     def backward(self, dev, saved, g, needs):
         idx, V, D = saved
         dtable = None
         if needs[1]:
             dtable = dev.empty((V, D))
-            dev.kernels["embedding_backward"](dtable, np.ascontiguousarray(g).reshape(-1, D),
+            dev.kernels["embedding_backward"](dtable, dev.contiguous(g).reshape(-1, D),
                                               idx, idx.size, V, D)
         return None, dtable
 

@@ -72,8 +72,9 @@ class _SoftmaxBase(Op):
     fwd = bwd = None
     device_native = True
 
-    def native_on(self, attrs):
-        return attrs.get("axis", -1) == -1  # other axes transpose on the host
+    def native_on(self, inputs, attrs):
+        ndim = len(inputs[0].shape)  # the last axis only: other axes transpose on the host
+        return su.normalize_axis(attrs.get("axis", -1), ndim, self.name) == ndim - 1
 
     def output_spec(self, x, axis=-1):
         shape = su.shape_of(x)

@@ -100,7 +100,7 @@ class BatchNormTrain(Op):
     n_outputs = 3
     device_native = True
 
-    def native_on(self, attrs):
+    def native_on(self, inputs, attrs):
         return _one_axis(attrs)
 
     def output_spec(self, x, gamma=None, beta=None, axis=(-1,), epsilon=1e-3):
@@ -142,7 +142,7 @@ class BatchNormInfer(Op):
     name = "batch_norm_infer"
     device_native = True
 
-    def native_on(self, attrs):
+    def native_on(self, inputs, attrs):
         return _one_axis(attrs)
 
     def output_spec(self, x, mean, variance, offset=None, scale=None, axis=(-1,),
@@ -284,6 +284,13 @@ class LayerNorm(Op):
     accumulated in float64."""
 
     name = "layer_norm"
+
+    device_native = True
+
+    def native_on(self, inputs, attrs):
+        # The last axis runs on the fused kernels; other axes compute in NumPy (host).
+        ndim = len(inputs[0].shape)
+        return _norm_axes(attrs.get("axis", (-1,)), ndim, "layer_normalization") == (ndim - 1,)
 
     def output_spec(self, x, gamma=None, beta=None, axis=(-1,), epsilon=1e-3,
                     rms_scaling=False):

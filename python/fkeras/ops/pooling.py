@@ -27,7 +27,7 @@ from fkeras.ops.registry import Op, apply
 class _Pool2D(Op):
     device_native = True
 
-    def native_on(self, attrs):
+    def native_on(self, inputs, attrs):
         return native_layout(attrs)
 
     def _geometry(self, xshape, pool_size, strides, padding, data_format):

@@ -18,7 +18,7 @@ class Dropout(Op):
     name = "dropout"
     device_native = True
 
-    def native_on(self, attrs):
+    def native_on(self, inputs, attrs):
         return attrs.get("noise_shape") is None  # a broadcast mask multiplies on the host
 
     def output_spec(self, x, rate=0.5, seed=0, noise_shape=None):

@@ -53,9 +53,10 @@ class Op(abc.ABC):
     def forward(self, dev, *inputs, **attrs):
         """(outputs, saved) computed on device arrays."""
 
-    def native_on(self, attrs):
-        """Whether this call (its attributes) runs on a non-host device's buffers; the default
-        is `device_native`. Ops native for some attributes only (a layout, an axis) say so."""
+    def native_on(self, inputs, attrs):
+        """Whether this call (its inputs, as passed, and attributes) runs on a non-host
+        device's buffers; the default is `device_native`. Ops native for some calls only (a
+        layout, an axis) say which."""
         return self.device_native
 
     def backward(self, dev, saved, grads, needs, **attrs):

@@ -26,6 +26,13 @@ def upload(dev, arrays):
     return [None if a is None else dev.upload(a) for a in arrays]
 
 
+def update_metrics(model, state, ys, preds, sws, loss, n):
+    """The step's metric update on the host: predictions and loss copied back once, the
+    metric functions (fkeras ops on those copies) run on the cpu device."""
+    with _devices.device("cpu"):
+        model._fk_update_metrics(state, ys, to_host(preds), sws, to_host([loss])[0], n)
+
+
 def to_host(values):
     """A flat list of buffers copied to the host (host values unchanged)."""
     return [None if v is None else np.asarray(_devices.host_value(v)) for v in values]

@@ -205,10 +205,10 @@ class Trainer:
         if factor is not None:  # Keras scales the loss for the tape: d(s * loss) = s * d(loss)
             grads = [None if g is None else g * np.float32(factor) for g in grads]
         self.optimizer.apply(grads, state.variables)
-        if dev is not None:
-            ys, sws, preds, loss = host_ys, host_sws, placement.to_host(preds), \
-                placement.to_host([loss])[0]
-        self._fk_update_metrics(state, ys, preds, sws, loss, n)
+        if dev is None:
+            self._fk_update_metrics(state, ys, preds, sws, loss, n)
+        else:
+            placement.update_metrics(self, state, host_ys, preds, host_sws, loss, n)
 
     @array_mode_method
     def _fk_test_step(self, state, xs, ys, sws):
@@ -225,7 +225,8 @@ class Trainer:
             preds = state.forward(placement.upload(dev, xs), training=False)
             loss = state.add_losses(state.total_loss(dys, preds, dsws, batch_size=n),
                                     state.pop_added_losses())
-            preds, loss = placement.to_host(preds), placement.to_host([loss])[0]
+            placement.update_metrics(self, state, ys, preds, sws, loss, n)
+            return
         self._fk_update_metrics(state, ys, preds, sws, loss, n)
 
     def _fk_update_metrics(self, state, ys, preds, sws, loss, n):
@@ -241,8 +242,11 @@ class Trainer:
 
     def _fk_predict_step(self, state, xs):
         dev = placement.step_device()
-        if dev is not None:
-            xs = placement.upload(dev, xs)
+        if dev is not None:  # the batch up once, the outputs back once (predict's NumPy)
+            return placement.to_host(self._fk_predict_on_device(state, placement.upload(dev, xs)))
+        return self._fk_predict_on_device(state, xs)
+
+    def _fk_predict_on_device(self, state, xs):
         mode = _tensor_mode._MODE  # array mode, inline: this runs once per predict batch
         if mode.array:
             return state.forward(xs, training=False, logits=False)
