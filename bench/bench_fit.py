@@ -4,6 +4,8 @@
                               [--frameworks fkeras,torch] [--leak] [--first-step]
     python bench/bench_fit.py --profile cnn [--threads 1]   (per-kernel ms of a train step;
         process CPU time, which a loaded machine disturbs less than wall time, at 1 thread)
+    python bench/bench_fit.py --gpu [--batch-scale 8]   (fkeras on its cuda device against
+        torch CUDA eager, batches 8x larger to fill the GPU; tools/gpu_check.sh runs it)
 
 Workloads (random data, Adam, no metrics):
   mlp   MLP 784-512-512-10, batch 128, sparse categorical crossentropy
@@ -95,6 +97,13 @@ def keras_like_model(lib, name):
 
 def time_keras_like(lib, name, repeats):
     batch, _, _, steps, pred = WORKLOADS[name]
+    if os.environ.get("BENCH_DEVICE") == "cuda":  # --gpu: the same fit on fkeras's cuda device
+        with lib.device("cuda"):
+            return _time_keras_like(lib, name, repeats, batch, steps, pred)
+    return _time_keras_like(lib, name, repeats, batch, steps, pred)
+
+
+def _time_keras_like(lib, name, repeats, batch, steps, pred):
     x, y = make_data(name)
     model = keras_like_model(lib, name)
     xt, yt = x[:batch * steps], y[:batch * steps]
@@ -164,6 +173,10 @@ def time_torch(name, repeats, threads):
         x = np.ascontiguousarray(x.transpose(0, 3, 1, 2))
     xs, ys = torch.from_numpy(x), torch.from_numpy(np.asarray(y))
     model = torch_model(torch, name)
+    gpu = os.environ.get("BENCH_DEVICE") == "cuda"
+    if gpu:  # --gpu: data on the device once (as torch users hold it), timings synchronized
+        model, xs, ys = model.cuda(), xs.cuda(), ys.cuda()
+    sync = torch.cuda.synchronize if gpu else (lambda: None)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     loss_fn = (torch.nn.CrossEntropyLoss() if classes > 0 else torch.nn.MSELoss()
                if classes == 0 else torch.nn.BCEWithLogitsLoss())
@@ -187,11 +200,14 @@ def time_torch(name, repeats, threads):
     infer(2)
     train, inf = [], []
     for _ in range(repeats):
+        sync()
         t = time.perf_counter()
         epoch(steps)
+        sync()
         train.append(batch * steps / (time.perf_counter() - t))
         t = time.perf_counter()
         infer(pred)
+        sync()
         inf.append(batch * pred / (time.perf_counter() - t))
     return float(np.median(train)), float(np.median(inf))
 
@@ -337,12 +353,15 @@ def profile_step(name, threads, steps=10):
 def run(framework, names, args):
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads),
                FKERAS_NUM_THREADS=str(args.threads))
+    if args.gpu:
+        env["BENCH_DEVICE"] = "cuda"
     label = framework
     if framework.startswith("keras-"):
         env["KERAS_BACKEND"] = framework.split("-", 1)[1]
         label = f"keras ({env['KERAS_BACKEND']})"
     cmd = [sys.executable, __file__, "--worker", framework, "--only", ",".join(names),
-           "--repeats", str(args.repeats), "--threads", str(args.threads)]
+           "--repeats", str(args.repeats), "--threads", str(args.threads),
+           "--batch-scale", str(args.batch_scale)]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=3600)
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):
@@ -370,7 +389,17 @@ def main():
     p.add_argument("--leak", action="store_true")
     p.add_argument("--first-step", action="store_true")
     p.add_argument("--profile", metavar="WORKLOAD")
+    p.add_argument("--gpu", action="store_true",
+                   help="fkeras on its cuda device against torch on CUDA (eager), batches "
+                        "times --batch-scale")
+    p.add_argument("--batch-scale", type=int, default=None,
+                   help="multiply every workload's batch size (default 1; 8 with --gpu)")
     args = p.parse_args()
+    scale = args.batch_scale or (8 if args.gpu else 1)
+    if scale != 1:
+        for key, (batch, *rest) in list(WORKLOADS.items()):
+            WORKLOADS[key] = (batch * scale, *rest)
+    args.batch_scale = scale
     names = [n for n in args.only.split(",") if n]
     if args.worker:
         return worker(args.worker, names, args.repeats, args.threads)
@@ -381,7 +410,7 @@ def main():
     if args.profile:
         return profile_step(args.profile, args.threads)
     frameworks = ["fkeras"] + (["torch"] if available("torch") else [])
-    if available("keras"):
+    if available("keras") and not args.gpu:
         # Keras 3 runs on every installed backend; jax and tensorflow are skipped when absent
         # (on the shared machine only torch is installed).
         frameworks += [f"keras-{b}" for b, mod in (("jax", "jax"), ("torch", "torch"),
@@ -402,7 +431,9 @@ def main():
                 rounds.setdefault(label, []).append(res)
     results = {label: {n: tuple(float(np.median([r[n][i] for r in rs])) for i in (0, 1))
                        for n in names} for label, rs in rounds.items()}
-    print(f"\nsamples/s, median of {args.repeats} x {args.rounds} rounds, {args.threads} threads "
+    where = (f"on the GPU (fkeras cuda device vs torch CUDA eager), batches x{args.batch_scale}"
+             if args.gpu else f"{args.threads} threads")
+    print(f"\nsamples/s, median of {args.repeats} x {args.rounds} rounds, {where} "
           "(ratio: fkeras / other)")
     header = f"{'workload':8s} {'framework':16s} {'train':>10s} {'infer':>10s} " \
              f"{'train x':>8s} {'infer x':>8s} {'ms/step':>8s}"

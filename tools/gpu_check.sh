@@ -10,7 +10,8 @@
 #      (nvidia-smi's compute_cap, e.g. "90-real"; FKERAS_CUDA_ARCHS overrides);
 #   2. runs `pytest -m cuda` (every GPU test) and the CPU-side tests/cuda;
 #   3. runs the GPU tests under compute-sanitizer memcheck, racecheck and initcheck;
-#   4. runs bench/bench_cuda.py (kernels vs cudaMemcpy bandwidth and cuBLAS via torch);
+#   4. runs bench/bench_cuda.py (kernels vs cudaMemcpy bandwidth and cuBLAS via torch) and
+#      bench/bench_fit.py --gpu (the fit workloads on fkeras's cuda device vs torch CUDA);
 #   5. dumps register / shared / local (spill) use per kernel: cuobjdump --dump-resource-usage;
 # and writes each step's command, exit status, duration and output tail to the report.
 # Exits non-zero when any step failed. Not part of CI (CI has no GPU).
@@ -102,6 +103,8 @@ fi
 
 # 4. benches
 section "bench/bench_cuda.py" "${RUN[@]}" "$ROOT/bench/bench_cuda.py"
+section "bench/bench_fit.py --gpu (fit on the cuda device vs torch CUDA)" \
+  "${RUN[@]}" "$ROOT/bench/bench_fit.py" --gpu --only mlp,cnn,cnnbn,lstm,transformer --repeats 3
 
 # 5. register use and spills per kernel
 if [ -n "$SO" ]; then

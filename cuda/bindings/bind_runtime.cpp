@@ -323,6 +323,14 @@ FK_BIND_FAMILY(runtime) {
                           fk_cuda::stream());
   }, py::arg("out"), py::arg("a"), py::arg("b"), py::arg("alpha"), py::arg("beta"),
      "out = alpha * a + beta * b (float32, same shapes; out may be a or b).");
+  m.def("array_scale", [](DeviceArray& out, const DeviceArray& a, double alpha) {
+    fk_cuda::check_dtype(out, DType::Float32, "array_scale", "out");
+    fk_cuda::check_dtype(a, DType::Float32, "array_scale", "a");
+    fk_cuda::check_same_shape(out, a, "array_scale", "out", "a");
+    fk_cuda::launch_scale(out.data_as<float>(), a.data_as<float>(), static_cast<float>(alpha),
+                          out.size(), fk_cuda::stream());
+  }, py::arg("out"), py::arg("a"), py::arg("alpha"),
+     "out = alpha * a (float32, alpha rounded to float32 first; out may be a).");
   m.def("array_sum", [](DeviceArray& out, const DeviceArray& a, double alpha) {
     fk_cuda::check_dtype(out, DType::Float32, "array_sum", "out");
     fk_cuda::check_dtype(a, DType::Float32, "array_sum", "a");

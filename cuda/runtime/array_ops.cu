@@ -34,6 +34,12 @@ __global__ void axpby_kernel(float* out, const float* a, const float* b, float a
     out[i] = __fadd_rn(__fmul_rn(a[i], alpha), __fmul_rn(b[i], beta));  // no FMA contraction
 }
 
+__global__ void scale_kernel(float* out, const float* a, float alpha, int64_t n) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    out[i] = a[i] * alpha;
+}
+
 constexpr int kSumThreads = 256;
 
 // Block b adds a[b], a[b + B * T], ... per thread, then a fixed tree over its threads.
@@ -88,6 +94,13 @@ void launch_axpby(float* out, const float* a, const float* b, float alpha, float
   Launch1D c = launch_config(n, 256);
   axpby_kernel<<<c.blocks, c.threads, 0, s>>>(out, a, b, alpha, beta, n);
   FK_CUDA_CHECK_LAUNCH("axpby_kernel");
+}
+
+void launch_scale(float* out, const float* a, float alpha, int64_t n, cudaStream_t s) {
+  if (n <= 0) return;
+  Launch1D c = launch_config(n, 256);
+  scale_kernel<<<c.blocks, c.threads, 0, s>>>(out, a, alpha, n);
+  FK_CUDA_CHECK_LAUNCH("scale_kernel");
 }
 
 void launch_broadcast_scalar(float* out, const float* src, double alpha, int64_t n,

@@ -21,6 +21,9 @@ void launch_add(float* out, const float* a, const float* b, int64_t n, cudaStrea
 void launch_axpby(float* out, const float* a, const float* b, float alpha, float beta, int64_t n,
                   cudaStream_t s);
 
+// out[i] = alpha * a[i] in float32 (out may alias a).
+void launch_scale(float* out, const float* a, float alpha, int64_t n, cudaStream_t s);
+
 // Partial-sum blocks of launch_sum (its workspace holds this many doubles).
 constexpr int kSumBlocks = 256;
 

@@ -155,6 +155,10 @@ def _array_axpby(out, a, b, alpha, beta):
     np.add(a._a * np.float32(alpha), b._a * np.float32(beta), out=out._a)
 
 
+def _array_scale(out, a, alpha):
+    np.multiply(a._a, np.float32(alpha), out=out._a)
+
+
 def _array_sum(out, a, alpha=1.0):
     # As the CUDA kernel: float64 accumulation, one rounding to float32.
     out._a[...] = np.float32(alpha * a._a.astype(np.float64).sum())
@@ -172,7 +176,7 @@ def make_module():
     mod = types.SimpleNamespace(
         DeviceArray=EmulatedArray, device_count=lambda: 1, status=lambda: "1 emulated device",
         synchronize=lambda: None, array_add=_array_add, array_sum=_array_sum,
-        array_axpby=_array_axpby,
+        array_axpby=_array_axpby, array_scale=_array_scale,
         array_broadcast_scalar=_array_broadcast_scalar,
         device_info=lambda i: {"name": "emulated", "total_memory": 0,
                                "compute_capability": (9, 0), "multiprocessors": 0},

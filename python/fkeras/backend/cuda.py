@@ -139,6 +139,12 @@ class CudaDevice:
         out.fill(1.0)
         return out
 
+    def scale(self, a, alpha):
+        """alpha * a for a float32 DeviceArray."""
+        out = self.empty(a.shape)
+        self.module.array_scale(out, self.asarray(a), float(alpha))
+        return out
+
     def axpby(self, a, b, alpha, beta):
         """alpha * a + beta * b for float32 DeviceArrays of one shape."""
         out = self.empty(a.shape)

@@ -92,6 +92,11 @@ class Device:
         return a.copy()
 
     @staticmethod
+    def scale(a, alpha):
+        """alpha * a, alpha rounded to the buffer's float type first."""
+        return a * a.dtype.type(alpha)
+
+    @staticmethod
     def axpby(a, b, alpha, beta):
         """alpha * a + beta * b (same shapes)."""
         return a * alpha + b * beta
@@ -208,7 +213,7 @@ def get_device(name=None):
         if dev is not None:
             return dev
         name = current_device_name()
-    if isinstance(name, Device):
+    if isinstance(name, Device) or hasattr(name, "kernels"):  # a Device or CudaDevice
         return name
     key = str(name).lower().split(":")[0]
     if key == "gpu":

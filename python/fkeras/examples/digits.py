@@ -1,7 +1,7 @@
 """Train a Functional CNN with BatchNormalization on the 8x8 digits shipped with fkeras.
 
     python -m fkeras.examples.digits [--epochs 12] [--batch-size 32] [--logdir logs/digits]
-                                     [--dtype-policy mixed_bfloat16]
+                                     [--dtype-policy mixed_bfloat16] [--device cuda]
     python examples/train_digits.py  (the same)
 
 Prints the model summary, trains with a progress bar (validation on the last 10% of the
@@ -83,6 +83,8 @@ def main(argv=None):
     parser.add_argument("--verbose", default="auto", help="fit verbosity: auto, 0, 1 or 2")
     parser.add_argument("--dtype-policy", default="float32",
                         help="Keras dtype policy: float32 or mixed_bfloat16 (bfloat16 products)")
+    parser.add_argument("--device", default="cpu",
+                        help="where the model lives and trains: cpu, or cuda (a GPU build)")
     args = parser.parse_args(argv)
     verbose = args.verbose if args.verbose == "auto" else int(args.verbose)
 
@@ -90,7 +92,8 @@ def main(argv=None):
     previous_policy = fkeras.config.dtype_policy()
     fkeras.config.set_dtype_policy(args.dtype_policy)
     try:
-        return _train(args, verbose)
+        with fkeras.device(args.device):
+            return _train(args, verbose)
     finally:
         fkeras.config.set_dtype_policy(previous_policy)
 

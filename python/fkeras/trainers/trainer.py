@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from fkeras import optimizers
+from fkeras.backend import devices as _devices
 from fkeras.distribution import _state as _dp_state
 from fkeras.distribution import data_parallel as _dp
 from fkeras.engine.tape import GradientTape
@@ -203,7 +204,8 @@ class Trainer:
                 grads = reducer.finish()
         factor = self.optimizer._fk_loss_factor()
         if factor is not None:  # Keras scales the loss for the tape: d(s * loss) = s * d(loss)
-            grads = [None if g is None else g * np.float32(factor) for g in grads]
+            grads = [None if g is None else _devices.device_of(g).scale(g, factor)
+                     for g in grads]
         self.optimizer.apply(grads, state.variables)
         if dev is None:
             self._fk_update_metrics(state, ys, preds, sws, loss, n)
