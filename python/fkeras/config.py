@@ -92,6 +92,32 @@ def set_num_threads(n):
 
 set_device = _device.set_device
 
+_MATMUL_PRECISION = ["highest"]
+
+
+def set_matmul_precision(precision):
+    """Float32 matrix products on the GPU: "highest" (exact FP32, the default) or "high"
+    (TF32 tensor cores allowed, sm_80 and later; about 10 mantissa bits per product, FP32
+    accumulation). The CPU kernels are exact FP32 either way. The names are PyTorch's
+    `torch.set_float32_matmul_precision` ("medium" is taken as "high").
+    """
+    value = str(precision).lower()
+    if value not in ("highest", "high", "medium"):
+        raise ValueError("`set_matmul_precision`: precision must be 'highest', 'high' or "
+                         f"'medium'. Received: precision={precision!r}")
+    value = "highest" if value == "highest" else "high"
+    from fkeras import _native
+
+    cuda = _native._C_cuda
+    if cuda is not None and hasattr(cuda, "set_matmul_precision"):
+        cuda.set_matmul_precision(value)
+    _MATMUL_PRECISION[0] = value
+
+
+def matmul_precision():
+    """The float32 matmul precision set by `set_matmul_precision` ("highest" or "high")."""
+    return _MATMUL_PRECISION[0]
+
 
 def device():
     """The name of the current default device."""

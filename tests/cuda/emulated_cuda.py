@@ -29,6 +29,7 @@ class EmulatedArray:
     __slots__ = ("_a", "_block", "__weakref__")
     uploads = 0
     downloads = 0
+    pinned_calls = 0
 
     def __init__(self, shape, dtype="float32"):
         dt = np.dtype(dtype)
@@ -168,6 +169,11 @@ def _array_broadcast_scalar(out, src, alpha=1.0):
     out._a[...] = np.float32(alpha * float(src._a.reshape(-1)[0]))
 
 
+def _upload_pinned(arrays):
+    EmulatedArray.pinned_calls += 1
+    return [EmulatedArray.from_host(a) for a in arrays]
+
+
 def make_module():
     """A module with the `_C_cuda` interface that placement uses, over host memory."""
     from fkeras.backend import devices
@@ -181,7 +187,7 @@ def make_module():
         device_info=lambda i: {"name": "emulated", "total_memory": 0,
                                "compute_capability": (9, 0), "multiprocessors": 0},
         memory_stats=lambda device=-1: {}, empty_cache=lambda device=-1: None,
-        upload_pinned=lambda arrays: [EmulatedArray.from_host(a) for a in arrays])
+        upload_pinned=_upload_pinned)
     for name in cuda_backend.kernel_names():
         setattr(mod, name, _kernel(name, cpu.kernels[name]))
     return mod
@@ -196,5 +202,5 @@ def install(monkeypatch):
     monkeypatch.setitem(devices._FACTORIES, "cuda", lambda: cuda_backend.CudaDevice(mod))
     monkeypatch.setattr(devices, "_devices", {k: v for k, v in devices._devices.items()
                                                if k != "cuda"})
-    EmulatedArray.uploads = EmulatedArray.downloads = 0
+    EmulatedArray.uploads = EmulatedArray.downloads = EmulatedArray.pinned_calls = 0
     return mod

@@ -71,10 +71,11 @@ def test_each_batch_moves_once(cuda):
     with keras.device("cuda"):
         model = pm.build("cnn_bn")
         model.fit(x[:16], y[:16], batch_size=16, epochs=1, verbose=0)  # builds, creates state
-        EmulatedArray.uploads = EmulatedArray.downloads = 0
+        EmulatedArray.uploads = EmulatedArray.downloads = EmulatedArray.pinned_calls = 0
         model.fit(x, y, batch_size=16, epochs=1, verbose=0, shuffle=False)
     steps = len(x) // 16
     assert EmulatedArray.uploads == 2 * steps  # x and y of each batch
+    assert EmulatedArray.pinned_calls == steps  # together, through the pinned staging buffer
     assert EmulatedArray.downloads == 2 * steps  # the predictions and the loss, for metrics
 
 
@@ -229,3 +230,30 @@ def test_main_job_runs_on_the_device(cuda, capsys):
     assert got["accuracy"] == ref["accuracy"]
     np.testing.assert_allclose(got["loss"], ref["loss"], rtol=1e-6)
     assert device_dispatch.host_op_calls() == {}
+
+
+@pytest.mark.parametrize("value, expected", [("high", "high"), ("medium", "high"),
+                                             ("highest", "highest")])
+def test_matmul_precision_reaches_the_device_module(monkeypatch, value, expected):
+    mod = emulated_cuda.make_module()
+    calls = []
+    mod.set_matmul_precision = calls.append
+    monkeypatch.setattr(keras.config, "_MATMUL_PRECISION", ["highest"])
+    from fkeras import _native
+
+    monkeypatch.setattr(_native, "_C_cuda", mod)
+    keras.config.set_matmul_precision(value)
+    assert keras.config.matmul_precision() == expected and calls == [expected]
+    with pytest.raises(ValueError, match="precision must be"):
+        keras.config.set_matmul_precision("low")
+
+
+def test_data_parallel_on_the_device_is_refused(cuda, monkeypatch):
+    from fkeras.distribution import _state as dist_state
+    from fkeras.trainers import placement
+
+    monkeypatch.setattr(dist_state, "COMM", object())  # what initialize() sets under mpiexec
+    assert placement.step_device() is None  # the cpu: DataParallel as before
+    with keras.device("cuda"):
+        with pytest.raises(RuntimeError, match="DataParallel training over MPI runs on the cpu"):
+            placement.step_device()

@@ -1,15 +1,16 @@
 """The `cuda` device: DeviceArrays from fkeras._C_cuda and the kernels bound there.
 
-What placement does today (see docs/cuda.md): `fkeras.device("cuda")` (also "cuda:0", "gpu")
-returns a `CudaDevice` whose `empty`/`zeros`/`asarray` allocate `fkeras._C_cuda.DeviceArray`s
-through the caching allocator, and whose `kernels` table holds the `_C_cuda` functions named
-like the CPU kernels (only the families bound in this build: `missing_kernel_names` lists the
-rest). Layers, variables, optimizers and `fit` do not yet run on it.
+`fkeras.device("cuda")` (also "cuda:0", "gpu") makes a `CudaDevice` current: `empty`/`zeros`/
+`asarray`/`upload_batch` allocate `fkeras._C_cuda.DeviceArray`s through the caching
+allocator, `kernels` holds the `_C_cuda` functions named like the CPU kernels, and the
+buffer-protocol methods (`copy_into`, `add`, `axpby`, ...) run the runtime's array kernels.
+Which ops run on it and which on the host: fkeras/ops/device_dispatch.py; docs/cuda.md.
 """
 
 import numpy as np
 
 from fkeras import _native
+from fkeras.backend.devices import host_value
 
 _BUILT_WITHOUT = (
     "fkeras was built without CUDA (fkeras._C_cuda is absent): rebuild with nvcc on the PATH "
@@ -104,6 +105,20 @@ class CudaDevice:
     def upload(self, x):
         """x as a DeviceArray keeping its dtype where the device holds it (a batch)."""
         return self.asarray(x)
+
+    def upload_batch(self, arrays):
+        """Host arrays (None kept) as DeviceArrays, through one pinned staging buffer and one
+        synchronization (the step's batch); device buffers are kept as they are."""
+        out = [None if a is None else getattr(a, "_value", a) for a in arrays]
+        todo = [i for i, a in enumerate(out) if a is not None and not self.holds(a)]
+        if todo:
+            host = []
+            for i in todo:
+                a = np.asarray(host_value(out[i]))
+                host.append(np.asarray(a, dtype=_held_dtype(a.dtype, self.dtype), order="C"))
+            for i, d in zip(todo, self.module.upload_pinned(host)):
+                out[i] = d
+        return out
 
     def to_numpy(self, x):
         """A NumPy copy of a DeviceArray (NumPy input is returned as is)."""

@@ -59,6 +59,9 @@ class Device:
         """x as a buffer of this device, keeping its dtype (the host: x itself)."""
         return host_value(x)
 
+    def upload_batch(self, arrays):
+        return [None if a is None else host_value(a) for a in arrays]
+
     @staticmethod
     def contiguous(x):
         return x if x.flags.c_contiguous else np.ascontiguousarray(x)

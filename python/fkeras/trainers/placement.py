@@ -16,14 +16,25 @@ def step_device():
     """The current device when it is not the host (the step then moves its batch), else
     None."""
     dev = _devices.get_device()
-    return None if dev.is_host else dev
-
-
-def upload(dev, arrays):
-    """A batch's flat list of arrays (None kept) as buffers of `dev`."""
-    if arrays is None:
+    if dev.is_host:
         return None
-    return [None if a is None else dev.upload(a) for a in arrays]
+    from fkeras.distribution import _state as _dist
+
+    if _dist.COMM is not None:
+        raise RuntimeError(
+            f"DataParallel training over MPI runs on the cpu device; the current device is "
+            f"'{dev.name}'. Run the distributed fit outside `fkeras.device(\"{dev.name}\")` "
+            "(GPU data parallelism, over NCCL, is not implemented).")
+    return dev
+
+
+def upload(dev, *lists):
+    """A batch's flat lists of arrays (xs, ys, sws; None lists and items kept) as buffers of
+    `dev`, all in one transfer."""
+    flat = [a for arrays in lists if arrays is not None for a in arrays]
+    moved = iter(dev.upload_batch(flat))
+    out = [None if arrays is None else [next(moved) for _ in arrays] for arrays in lists]
+    return out[0] if len(lists) == 1 else out
 
 
 def update_metrics(model, state, ys, preds, sws, loss, n):

@@ -189,8 +189,7 @@ class Trainer:
         dev = placement.step_device()
         if dev is not None:  # the batch moves once; metrics read host copies (placement.py)
             host_ys, host_sws = ys, sws
-            xs, ys, sws = placement.upload(dev, xs), placement.upload(dev, ys), \
-                placement.upload(dev, sws)
+            xs, ys, sws = placement.upload(dev, xs, ys, sws)
         with GradientTape() as tape:
             preds = state.forward(xs, training=True)
             loss = state.total_loss(ys, preds, sws, batch_size=n)
@@ -223,8 +222,8 @@ class Trainer:
             loss = state.total_loss(ys, preds, sws, batch_size=n)
             loss = state.add_losses(loss, state.pop_added_losses())
         else:  # as in _fk_train_step
-            dys, dsws = placement.upload(dev, ys), placement.upload(dev, sws)
-            preds = state.forward(placement.upload(dev, xs), training=False)
+            dxs, dys, dsws = placement.upload(dev, xs, ys, sws)
+            preds = state.forward(dxs, training=False)
             loss = state.add_losses(state.total_loss(dys, preds, dsws, batch_size=n),
                                     state.pop_added_losses())
             placement.update_metrics(self, state, ys, preds, sws, loss, n)
