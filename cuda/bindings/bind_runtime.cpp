@@ -152,11 +152,11 @@ DeviceArray first_axis_view(const DeviceArray& a, const py::object& key) {
     for (int i = 1; i < a.ndim(); ++i) inner *= a.shape()[i];
   }
   std::vector<int64_t> rest(a.shape().begin() + 1, a.shape().end());
-  if (py::isinstance<py::int_>(key)) {
-    int64_t i = key.cast<int64_t>();
-    if (i < 0) i += n;
+  if (!py::isinstance<py::slice>(key) && PyIndex_Check(key.ptr())) {  // int, np.int64, ...
+    const int64_t given = py::int_(key).cast<int64_t>();
+    int64_t i = given < 0 ? given + n : given;
     if (i < 0 || i >= n)
-      throw py::index_error("DeviceArray: index " + std::to_string(key.cast<int64_t>()) +
+      throw py::index_error("DeviceArray: index " + std::to_string(given) +
                             " is out of bounds for axis 0 with size " + std::to_string(n));
     return DeviceArray::view(a, rest, i * inner);
   }

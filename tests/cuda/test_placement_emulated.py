@@ -257,3 +257,20 @@ def test_data_parallel_on_the_device_is_refused(cuda, monkeypatch):
     with keras.device("cuda"):
         with pytest.raises(RuntimeError, match="DataParallel training over MPI runs on the cpu"):
             placement.step_device()
+
+
+def test_direct_model_calls_on_the_device(cuda):
+    x, _ = pm.data("cnn_bn")
+    ref = pm.build("cnn_bn")
+    expected = [np.asarray(ref(x[:1])), np.asarray(ref(x[:4], training=True))]
+    with keras.device("cuda"):
+        model = pm.build("cnn_bn")
+        got = [model(x[:1]), model(x[:1]), model(x[:4], training=True)]
+        dense = keras.layers.Dense(3, kernel_initializer="ones")
+        ints = dense(keras.ops.convert_to_tensor(np.arange(6).reshape(2, 3)))  # int -> float
+    for t in got:
+        assert isinstance(t, keras.Tensor) and t.device == "cuda:0"
+    np.testing.assert_array_equal(np.asarray(got[1]), expected[0])
+    np.testing.assert_array_equal(np.asarray(got[2]), expected[1])
+    np.testing.assert_array_equal(ints.numpy(), [[3.0] * 3, [12.0] * 3])
+    assert device_dispatch.host_op_calls() == {}

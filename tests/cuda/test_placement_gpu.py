@@ -28,6 +28,7 @@ def test_views_share_the_block(gpu, dtype):
     assert flat.shape == (24,) and flat.block_ptr == a.block_ptr
     np.testing.assert_array_equal(a[1:3].to_host(), host[1:3])
     np.testing.assert_array_equal(a[-1].to_host(), host[-1])
+    np.testing.assert_array_equal(a[np.int64(2)].to_host(), host[2])
     np.testing.assert_array_equal(flat[5:11].reshape(2, 3).to_host(), host.reshape(-1)[5:11]
                                   .reshape(2, 3))
     a[1:2] = np.ones((1, 6), dtype)

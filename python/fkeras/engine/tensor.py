@@ -17,6 +17,7 @@ converting the values that cross it (buffers <-> Tensors, masks carried along).
 
 import numpy as np
 
+from fkeras.backend.devices import _BUFFER_TYPES  # the non-host devices' buffer types
 from fkeras.engine import fast_path
 from fkeras.engine.fast_path import MODE as _MODE  # the per-thread flag, shared with C
 from fkeras.engine.operators import TensorOperators
@@ -181,9 +182,18 @@ def _scalar(t, what):
 
 # ---- crossing the boundary between fkeras code (array mode) and user code (tensor mode) ----
 
+def wrap_outputs(outputs):
+    """An op's outputs (a buffer, or a tuple or list of them) as Tensors."""
+    if type(outputs) is tuple:
+        return tuple(Tensor(o) for o in outputs)
+    if type(outputs) is list:
+        return [Tensor(o) for o in outputs]
+    return Tensor(outputs)
+
+
 def wrap(x):
     """A Tensor for a device buffer (its eager mask carried along); other values unchanged."""
-    if type(x) is np.ndarray:
+    if type(x) is np.ndarray or type(x) in _BUFFER_TYPES:
         t = Tensor(x)
         from fkeras.engine.masking import get_keras_mask
 
@@ -210,7 +220,7 @@ def unwrap(x):
 def wrap_structure(structure):
     from fkeras.utils import nest
 
-    if type(structure) is np.ndarray:
+    if type(structure) is np.ndarray or type(structure) in _BUFFER_TYPES:
         return wrap(structure)
     if not nest.is_nested(structure):
         return structure

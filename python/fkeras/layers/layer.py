@@ -11,6 +11,7 @@ import threading
 
 import numpy as np
 
+from fkeras.backend import devices as _devices
 from fkeras.backend.devices import bf16_products, fp32_products, in_bf16_products
 from fkeras.engine import naming
 from fkeras.engine.input_spec import check_input_spec
@@ -571,6 +572,9 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
 
 
 def _cast_int_array(x):
+    if type(x) in _devices._BUFFER_TYPES and x.dtype.kind in "iub":  # no cast kernel there
+        dev = _devices.device_of(x)
+        return dev.asarray(dev.to_numpy(x).astype(np.float32))
     if isinstance(x, np.ndarray) and x.dtype.kind in "iub":
         out = x.astype(np.float32)
         mask = get_keras_mask(x)
@@ -586,7 +590,8 @@ def cast_int_inputs(args, flat, layer_name=None):
     that are not numbers (strings, objects, complex) raise a ValueError naming the layer."""
     cast = False
     for i, t in enumerate(flat):
-        if isinstance(t, np.ndarray) and t.dtype.kind != "f":
+        if (isinstance(t, np.ndarray) or type(t) in _devices._BUFFER_TYPES) \
+                and t.dtype.kind != "f":
             if t.dtype.kind not in "iub":
                 raise ValueError(
                     f'Input {i} of layer "{layer_name}" has dtype {t.dtype}, which this layer '

@@ -21,7 +21,7 @@ import numpy as np
 
 from fkeras.backend import devices as _device
 from fkeras.engine import tape as _tape
-from fkeras.engine.tensor import _MODE, Tensor
+from fkeras.engine.tensor import _MODE, Tensor, wrap_outputs
 from fkeras.engine.variable import Variable
 
 _HOST_CALLS = collections.Counter()
@@ -101,16 +101,6 @@ def _device_inputs(tape, dev, inputs):
     return arrays
 
 
-def _wrap(outputs):
-    if _MODE.array:
-        return outputs
-    if type(outputs) is tuple:
-        return tuple(Tensor(o) for o in outputs)
-    if type(outputs) is list:
-        return [Tensor(o) for o in outputs]
-    return Tensor(outputs)
-
-
 def _fresh(output, arrays):
     # The tape keys on buffer identity: an output is never one of the inputs.
     for a in arrays:
@@ -149,4 +139,4 @@ def apply_on_device(op, dev, inputs, attrs):
         recorded = HostOp(op)
     if tape is not None:
         tape.record(recorded, dev, arrays, outputs, saved, attrs)
-    return _wrap(outputs)
+    return outputs if _MODE.array else wrap_outputs(outputs)

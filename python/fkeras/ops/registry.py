@@ -24,7 +24,7 @@ from fkeras.backend import devices as _device
 from fkeras.engine import fast_path
 from fkeras.engine import tape as _tape
 from fkeras.engine.keras_tensor import KerasTensor
-from fkeras.engine.tensor import _MODE, Tensor
+from fkeras.engine.tensor import _MODE, Tensor, wrap_outputs
 from fkeras.engine.variable import Variable
 from fkeras.ops import device_dispatch as _device_dispatch
 
@@ -170,13 +170,7 @@ def _apply_python(op, *inputs, **attrs):
     outputs = _no_aliasing(outputs, arrays)
     if tape is not None:
         tape.record(op, dev, arrays, outputs, saved, attrs)
-    if _MODE.array:
-        return outputs
-    if type(outputs) is tuple:
-        return tuple(Tensor(o) for o in outputs)
-    if type(outputs) is list:
-        return [Tensor(o) for o in outputs]
-    return Tensor(outputs)
+    return outputs if _MODE.array else wrap_outputs(outputs)
 
 
 # The C fast path in front (engine/fast_path.py): plain buffers outside a tape run the op's
