@@ -84,7 +84,7 @@ def get(identifier):
             fn = find_custom_suffix(None, identifier)
         if fn is None or not callable(fn):
             raise ValueError(f"Could not interpret activation function identifier: {identifier}")
-        return fn
+        return user_callable(fn)  # a registered user function computes on Tensors too
     if isinstance(identifier, dict):
         return _from_dict(identifier)
     if callable(identifier):
@@ -103,7 +103,8 @@ def _from_dict(identifier):
         from fkeras.saving import safe_resolve
 
         try:
-            return safe_resolve.resolve_function(identifier, None, ("activations",))
+            return user_callable(
+                safe_resolve.resolve_function(identifier, None, ("activations",)))
         except TypeError as e:
             raise ValueError(f"Could not interpret activation function identifier: {e}") \
                 from None

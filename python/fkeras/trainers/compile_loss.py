@@ -9,6 +9,7 @@ Total loss = sum_i loss_weight_i * loss_i (the regularization losses are added b
 import numpy as np
 
 from fkeras import losses as losses_module
+from fkeras.backend import devices as _devices
 from fkeras.losses.losses import (
     BinaryCrossentropy,
     CategoricalCrossentropy,
@@ -189,7 +190,9 @@ class CompileLoss:
                 continue
             value = loss(ys[i], preds[i], None if sws is None else sws[i])
             if self.trackers is not None:
-                self.trackers[i].update_scalar(float(value), batch_size or len(preds[i]))
+                # (on a non-host device: the value is read back here, one scalar per output)
+                self.trackers[i].update_scalar(float(_devices.host_value(value)),
+                                               batch_size or len(preds[i]))
             if weight is not None:
                 value = _math.multiply(value, float(weight))
             total = value if total is None else _math.add(total, value)
