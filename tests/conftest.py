@@ -15,10 +15,30 @@ if "KERAS_BACKEND" not in os.environ and importlib.util.find_spec("torch") is no
 import fkeras
 
 
+# FKERAS_TEST_DEVICE=emulated-cuda runs the collected tests with the host emulation of the
+# cuda device as the default device (tests/cuda/test_suites_on_device.py uses it).
+_ON_DEVICE = os.environ.get("FKERAS_TEST_DEVICE") == "emulated-cuda"
+
+
 @pytest.fixture(autouse=True)
-def _fresh_names():
+def _fresh_names(request):
     fkeras.utils.clear_session()
-    yield
+    if not _ON_DEVICE:
+        yield
+        return
+    import sys
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "cuda"))
+    import emulated_cuda
+
+    mp = pytest.MonkeyPatch()
+    emulated_cuda.install(mp)
+    fkeras.config.set_device("cuda")
+    try:
+        yield
+    finally:
+        fkeras.config.set_device("cpu")
+        mp.undo()
 
 
 # ---- CUDA: `@pytest.mark.cuda` tests and the `gpu` fixture skip cleanly without a GPU ----

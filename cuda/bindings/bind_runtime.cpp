@@ -31,9 +31,15 @@ DType dtype_of(const py::array& a) {
   if (k == 'f' && n == 8) return DType::Float64;
   if (k == 'b' && n == 1) return DType::Bool;
   if (k == 'u' && n == 1) return DType::UInt8;
+  if (k == 'i' && n == 1) return DType::Int8;
+  if (k == 'i' && n == 2) return DType::Int16;
+  if (k == 'u' && n == 2) return DType::UInt16;
+  if (k == 'u' && n == 4) return DType::UInt32;
+  if (k == 'u' && n == 8) return DType::UInt64;
+  if (k == 'f' && n == 2) return DType::Float16;
   throw py::value_error(
-      "DeviceArray.from_host: dtype must be float32, int32, int64, float64, bool or uint8, "
-      "received " + std::string(py::str(d)));
+      "DeviceArray.from_host: dtype must be bool, an integer or float16/32/64, received " +
+      std::string(py::str(d)));
 }
 
 py::dtype np_dtype(DType d) { return py::dtype(fk_cuda::dtype_name(d)); }
@@ -101,6 +107,12 @@ const char* typestr(DType d) {
     case DType::Float64: return "<f8";
     case DType::Bool: return "|b1";
     case DType::UInt8: return "|u1";
+    case DType::Int8: return "|i1";
+    case DType::Int16: return "<i2";
+    case DType::UInt16: return "<u2";
+    case DType::UInt32: return "<u4";
+    case DType::UInt64: return "<u8";
+    case DType::Float16: return "<f2";
   }
   return "";
 }

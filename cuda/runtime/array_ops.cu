@@ -1,6 +1,8 @@
 // array_ops.cu: fill (a grid-stride store of one value) and the float32 sum.
 #include "array_ops.h"
 
+#include <cuda_fp16.h>
+
 #include "fk_cuda/launch.h"
 #include "fk_cuda/runtime.h"
 
@@ -126,6 +128,12 @@ void launch_fill(void* p, int64_t n, DType dtype, double value, cudaStream_t s) 
     case DType::Float64: fill_as<double>(p, n, value, s); break;
     case DType::Bool: fill_as<uint8_t>(p, n, static_cast<uint8_t>(value != 0.0), s); break;
     case DType::UInt8: fill_as<uint8_t>(p, n, static_cast<uint8_t>(value), s); break;
+    case DType::Int8: fill_as<int8_t>(p, n, static_cast<int8_t>(value), s); break;
+    case DType::Int16: fill_as<int16_t>(p, n, static_cast<int16_t>(value), s); break;
+    case DType::UInt16: fill_as<uint16_t>(p, n, static_cast<uint16_t>(value), s); break;
+    case DType::UInt32: fill_as<uint32_t>(p, n, static_cast<uint32_t>(value), s); break;
+    case DType::UInt64: fill_as<uint64_t>(p, n, static_cast<uint64_t>(value), s); break;
+    case DType::Float16: fill_as<__half>(p, n, __double2half(value), s); break;
   }
 }
 

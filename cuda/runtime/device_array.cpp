@@ -18,6 +18,12 @@ size_t dtype_size(DType d) {
     case DType::Float64: return 8;
     case DType::Bool: return 1;
     case DType::UInt8: return 1;
+    case DType::Int8: return 1;
+    case DType::Int16: return 2;
+    case DType::UInt16: return 2;
+    case DType::UInt32: return 4;
+    case DType::UInt64: return 8;
+    case DType::Float16: return 2;
   }
   return 0;
 }
@@ -30,6 +36,12 @@ const char* dtype_name(DType d) {
     case DType::Float64: return "float64";
     case DType::Bool: return "bool";
     case DType::UInt8: return "uint8";
+    case DType::Int8: return "int8";
+    case DType::Int16: return "int16";
+    case DType::UInt16: return "uint16";
+    case DType::UInt32: return "uint32";
+    case DType::UInt64: return "uint64";
+    case DType::Float16: return "float16";
   }
   return "?";
 }
@@ -41,8 +53,14 @@ DType dtype_from_name(const std::string& name) {
   if (name == "float64") return DType::Float64;
   if (name == "bool") return DType::Bool;
   if (name == "uint8") return DType::UInt8;
+  if (name == "int8") return DType::Int8;
+  if (name == "int16") return DType::Int16;
+  if (name == "uint16") return DType::UInt16;
+  if (name == "uint32") return DType::UInt32;
+  if (name == "uint64") return DType::UInt64;
+  if (name == "float16") return DType::Float16;
   throw std::invalid_argument(
-      "DeviceArray: dtype must be one of float32, int32, int64, float64, bool, uint8, received '" +
+      "DeviceArray: dtype must be a NumPy bool, integer or float16/32/64 name, received '" +
       name + "'");
 }
 

@@ -20,7 +20,8 @@ from fkeras import _native
 from fkeras.backend import cuda as cuda_backend
 
 _DTYPES = frozenset(np.dtype(d) for d in
-                    ("float32", "int32", "int64", "float64", "bool", "uint8"))
+                    ("float32", "int32", "int64", "float64", "bool", "uint8", "int8", "int16",
+                     "uint16", "uint32", "uint64", "float16"))
 
 
 class EmulatedArray:

@@ -9,16 +9,22 @@ import pytest
 import fkeras as keras
 
 
+@pytest.fixture(autouse=True)
+def _own_registrations():
+    """Removes what these tests register (other modules' registrations stay)."""
+    yield
+    table = keras.saving.get_custom_objects()
+    for name in [n for n in table if n.startswith("test_pkg>")]:
+        del table[name]
+
+
 @pytest.fixture
 def squared():
-    keras.saving.get_custom_objects().clear()
-
     @keras.saving.register_keras_serializable(package="test_pkg", name="squared")
     def squared(x):
         return x ** 2
 
-    yield squared
-    keras.saving.get_custom_objects().clear()
+    return squared
 
 
 def _model(activation):
@@ -98,7 +104,6 @@ def test_function_regularizer_initializer_constraint_round_trip(tmp_path, saver,
     libs = {"fkeras": keras}
     if "keras" in (saver, loader):
         libs["keras"] = pytest.importorskip("keras")
-    keras.saving.get_custom_objects().clear()
     model = _function_model(libs[saver])
     config = model.get_layer("d").get_config()["kernel_regularizer"]
     assert config == {"module": "builtins", "class_name": "function",
@@ -112,4 +117,3 @@ def test_function_regularizer_initializer_constraint_round_trip(tmp_path, saver,
     got = _after_training(loaded)
     assert got[0] == pytest.approx(expected[0], rel=1e-6)
     np.testing.assert_allclose(got[1], expected[1], rtol=1e-5)
-    keras.saving.get_custom_objects().clear()

@@ -18,9 +18,10 @@
 
 namespace fk_cuda {
 
-// Float32/Int32/Int64 are what kernels compute on; Float64, Bool and UInt8 are held (copied,
-// viewed) so that any value an op produces can stay on the device.
-enum class DType { Float32, Int32, Int64, Float64, Bool, UInt8 };
+// Float32/Int32/Int64 are what kernels compute on; the others are held (copied, viewed,
+// filled) so that any numeric value an op produces can stay on the device with its dtype.
+enum class DType { Float32, Int32, Int64, Float64, Bool, UInt8, Int8, Int16, UInt16, UInt32,
+                   UInt64, Float16 };
 
 size_t dtype_size(DType d);
 // "float32", "int32", "int64".

@@ -94,23 +94,30 @@ class CudaDevice:
         if not isinstance(x, np.ndarray):
             x = getattr(x, "_value", x)  # a Tensor or Variable: its buffer
         if isinstance(x, self.array_type):
+            if dtype is None and x.dtype.kind == "f" and x.dtype != self.dtype:
+                dtype = self.dtype  # float16/float64 values compute in float32, as on the cpu
             if dtype is None or np.dtype(dtype) == x.dtype:
                 return x
-            x = x.to_host()  # another dtype: converted on the host
+            x = x.to_host()  # another dtype: converted on the host (no cast kernel)
         a = np.asarray(x)
         if dtype is None:
             dtype = _held_dtype(a.dtype, self.dtype)
         return self.array_type.from_host(np.asarray(a, dtype=dtype, order="C"))  # 0-d stays 0-d
 
     def upload(self, x):
-        """x as a DeviceArray keeping its dtype where the device holds it (a batch)."""
-        return self.asarray(x)
+        """x as a DeviceArray keeping its dtype (a variable's value, a batch)."""
+        if self.holds(x):
+            return x
+        a = np.asarray(host_value(getattr(x, "_value", x)))
+        _held_dtype(a.dtype, self.dtype)  # (refuses strings and objects)
+        return self.array_type.from_host(np.asarray(a, order="C"))
 
     def upload_batch(self, arrays):
         """Host arrays (None kept) as DeviceArrays, through one pinned staging buffer and one
         synchronization (the step's batch); device buffers are kept as they are."""
         out = [None if a is None else getattr(a, "_value", a) for a in arrays]
-        todo = [i for i, a in enumerate(out) if a is not None and not self.holds(a)]
+        todo = [i for i, a in enumerate(out) if a is not None and not self.holds(a)
+                and np.asarray(a).dtype.kind in "fiub"]  # (strings stay on the host)
         if todo:
             host = []
             for i in todo:
@@ -203,20 +210,15 @@ class CudaDevice:
         return f"<Device cuda:0 ({self.module.device_info(0)['name']})>"
 
 
-_HELD = frozenset(np.dtype(d) for d in ("int32", "int64", "bool", "uint8"))
-
-
 def _held_dtype(dtype, float_dtype):
-    """The dtype a host array of `dtype` gets on the device: floats the device float dtype,
-    other integers int64 (int8/int16/uint16/uint32) or kept."""
-    if dtype in _HELD:
+    """The dtype a host array of `dtype` gets on the device: float64 becomes the device float
+    dtype (float32, as on the cpu device); bool, integers, float16 and float32 are kept."""
+    if dtype.kind in "biu" or dtype in (np.float16, np.float32):
         return dtype
     if dtype.kind == "f":
         return float_dtype
-    if dtype.kind in "iu":
-        return np.dtype("int64")
-    raise TypeError(f"The cuda device holds float32, int32, int64, bool and uint8 arrays; "
-                    f"received {dtype}.")
+    raise TypeError(f"The cuda device holds bool, integer and float16/32 arrays; received "
+                    f"{dtype}.")
 
 
 def _shape(shape):

@@ -129,6 +129,13 @@ def host_value(x):
     return x if to_host is None or isinstance(x, np.ndarray) else to_host()
 
 
+def host_array(x, dtype=None):
+    """x (a Tensor, Variable, buffer of any device or array-like) as a NumPy array on the
+    host, copied from the device when it lives on one (no copy for host buffers)."""
+    value = getattr(x, "_value", x)
+    return np.asarray(host_value(value), dtype=dtype)
+
+
 def device_of(buffer):
     """The Device a buffer lives on: the cpu device for NumPy arrays and other host values,
     else the non-host device whose buffer type it is."""

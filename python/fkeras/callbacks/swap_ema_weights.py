@@ -35,7 +35,7 @@ class SwapEMAWeights(Callback):
         for opt in self._optimizers():
             opt._ensure_packed()
             for g in opt._groups:
-                tmp = g.param.copy()
+                tmp = g.dev.copy(g.param)
                 g.param[...] = g.slots["average"]
                 g.slots["average"][...] = tmp
 

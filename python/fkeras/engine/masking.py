@@ -11,6 +11,7 @@ import weakref
 
 import numpy as np
 
+from fkeras.backend import devices as _devices
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.engine.tensor import Tensor
 
@@ -55,7 +56,7 @@ def apply_mask(sample_weight, mask, reduction):
     Returns the new sample weights (None without a mask and without weights)."""
     if mask is None:
         return sample_weight
-    m = np.asarray(mask, dtype=np.float64)
+    m = _devices.host_array(mask, dtype=np.float64)
     if reduction in ("mean", "sum_over_batch_size"):
         m = m * (m.size / (m.sum() + 1e-7))  # Keras: total / (valid + epsilon)
     if sample_weight is None:

@@ -24,12 +24,13 @@ import threading
 
 import numpy as np
 
+from fkeras.backend.devices import _BUFFER_TYPES
 from fkeras.engine import replay as _replay
 from fkeras.engine import tape as _tape
 from fkeras.engine import tensor as _tensor
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.engine.variable import Variable
-from fkeras.ops.registry import REGISTRY, Op, _unaliased
+from fkeras.ops.registry import REGISTRY, Op, _unaliased, _view
 from fkeras.utils import nest
 
 _STATE = threading.local()
@@ -167,7 +168,8 @@ class _Collector(_tape.GradientTape):
 
 
 def _is_tensor(x):
-    return type(x) is _tensor.Tensor or isinstance(x, (np.ndarray, Variable))
+    return type(x) is _tensor.Tensor or isinstance(x, (np.ndarray, Variable)) \
+        or type(x) in _BUFFER_TYPES
 
 
 def _buffer(x):
@@ -210,7 +212,7 @@ def _remat_call(tape, f, args, kwargs, leaves):
     outs = []
     for i in slots:
         buf = _buffer(flat[i])
-        new = _unaliased(buf, arrays) if not isinstance(flat[i], Variable) else buf.view()
+        new = _unaliased(buf, arrays) if not isinstance(flat[i], Variable) else _view(buf)
         if new is not buf:
             flat[i] = _rewrap(flat[i], new)
         outs.append(new)

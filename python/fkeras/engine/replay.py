@@ -17,8 +17,6 @@ Frames nest (a remat inside a remat): a draw takes its value from the innermost 
 
 import threading
 
-import numpy as np
-
 
 class _State(threading.local):
     frames = ()  # innermost last; a tuple so the hooks' check is one attribute read
@@ -80,7 +78,7 @@ def note_assign(variable):
             break
         key = id(variable)
         if key not in frame.assigned:
-            frame.assigned[key] = (variable, np.array(variable._value, copy=True))
+            frame.assigned[key] = (variable, variable._device.copy(variable._value))
 
 
 class restore_assigned:
@@ -93,10 +91,10 @@ class restore_assigned:
 
     def __enter__(self):
         for variable, before in self.assigned:
-            self.current.append(np.array(variable._value, copy=True))
-            np.copyto(variable._value, before)
+            self.current.append(variable._device.copy(variable._value))
+            variable._device.copy_into(variable._value, before)
         return self
 
     def __exit__(self, *exc):
         for (variable, _), now in zip(self.assigned, self.current):
-            np.copyto(variable._value, now)
+            variable._device.copy_into(variable._value, now)

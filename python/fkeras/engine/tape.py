@@ -248,7 +248,7 @@ class GradientTape:
                 gs = self.gradient(target, flat, output_gradients=[seed],
                                    unconnected_gradients=unconnected_gradients)
                 for r, g in zip(rows, gs):
-                    r.append(None if g is None else np.asarray(_buffer(g)))
+                    r.append(None if g is None else _devices.host_array(g))
         finally:
             self.persistent = persistent
         out = []

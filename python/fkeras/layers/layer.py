@@ -24,7 +24,7 @@ from fkeras.layers.layer_nodes import NodeAttributesMixin
 from fkeras.engine.remat import get_current_remat_mode, rematerialized_call
 from fkeras.engine.tensor import (_MODE, call_function, is_builtin_method, run_builtin,
                                   run_user)
-from fkeras.engine.tensor import wrap_structure
+from fkeras.engine.tensor import wrap, wrap_structure
 from fkeras.engine.tracking import track_attribute
 from fkeras.engine.variable import Variable
 from fkeras.ops.registry import in_symbolic_call, symbolic_call_scope
@@ -516,7 +516,8 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
 
     @property
     def losses(self):
-        """Regularization losses of this layer's weights and sub-layers (as arrays)."""
+        """Regularization and added losses of this layer and its sub-layers: Tensors in user
+        code (Keras 3), device buffers inside fkeras."""
         out = []
         for w in self._trainable_weights + self._non_trainable_weights:
             if w.regularizer is not None:
@@ -524,7 +525,7 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
         for layer in self._layers:
             out.extend(layer.losses)
         out.extend(self._losses)
-        return out
+        return out if _MODE.array else [wrap(t) for t in out]  # Tensors for user code
 
     def add_loss(self, loss):
         self._losses.append(loss)

@@ -76,8 +76,11 @@ def as_pred(x):
 
 def reduce_weighted_values(values, sample_weight=None, reduction="sum_over_batch_size"):
     """Weights per-sample loss values and reduces them (one differentiable op)."""
-    if sample_weight is not None and not isinstance(sample_weight, (np.ndarray, KerasTensor)):
-        sample_weight = np.asarray(sample_weight, dtype=np.float64)
+    if sample_weight is not None and not (isinstance(sample_weight, KerasTensor)
+                                          or _devices.is_buffer(sample_weight)):
+        sample_weight = getattr(sample_weight, "_value", sample_weight)
+        if not _devices.is_buffer(sample_weight):
+            sample_weight = np.asarray(sample_weight, dtype=np.float64)
     return apply(_R["loss_reduce_weighted"], values, sample_weight, reduction=reduction)
 
 

@@ -20,8 +20,7 @@ from fkeras.optimizers.state import view_variable
 def to_numpy(x):
     if x is None:
         return None
-    x = getattr(x, "_value", x)
-    return np.asarray(_devices.host_value(x))
+    return _devices.host_array(x)
 
 
 def squeeze_or_expand(a, b, expand_rank_1=True):

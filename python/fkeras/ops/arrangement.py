@@ -12,6 +12,7 @@ dimensions as 2 and 3): a dimension that differs between the two probes stays No
 
 import numpy as np
 
+from fkeras.backend import devices as _devices
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.ops import shape_utils as su
 from fkeras.ops.registry import REGISTRY as _R
@@ -105,7 +106,7 @@ def _int_data(indices):
         indices = buf
     if isinstance(indices, KerasTensor):
         return indices
-    arr = np.asarray(indices)
+    arr = _devices.host_array(indices)
     if arr.dtype.kind not in "iu":
         if arr.size and not np.all(np.mod(arr, 1) == 0):
             raise ValueError(f"Indices must be integers; received {indices!r}.")

@@ -9,6 +9,7 @@ On KerasTensors the branches and bodies run symbolically once (shape inference),
 
 import numpy as np
 
+from fkeras.backend import devices as _devices
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.ops.registry import Op, apply
 from fkeras.utils import nest
@@ -35,7 +36,7 @@ def cond(pred, true_fn, false_fn):
                              f"of structure. Received:\ntrue_fn: {_specs(t)}\n"
                              f"false_fn: {_specs(f)}")
         return t
-    return true_fn() if bool(np.asarray(getattr(pred, "_value", pred))) else false_fn()
+    return true_fn() if bool(_devices.host_array(pred)) else false_fn()
 
 
 def switch(index, branches, *operands):

@@ -49,7 +49,7 @@ def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
     if not arr.flags.c_contiguous:
         arr = np.ascontiguousarray(arr)
     dev = _device.get_device()
-    if not dev.is_host and arr.dtype.kind != "O":
+    if not dev.is_host and arr.dtype.kind in "fiub":
         arr = dev.upload(arr)  # created under a device scope: on that device (Keras 3)
     return arr if in_array_mode() else Tensor(arr)
 
@@ -60,8 +60,7 @@ def convert_to_numpy(x):
         raise ValueError("A KerasTensor is symbolic: it's a placeholder for a shape and a "
                          "dtype. It doesn't have any actual numerical value. You cannot "
                          "convert it to a NumPy array.")
-    buf = getattr(x, "_value", None)
-    return np.asarray(_device.host_value(x if buf is None else buf))
+    return _device.host_array(x)
 
 
 def is_tensor(x):

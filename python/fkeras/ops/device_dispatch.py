@@ -71,13 +71,46 @@ class HostOp:
             grads = [dev.to_numpy(g) for g in grads]
         else:
             grads = dev.to_numpy(grads)
-        gin = self.op.backward(host, saved, grads, needs, **attrs)
+        with _device.device("cpu"):  # ops the backward applies run on the host too
+            gin = self.op.backward(host, saved, grads, needs, **attrs)
         if not isinstance(gin, (tuple, list)):
             gin = (gin,)
         return tuple(None if g is None else dev.asarray(g) for g in gin)
 
 
+class Download:
+    """The copy of a non-host device's recorded buffer to the host (an op of the host device
+    on it): the cotangent goes back up to that device (`saved`)."""
+
+    name = "download"
+    differentiable = True
+
+    def backward(self, dev, saved, g, needs, **attrs):
+        return (saved.asarray(g),)
+
+
+class Convert:
+    """A device buffer converted to the device float dtype (no cast kernel: on the host);
+    the cotangent goes back in the source's dtype (`saved`)."""
+
+    name = "convert"
+    differentiable = True
+
+    def backward(self, dev, saved, g, needs, **attrs):
+        return (dev.upload(dev.to_numpy(g).astype(saved)),)
+
+
 _TRANSFER = Transfer()
+_CONVERT = Convert()
+DOWNLOAD = Download()
+
+
+def _placed(dev, value, keep_dtype=False):
+    """value on `dev` (as an op input: floats in the device float dtype; `keep_dtype`: an
+    op's output, any numeric dtype kept); strings and objects stay on the host."""
+    if getattr(value, "dtype", None) is not None and value.dtype.kind in "USOVc":
+        return value
+    return dev.upload(value) if keep_dtype else dev.asarray(value)
 
 
 def _device_inputs(tape, dev, inputs):
@@ -93,10 +126,13 @@ def _device_inputs(tape, dev, inputs):
             if x.trainable and value.dtype.kind == "f":
                 tape.watch_variable_buffer(value)
         src = _buffer(x)
-        a = dev.asarray(src)
-        if tape is not None and a is not src and isinstance(src, np.ndarray) \
+        a = _placed(dev, src)
+        if tape is not None and a is not src and getattr(src, "dtype", None) is not None \
                 and src.dtype.kind == "f":
-            tape.record(_TRANSFER, dev, [src], a, None, {})
+            if isinstance(src, np.ndarray):
+                tape.record(_TRANSFER, dev, [src], a, None, {})
+            else:  # a float16/float64 device buffer converted to the device float dtype
+                tape.record(_CONVERT, dev, [src], a, src.dtype, {})
         arrays.append(a)
     return arrays
 
@@ -131,11 +167,12 @@ def apply_on_device(op, dev, inputs, attrs):
 
         host_arrays = [None if a is None else _to_array(host, _device.host_value(a))
                        for a in arrays]
-        outputs, saved = op.forward(host, *host_arrays, **attrs)
+        with _device.device("cpu"):  # ops the forward applies run on the host too
+            outputs, saved = op.forward(host, *host_arrays, **attrs)
         if isinstance(outputs, (tuple, list)):
-            outputs = type(outputs)(dev.asarray(np.asarray(o)) for o in outputs)
+            outputs = type(outputs)(_placed(dev, np.asarray(o), True) for o in outputs)
         else:
-            outputs = dev.asarray(np.asarray(outputs))
+            outputs = _placed(dev, np.asarray(outputs), True)
         recorded = HostOp(op)
     if tape is not None:
         tape.record(recorded, dev, arrays, outputs, saved, attrs)

@@ -9,6 +9,7 @@ products of scalar losses need second order, which fkeras does not support).
 
 import numpy as np
 
+from fkeras.backend import devices as _devices
 from fkeras.engine import tape as _tape
 from fkeras.engine.tensor import Tensor, run_user
 from fkeras.engine.variable import Variable
@@ -16,9 +17,7 @@ from fkeras.utils import nest
 
 
 def _array(x):
-    if isinstance(x, (Tensor, Variable)):
-        x = x._value
-    return np.asarray(x)
+    return _devices.host_array(x)
 
 
 def jvp(fun, primals, tangents, has_aux=False):

@@ -127,6 +127,11 @@ def _recorded_inputs(tape, dev, inputs):
                     tracked[id(value)] = value
                 else:
                     tape.watch_variable_buffer(value)
+            if type(value) is not np.ndarray and not dev.holds(value):
+                a = _to_array(dev, value)  # a variable of another device: copied here
+                _link_conversion(tape, dev, value, a)
+                arrays.append(a)
+                continue
             arrays.append(value)
             continue
         a = _to_array(dev, x)
@@ -141,8 +146,12 @@ def _link_conversion(tape, dev, x, a):
     float16/float64 value to the device dtype, a strided view to a contiguous copy), so the
     tape's chain from a source to this op is never cut."""
     t = type(x)
-    src = x._value if t is Tensor else x if t is np.ndarray else None
-    if src is not None and a is not src and src.dtype.kind == "f":
+    src = x._value if t is Tensor else x if t is np.ndarray or _device.is_buffer(x) else None
+    if src is None or a is src or src.dtype.kind != "f":
+        return
+    if type(src) is not np.ndarray:  # a buffer of a non-host device, copied to the host
+        tape.record(_device_dispatch.DOWNLOAD, dev, [src], a, _device.device_of(src), {})
+    else:
         tape.record(REGISTRY["cast"], dev, [src], a, src.dtype, {"dtype": a.dtype})
 
 
@@ -191,8 +200,13 @@ def _unaliased(output, arrays):
         return np.asarray(output)
     for a in arrays:
         if output is a:
-            return output.view()
+            return _view(output)
     return output
+
+
+def _view(buf):
+    """A new buffer object over the same memory (NumPy's view; a reshape for device buffers)."""
+    return buf.view() if type(buf) is np.ndarray else buf.reshape(buf.shape)
 
 
 def _apply_symbolic(op, inputs, attrs):

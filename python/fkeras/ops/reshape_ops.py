@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from fkeras.backend import devices as _devices
 from fkeras.ops import shape_utils as su
 from fkeras.ops.registry import REGISTRY as _R
 from fkeras.ops.registry import Op, apply
@@ -201,7 +202,7 @@ def _index_key(key):
         return tuple(_index_key(k) for k in key)
     buf = getattr(key, "_value", None)  # a Tensor or Variable used as an index
     if buf is not None:
-        return np.asarray(buf)
+        return _devices.host_array(buf)
     if isinstance(key, list) and any(isinstance(k, (slice, tuple)) or k is None or
                                      k is Ellipsis for k in key):
         return tuple(key)

@@ -24,6 +24,8 @@ class Adafactor(Optimizer):
         **kwargs: the base optimizer arguments.
     """
 
+    native_update = False  # NumPy between the kernel calls: a host twin on a GPU
+
     def __init__(self, learning_rate=0.001, beta_2_decay=-0.8, epsilon_1=1e-30,
                  epsilon_2=1e-3, clip_threshold=1.0, relative_step=True, name=None, **kwargs):
         super().__init__(learning_rate=learning_rate, name=name, **kwargs)

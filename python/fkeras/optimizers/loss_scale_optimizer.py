@@ -8,6 +8,7 @@ dynamic_scale, then the inner optimizer's variables (Keras's order).
 
 import numpy as np
 
+from fkeras.backend import devices as _devices
 from fkeras.optimizers.optimizer import Optimizer
 from fkeras.optimizers.state import ScalarVariable
 
@@ -70,7 +71,8 @@ class LossScaleOptimizer(Optimizer):
                 raise ValueError("When passing `grads` without `variables`, the optimizer "
                                  "must already be built on a list of variables.")
             self.build(trainable_variables)
-        finite = all(bool(np.all(np.isfinite(np.asarray(g)))) for g in grads if g is not None)
+        grads = [None if g is None else _devices.host_array(g) for g in grads]  # (NumPy checks)
+        finite = all(bool(np.all(np.isfinite(g))) for g in grads if g is not None)
         if not finite:
             self.step_counter.assign(0)
             self.dynamic_scale.assign(float(self.dynamic_scale) * 0.5)

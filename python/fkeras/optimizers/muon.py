@@ -26,6 +26,8 @@ class Muon(Optimizer):
         rms_rate: update scale factor (0.2; None: no scaling).
     """
 
+    native_update = False  # NumPy between the kernel calls: a host twin on a GPU
+
     def __init__(self, learning_rate=0.001, adam_beta_1=0.9, adam_beta_2=0.999,
                  adam_weight_decay=0.004, epsilon=1e-7, weight_decay=0.004, clipnorm=None,
                  clipvalue=None, global_clipnorm=None, use_ema=False, ema_momentum=0.99,

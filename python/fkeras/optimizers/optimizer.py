@@ -15,6 +15,7 @@ of a step is the schedule evaluated at `iterations` before the increment.
 """
 
 import contextlib
+import copy
 import re
 import warnings
 
@@ -469,7 +470,7 @@ class Optimizer:
         self._before_update(step)
         for g in self._groups:
             wd = float(self.weight_decay) if g.use_decay else 0.0
-            self._update(g, lr, step, wd)
+            self._update_on_device(g, lr, step, wd)
         self._after_update(step)
 
     def _apply_per_variable(self, grads):
@@ -488,7 +489,7 @@ class Optimizer:
             else:
                 grad = g0.dev.asarray(grad)
             segment.grad = grad.reshape(-1)
-            self._update(segment, lr, step, wd)
+            self._update_on_device(segment, lr, step, wd)
             segment.grad = None
         self._after_update(step)
 
@@ -508,8 +509,9 @@ class Optimizer:
         return update
 
     def _after_update(self, step):
-        for v in self._constrained:
-            v.assign(v.constraint(v._value))
+        for v in self._constrained:  # (NumPy code: on a host copy for a non-host device)
+            v.assign(v.constraint(v._value if v._device.is_host
+                                  else v._device.to_numpy(v._value)))
         if self.use_ema:
             with _host_buffers(self._groups, ("param", "average")):
                 self._update_ema(step)
@@ -536,6 +538,29 @@ class Optimizer:
 
     def _update(self, group, lr, step, weight_decay):
         raise NotImplementedError
+
+    # Whether `_update` calls only the device's kernels (the fused `<name>_update`); False for
+    # updates that also compute in NumPy (Adafactor's factored moments, Muon's norms).
+    native_update = True
+
+    def _update_on_device(self, group, lr, step, weight_decay):
+        """`_update`, or, for a NumPy-computing update on a non-host device, `_update` on a
+        host twin of the group (its buffers copied to the host and back after)."""
+        if self.native_update or group.dev.is_host:
+            self._update(group, lr, step, weight_decay)
+            return
+        from fkeras.backend import devices
+
+        dev = group.dev
+        twin = copy.copy(group)
+        twin.dev = devices.get_device("cpu")
+        twin.param = np.array(dev.to_numpy(group.param), copy=True)
+        twin.grad = np.array(dev.to_numpy(group.grad), copy=True)
+        twin.slots = {k: np.array(dev.to_numpy(v), copy=True) for k, v in group.slots.items()}
+        self._update(twin, lr, step, weight_decay)
+        dev.copy_into(group.param, twin.param)
+        for k, v in group.slots.items():
+            dev.copy_into(v, twin.slots[k])
 
     def _update_ema(self, step):
         momentum = self.ema_momentum if step > 1 else 0.0

@@ -6,8 +6,6 @@ an error, unlike Keras 2/3 which silently train a subset), or a dict keyed by ou
 Total loss = sum_i loss_weight_i * loss_i (the regularization losses are added by the model).
 """
 
-import numpy as np
-
 from fkeras import losses as losses_module
 from fkeras.backend import devices as _devices
 from fkeras.losses.losses import (
@@ -170,7 +168,7 @@ class CompileLoss:
                              "no `loss` for any output.")
         tracker = getattr(self, "model_tracker", None)
         if tracker is not None:
-            tracker.update_scalar(float(total), batch)
+            tracker.update_scalar(float(_devices.host_value(total)), batch)
         return total
 
     def _flatten(self, data):

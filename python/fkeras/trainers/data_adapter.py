@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from fkeras.backend import devices as _devices
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.trainers import foreign_data
 from fkeras.utils import nest
@@ -52,6 +53,9 @@ def to_array(a, widen_ints=True):
     if isinstance(a, KerasTensor):
         raise ValueError("Expected data (NumPy arrays), received a symbolic KerasTensor: "
                          f"{a}. Pass arrays to fit/evaluate/predict.")
+    value = getattr(a, "_value", a)
+    if type(value) in _devices._BUFFER_TYPES:  # an fkeras value on a non-host device
+        a = value.to_host()
     if hasattr(a, "numpy") and not isinstance(a, np.ndarray):
         a = foreign_data.to_numpy(a)  # a torch tensor with grad or on a GPU, a tf tensor
         if not isinstance(a, np.ndarray):

@@ -7,6 +7,8 @@ states are host variables in Keras's order, and reading the loss for the logs ne
 on the host anyway (one synchronization per step, as any framework's progress bar).
 """
 
+import contextlib
+
 import numpy as np
 
 from fkeras.backend import devices as _devices
@@ -37,13 +39,30 @@ def upload(dev, *lists):
     return out[0] if len(lists) == 1 else out
 
 
+def on_host():
+    """A cpu device scope when the current device is not the host (else no scope)."""
+    if _devices.get_device().is_host:
+        return contextlib.nullcontext()
+    return _devices.device("cpu")
+
+
 def update_metrics(model, state, ys, preds, sws, loss, n):
     """The step's metric update on the host: predictions and loss copied back once, the
     metric functions (fkeras ops on those copies) run on the cpu device."""
-    with _devices.device("cpu"):
+    with on_host():
         model._fk_update_metrics(state, ys, to_host(preds), sws, to_host([loss])[0], n)
 
 
 def to_host(values):
-    """A flat list of buffers copied to the host (host values unchanged)."""
-    return [None if v is None else np.asarray(_devices.host_value(v)) for v in values]
+    """A flat list of buffers copied to the host (host values unchanged), their Keras masks
+    carried along (a masked output's metrics skip its masked steps)."""
+    from fkeras.engine.masking import get_keras_mask, set_keras_mask
+
+    out = []
+    for v in values:
+        host = None if v is None else np.asarray(_devices.host_value(v))
+        mask = None if v is None else get_keras_mask(v)
+        if mask is not None and host is not v:
+            set_keras_mask(host, _devices.host_array(mask))
+        out.append(host)
+    return out

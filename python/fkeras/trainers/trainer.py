@@ -311,14 +311,15 @@ class Trainer:
         """Updates the loss-free metrics with a batch and returns all metric results."""
         state = get_state(self)
         ys = [None if t is None else da.to_array(t) for t in nest.flatten(y)]
-        preds = [np.asarray(p) for p in nest.flatten(y_pred)]
+        preds = [_devices.host_array(p) for p in nest.flatten(y_pred)]
         sws = da.flatten_sample_weight(self, sample_weight, len(preds))
         cm = self.compiled_metrics
-        if not cm.built:
-            names = state.compile_loss.output_names if state.compile_loss else [
-                f"output_{i + 1}" for i in range(len(preds))]
-            cm.build(names, ys, preds)
-        cm.update_flat(ys, preds, sws)
+        with placement.on_host():  # metric states and their arithmetic live on the host
+            if not cm.built:
+                names = state.compile_loss.output_names if state.compile_loss else [
+                    f"output_{i + 1}" for i in range(len(preds))]
+                cm.build(names, ys, preds)
+            cm.update_flat(ys, preds, sws)
         return self.get_metrics_result()
 
     # ---- on_batch ----

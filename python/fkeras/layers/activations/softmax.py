@@ -3,6 +3,7 @@
 import numpy as np
 
 from fkeras import ops
+from fkeras.backend import devices as _devices
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.layers.layer import Layer
 from fkeras.ops import math as fmath
@@ -82,7 +83,7 @@ class Softmax(Layer):
                                  f"mask.shape={tuple(mshape)}")
         if isinstance(mask, KerasTensor):
             return mask
-        mask = np.asarray(mask)
+        mask = _devices.host_array(mask)
         return mask if mask.dtype == bool else mask > 0.5
 
     def compute_output_shape(self, input_shape):

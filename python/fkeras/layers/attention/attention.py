@@ -3,6 +3,7 @@
 import numpy as np
 
 from fkeras import ops, random
+from fkeras.backend import devices as _devices
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.layers.layer import Layer
 
@@ -72,7 +73,7 @@ class Attention(Layer):
     def _apply_scores(self, scores, value, scores_mask=None, training=False):
         """(softmax(scores with masked keys lowered by 1e9) . value, probabilities)."""
         if scores_mask is not None:
-            keep = np.asarray(scores_mask, bool)
+            keep = _devices.host_array(scores_mask, bool)
             if keep.ndim == 2:
                 keep = keep[:, None, :]
             scores = ops.where(keep, scores, ops.subtract(scores, _MASKED_PENALTY))
@@ -95,7 +96,7 @@ class Attention(Layer):
         q_mask = mask[0] if mask else None
         v_mask = mask[1] if mask else None
         scores = self._calculate_scores(q, k)
-        scores_mask = None if v_mask is None else np.asarray(v_mask, bool)
+        scores_mask = None if v_mask is None else _devices.host_array(v_mask, bool)
         if use_causal_mask:
             T, S = scores.shape[-2], scores.shape[-1]
             causal = np.tri(T, S, dtype=bool)[None]
@@ -103,7 +104,7 @@ class Attention(Layer):
                 np.logical_and(scores_mask[..., None, :], causal)
         out, weights = self._apply_scores(scores, v, scores_mask, training)
         if q_mask is not None:
-            out = ops.where(np.asarray(q_mask, bool)[..., None], out, 0.0)
+            out = ops.where(_devices.host_array(q_mask, bool)[..., None], out, 0.0)
         return (out, weights) if return_attention_scores else out
 
     def compute_mask(self, inputs, mask=None):

@@ -11,6 +11,7 @@ axis N); scores have shape (<batch axes>, <query attention axes>, <key attention
 import numpy as np
 
 from fkeras import ops
+from fkeras.backend import devices as _devices
 from fkeras.ops.batch_matmul import batch_matmul
 
 _LARGE_NEGATIVE = -1e9
@@ -25,18 +26,18 @@ def combine_masks(query_mask=None, value_mask=None, key_mask=None, attention_mas
     they carry no gradient."""
     parts = []
     if query_mask is not None:
-        parts.append(np.asarray(query_mask).astype(bool)[..., :, None])
+        parts.append(_devices.host_array(query_mask).astype(bool)[..., :, None])
     if value_mask is not None:
-        parts.append(np.asarray(value_mask).astype(bool)[..., None, :])
+        parts.append(_devices.host_array(value_mask).astype(bool)[..., None, :])
     if key_mask is not None:
-        parts.append(np.asarray(key_mask).astype(bool)[..., None, :])
+        parts.append(_devices.host_array(key_mask).astype(bool)[..., None, :])
     if use_causal_mask:
         parts.append(np.tri(q_len, v_len, dtype=bool)[None])
     if sliding_window is not None:
         distance = np.abs(np.arange(q_len)[:, None] - np.arange(v_len)[None, :])
         parts.append((distance < sliding_window)[None])
     if attention_mask is not None:
-        parts.append(np.asarray(attention_mask).astype(bool))
+        parts.append(_devices.host_array(attention_mask).astype(bool))
     if not parts:
         return None
     out = parts[0]
@@ -85,7 +86,7 @@ def attend(query, key, value, scale, attention_mask, attention_axes, softmax, dr
     scores = ops.reshape(batch_matmul(q, k, transpose_b=True), lead + t_dims + s_dims)
     mask = None
     if attention_mask is not None:
-        mask = np.asarray(attention_mask)
+        mask = _devices.host_array(attention_mask)
         while mask.ndim < len(scores.shape):  # Keras: new axes before the query axes
             mask = np.expand_dims(mask, -2 * len(attn) - 1)
     if mask is None:
@@ -119,7 +120,7 @@ def fused_attend(query, key, value, scale, attention_mask, dropout, training,
         return None
     mask = None
     if attention_mask is not None:
-        mask = np.asarray(attention_mask).astype(bool, copy=False)
+        mask = _devices.host_array(attention_mask).astype(bool, copy=False)
         while mask.ndim < 4:  # Keras: new axes before the query axis (the heads axis first)
             mask = np.expand_dims(mask, -3)
         if zero_masked_rows and not mask.any(axis=-1).all():

@@ -1,8 +1,7 @@
 """Embedding: maps integer indices to rows of a trainable (input_dim, output_dim) table."""
 
-import numpy as np
-
 from fkeras import constraints, initializers, ops, regularizers
+from fkeras.backend import devices as _devices
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.layers.core.lora import LoRAMixin
 from fkeras.layers.layer import Layer
@@ -81,7 +80,7 @@ class Embedding(LoRAMixin, Layer):
             return None
         if isinstance(inputs, KerasTensor):
             return KerasTensor(inputs.shape, "bool")
-        return np.asarray(inputs) != 0
+        return _devices.host_array(inputs) != 0
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape) + (self.output_dim,)

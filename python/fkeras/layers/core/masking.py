@@ -3,6 +3,7 @@
 import numpy as np
 
 from fkeras import ops
+from fkeras.backend import devices as _devices
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.layers.layer import Layer
 
@@ -33,7 +34,7 @@ class Masking(Layer):
     def compute_mask(self, inputs, previous_mask=None):
         if isinstance(inputs, KerasTensor):
             return KerasTensor(inputs.shape[:-1], "bool")
-        return np.any(np.asarray(inputs) != self.mask_value, axis=-1)
+        return np.any(_devices.host_array(inputs) != self.mask_value, axis=-1)
 
     def call(self, inputs):
         if isinstance(inputs, KerasTensor):

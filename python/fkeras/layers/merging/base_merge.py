@@ -3,6 +3,7 @@
 import numpy as np
 
 from fkeras import ops
+from fkeras.backend import devices as _devices
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.layers.layer import Layer
 from fkeras.ops import shape_utils as su
@@ -76,7 +77,7 @@ class Merge(Layer):
             return None
         if any(isinstance(m, KerasTensor) for m in mask):
             return KerasTensor(tuple(mask[0].shape), "bool")
-        out = np.asarray(mask[0], bool)
+        out = _devices.host_array(mask[0], bool)
         for m in mask[1:]:
             out = np.logical_or(out, np.asarray(m, bool))
         return out

@@ -20,6 +20,7 @@ Statistics for the moving averages and r, d are computed in NumPy float64 on the
 import numpy as np
 
 from fkeras import ops
+from fkeras.backend import devices as _devices
 from fkeras.engine.keras_tensor import KerasTensor
 
 _CLIPPING_KEYS = ["rmax", "rmin", "dmax"]
@@ -95,9 +96,9 @@ def _renorm_correction(layer, mean, var):
     """(r, d) from this batch's mean and variance and the current renorm statistics."""
     eps = layer.epsilon
     stddev = np.sqrt(var + eps)
-    renorm_stddev = np.maximum(np.asarray(layer.renorm_stddev._value, np.float64).reshape(
+    renorm_stddev = np.maximum(_devices.host_array(layer.renorm_stddev._value, np.float64).reshape(
         mean.shape), np.sqrt(eps))
-    renorm_mean = np.asarray(layer.renorm_mean._value, np.float64).reshape(mean.shape)
+    renorm_mean = _devices.host_array(layer.renorm_mean._value, np.float64).reshape(mean.shape)
     r = stddev / renorm_stddev
     d = (mean - renorm_mean) / renorm_stddev
     clip = layer.renorm_clipping
@@ -117,7 +118,7 @@ def _update(layer, mean, var):
     layer._update_moving(layer.renorm_stddev, stddev, layer.renorm_momentum)
     layer._update_moving(layer.moving_mean, mean)
     layer._update_moving(layer.moving_stddev, stddev)
-    ms = np.asarray(layer.moving_stddev._value, np.float64)
+    ms = _devices.host_array(layer.moving_stddev._value, np.float64)
     layer.moving_variance.assign(np.maximum(ms * ms - layer.epsilon, 0.0))
 
 
@@ -143,12 +144,12 @@ def composed_training(layer, x):
         z, mean, var = ops.batch_norm_train(ghost, None, None, axis=axes,
                                             epsilon=layer.epsilon)
         z = ops.reshape(z, shape)
-        mean = np.asarray(mean, np.float64).mean(axis=0)
-        var = np.asarray(var, np.float64).mean(axis=0)
+        mean = _devices.host_array(mean, np.float64).mean(axis=0)
+        var = _devices.host_array(var, np.float64).mean(axis=0)
     else:
         z, mean, var = ops.batch_norm_train(x, None, None, axis=layer._axes,
                                             epsilon=layer.epsilon)
-        mean, var = np.asarray(mean, np.float64), np.asarray(var, np.float64)
+        mean, var = _devices.host_array(mean, np.float64), _devices.host_array(var, np.float64)
     r = d = None
     if layer.renorm:
         r, d = _renorm_correction(layer, mean, var)
@@ -173,7 +174,7 @@ def masked_training(layer, x, mask):
     if isinstance(x, KerasTensor):
         return _symbolic(layer, x)
     shape = tuple(x.shape)
-    w = np.broadcast_to(np.asarray(mask, np.float32)[..., None], shape)
+    w = np.broadcast_to(_devices.host_array(mask, np.float32)[..., None], shape)
     reduce_axes = tuple(a for a in range(len(shape)) if a not in layer._axes)
     count = w.sum(axis=reduce_axes, keepdims=True) + 1e-7
     mean = ops.divide(ops.sum(ops.multiply(x, w), reduce_axes, keepdims=True), count)
@@ -181,7 +182,7 @@ def masked_training(layer, x, mask):
     var = ops.divide(ops.sum(ops.square(diff), reduce_axes, keepdims=True), count)
     kept = tuple(shape[a] for a in layer._axes)
     mean, var = ops.reshape(mean, kept), ops.reshape(var, kept)
-    m64, v64 = np.asarray(mean, np.float64), np.asarray(var, np.float64)
+    m64, v64 = _devices.host_array(mean, np.float64), _devices.host_array(var, np.float64)
     r = d = None
     if layer.renorm:
         r, d = _renorm_correction(layer, m64, v64)

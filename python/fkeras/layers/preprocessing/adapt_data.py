@@ -8,6 +8,7 @@ numbers) as one dataset, or a batched dataset: a `PyDataset` (its `x` part when 
 
 import numpy as np
 
+from fkeras.backend import devices as _devices
 from fkeras.utils.py_dataset import PyDataset
 
 
@@ -41,7 +42,7 @@ def iter_batches(data, layer_name, batch_size=None, steps=None):
                         f"{type(data).__name__}. adapt() supports NumPy arrays, PyDatasets "
                         "and iterables of batches (e.g. a list of arrays or a generator).")
     if _is_array_like(data):
-        yield from _array_batches(np.asarray(data), batch_size, steps)
+        yield from _array_batches(_devices.host_array(data), batch_size, steps)
         return
     if isinstance(data, PyDataset):
         source = (data[i] for i in range(len(data)))

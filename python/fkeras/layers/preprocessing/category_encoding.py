@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from fkeras.backend import devices as _devices
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.layers.layer import Layer
 from fkeras.layers.preprocessing import encoding
@@ -53,7 +54,7 @@ class CategoryEncoding(Layer):
                              f"`'count'`. Received `count_weights={count_weights}`.")
         if isinstance(inputs, KerasTensor):
             return KerasTensor(self.compute_output_shape(inputs.shape), self.dtype)
-        return encoding.encode(np.asarray(inputs), self.output_mode, self.num_tokens,
+        return encoding.encode(_devices.host_array(inputs), self.output_mode, self.num_tokens,
                                self.dtype, self.name,
                                None if count_weights is None else np.asarray(count_weights))
 

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from fkeras.backend import devices as _devices
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.layers.layer import Layer
 from fkeras.layers.preprocessing import encoding, quantile_summary
@@ -105,7 +106,7 @@ class Discretization(Layer):
                              "using the `Discretization` layer.")
         if isinstance(inputs, KerasTensor):
             return KerasTensor(self.compute_output_shape(inputs.shape), self.output_dtype)
-        x = np.asarray(inputs)
+        x = _devices.host_array(inputs)
         x = x.astype(np.float64 if x.dtype.kind in "iub" else np.float32)
         ids = np.digitize(x, np.asarray(self.bin_boundaries, dtype=np.float32))
         return encoding.encode(ids, self.output_mode, self._depth(), self.output_dtype,

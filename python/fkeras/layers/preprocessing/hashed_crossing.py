@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from fkeras.backend import devices as _devices
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.layers.layer import Layer
 from fkeras.layers.preprocessing import encoding
@@ -64,7 +65,7 @@ class HashedCrossing(Layer):
             dtypes = [str(x.dtype) for x in inputs]
             self._check_dtypes(dtypes)
             return KerasTensor(self.compute_output_shape(shapes), self.dtype)
-        arrays = [np.asarray(x) for x in inputs]
+        arrays = [_devices.host_array(x) for x in inputs]
         self._check_dtypes([a.dtype.kind for a in arrays])
         columns = [_column(a.reshape(-1)) for a in arrays]
         out = np.empty(len(columns[0]), dtype=np.int64)

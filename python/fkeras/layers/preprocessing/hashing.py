@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from fkeras.backend import devices as _devices
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.layers.layer import Layer
 from fkeras.layers.preprocessing import encoding
@@ -58,7 +59,7 @@ class Hashing(Layer):
     def call(self, inputs):
         if isinstance(inputs, KerasTensor):
             return KerasTensor(self.compute_output_shape(inputs.shape), self.dtype)
-        values = np.asarray(inputs)
+        values = _devices.host_array(inputs)
         if self.output_mode == "one_hot" and values.ndim and values.shape[-1] == 1:
             values = values.reshape(values.shape[:-1])
         return encoding.encode(self._bins(values), self.output_mode, self.num_bins,

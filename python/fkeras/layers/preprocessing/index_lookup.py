@@ -13,6 +13,7 @@ import os
 
 import numpy as np
 
+from fkeras.backend import devices as _devices
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.layers.layer import Layer
 from fkeras.layers.preprocessing import lookup_tables, oov_hashing
@@ -253,7 +254,7 @@ class IndexLookup(VocabularyState, Layer):
         self._ensure_known_vocab_size()
         self._called = True
         if self.invert:
-            return self._invert(np.asarray(inputs))
+            return self._invert(_devices.host_array(inputs))
         return self.lookup(self._tokens_of(inputs))
 
     def lookup(self, tokens):

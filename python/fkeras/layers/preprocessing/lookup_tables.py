@@ -13,6 +13,7 @@ import itertools
 
 import numpy as np
 
+from fkeras.backend import devices as _devices
 from fkeras.utils.py_dataset import PyDataset
 
 
@@ -50,7 +51,7 @@ def as_string_array(data, encoding, what):
 
 def as_integer_array(data, what):
     """`data` as an int64 array (floats holding whole numbers are accepted, as Keras casts)."""
-    array = np.asarray(data)
+    array = _devices.host_array(data)
     if array.dtype.kind in "iub":
         return array.astype(np.int64, copy=False)
     if array.dtype.kind == "f" and np.all(np.isfinite(array)) and \

@@ -9,6 +9,7 @@ import os
 
 import numpy as np
 
+from fkeras.backend import devices as _devices
 from fkeras.layers.preprocessing import lookup_tables
 
 
@@ -17,7 +18,7 @@ def listify(x):
     if isinstance(x, np.ndarray):
         return x.tolist()
     if hasattr(x, "numpy") and not isinstance(x, (list, tuple)):
-        return np.asarray(x).tolist()
+        return _devices.host_array(x).tolist()
     return x
 
 

@@ -3,6 +3,7 @@
 import numpy as np
 
 from fkeras import ops
+from fkeras.backend import devices as _devices
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.layers.layer import Layer
 from fkeras.layers.preprocessing import image_args
@@ -106,7 +107,7 @@ def _dtype_name(x):
 def saturate_cast(y, dtype):
     """Float values rounded and clipped to the integer `dtype`'s range, then cast."""
     info = np.iinfo(dtype) if np.dtype(dtype).kind in "iu" else None
-    y = np.round(np.asarray(y, dtype=np.float64))
+    y = np.round(_devices.host_array(y, dtype=np.float64))
     if info is not None:
         y = np.clip(y, info.min, info.max)
     return y.astype(dtype)

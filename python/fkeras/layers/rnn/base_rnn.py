@@ -8,7 +8,9 @@ from Keras with get_weights / set_weights unchanged.
 import numpy as np
 
 from fkeras import activations, random
+from fkeras.backend import devices as _devices
 from fkeras.engine.input_spec import InputSpec
+from fkeras.layers.rnn.cell_base import _buffer_of
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.layers.rnn import rnn_steps as rec_steps
 from fkeras.layers.layer import Layer
@@ -149,7 +151,7 @@ class RecurrentBase(Layer):
         else:
             hs, last, finals = self._run_steps(sequences, states, mask, dropout, rec_dropout)
         if self.stateful and not symbolic:
-            self.states = [np.array(s, np.float32) for s in finals]
+            self.states = [np.array(_devices.host_array(s), np.float32) for s in finals]
         output = hs if self.return_sequences else last
         return [output] + list(finals) if self.return_state else output
 
@@ -170,7 +172,7 @@ class RecurrentBase(Layer):
     def _dropout_masks(self, shape, rate, count):
         """`count` masks of 0 and 1 / (1 - rate), drawn once for the whole sequence."""
         ones = np.ones(shape, np.float32)
-        return [np.asarray(random.dropout(ones, rate, seed=self.seed_generator))
+        return [_buffer_of(random.dropout(ones, rate, seed=self.seed_generator))
                 for _ in range(count)]
 
     def compute_mask(self, inputs, previous_mask=None):

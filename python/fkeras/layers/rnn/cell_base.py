@@ -16,6 +16,11 @@ from fkeras.layers.layer import Layer
 from fkeras.layers.weight_args import serialize_weight_args, store_weight_args
 
 
+def _buffer_of(x):
+    """The device buffer of an op result (a Tensor in tensor mode); it stays on its device."""
+    return getattr(x, "_value", x)
+
+
 class DropoutRNNCell:
     """Mixin: cached dropout masks for a cell's inputs and recurrent state."""
 
@@ -24,7 +29,7 @@ class DropoutRNNCell:
     def _create_dropout_mask(self, like, rate):
         ones = np.ones(np.shape(like), np.float32)
         draws = 1 if self.dropout_mask_count is None else self.dropout_mask_count
-        masks = [np.asarray(random.dropout(ones, rate, seed=self.seed_generator))
+        masks = [_buffer_of(random.dropout(ones, rate, seed=self.seed_generator))
                  for _ in range(draws)]
         return masks[0] if self.dropout_mask_count is None else masks
 

@@ -10,6 +10,7 @@ path `<layer>/cell/vars`).
 import numpy as np
 
 from fkeras import activations, ops, regularizers
+from fkeras.backend import devices as _devices
 from fkeras.engine.input_spec import InputSpec
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.layers.layer import Layer
@@ -113,7 +114,7 @@ class ConvLSTM(Layer):
         zx = ops.reshape(zx, (N, T) + tuple(zx.shape[1:]))
         outputs, last, states = self._loop(zx, states, mask, rec_masks)
         if self.stateful:
-            self.states = [np.array(s, np.float32) for s in states]
+            self.states = [np.array(_devices.host_array(s), np.float32) for s in states]
         output = outputs if self.return_sequences else last
         return [output] + list(states) if self.return_state else output
 
@@ -147,7 +148,7 @@ class ConvLSTM(Layer):
     def _loop(self, zx, states, mask, rec_masks):
         T = zx.shape[1]
         N = zx.shape[0]
-        keep = None if mask is None else np.asarray(mask, bool)
+        keep = None if mask is None else _devices.host_array(mask, bool)
         if keep is not None and keep.shape != (N, T):
             raise ValueError(f'Layer "{self.name}": the mask must have shape (batch, '
                              f"timesteps) = {(N, T)}, received {keep.shape}.")

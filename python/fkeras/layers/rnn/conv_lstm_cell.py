@@ -10,6 +10,7 @@ import numpy as np
 
 from fkeras import activations, config, ops, random
 from fkeras.engine.input_spec import InputSpec
+from fkeras.layers.rnn.cell_base import _buffer_of
 from fkeras.layers.convolutional.base_conv import (
     check_strides_dilation,
     conv_output_shape,
@@ -178,7 +179,7 @@ class ConvLSTMCell(Layer):
     def dropout_masks(self, shape, rate):
         """Four masks of 0 and 1 / (1 - rate) of `shape`, one per gate."""
         ones = np.ones(shape, np.float32)
-        return [np.asarray(random.dropout(ones, rate, seed=self.seed_generator))
+        return [_buffer_of(random.dropout(ones, rate, seed=self.seed_generator))
                 for _ in range(4)]
 
     # ---- Keras's cell interface ----

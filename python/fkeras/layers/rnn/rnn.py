@@ -10,6 +10,7 @@ layers do; the numbers are the same as the step loop's.
 import numpy as np
 
 from fkeras import activations, ops
+from fkeras.backend import devices as _devices
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.layers.layer import Layer
 from fkeras.layers.rnn import cell_calls
@@ -159,13 +160,14 @@ class RNN(Layer):
                 if hasattr(self.cell, reset):
                     getattr(self.cell, reset)()
         if self.stateful:
-            self.states = nest.map_structure(lambda s: np.array(s, np.float32), states)
+            self.states = nest.map_structure(
+                lambda s: np.array(_devices.host_array(s), np.float32), states)
         output = outputs if self.return_sequences else last
         return [output] + list(states) if self.return_state else output
 
     def _loop(self, sequences, states, mask, training):
         T = sequences.shape[1]
-        keep = None if mask is None else np.asarray(mask, bool)
+        keep = None if mask is None else _devices.host_array(mask, bool)
         if keep is not None and keep.shape != tuple(sequences.shape[:2]):
             raise ValueError(f'Layer "{self.name}": the mask must have shape (batch, '
                              f"timesteps) = {tuple(sequences.shape[:2])}, received "

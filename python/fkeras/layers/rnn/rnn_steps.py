@@ -15,6 +15,7 @@ then costs one recurrent matmul per gate block plus the gate arithmetic.
 import numpy as np
 
 from fkeras import ops
+from fkeras.backend import devices as _devices
 
 
 def _cols(w, g, U):
@@ -105,7 +106,7 @@ def run_steps(layer, x, states, mask, input_masks, rec_masks):
     zx = project_inputs(x, layer.kernel, bias, G, U, input_masks)
     rk_blocks = [layer.recurrent_kernel] if G == 1 else \
         [_cols(layer.recurrent_kernel, g, U) for g in range(G)]
-    keep = None if mask is None else np.asarray(mask, bool)
+    keep = None if mask is None else _devices.host_array(mask, bool)
     prev_out = np.zeros((N, U), np.float32)
     outs = []
     for t in (range(T - 1, -1, -1) if layer.go_backwards else range(T)):

@@ -16,6 +16,7 @@ gives the same sequence of draws on every run (different from Keras's numbers).
 import numpy as np
 
 from fkeras import random as fk_random
+from fkeras.backend import devices as _devices
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.layers.layer import Layer
 from fkeras.ops.image_layout import UnknownChoiceError
@@ -204,7 +205,7 @@ class BaseImagePreprocessingLayer(Layer):
             return KerasTensor(self.compute_output_shape(data.shape), "float32")
         if training:
             self._refuse_if_differentiated(data)
-        images = np.asarray(data, dtype=np.float32)
+        images = _devices.host_array(data, np.float32)  # (NumPy code: on the host)
         batched = self._check_rank(images.shape)
         batch = images if batched else images[None]
         transformation = self.get_random_transformation(batch, training=training)
@@ -228,7 +229,7 @@ class BaseImagePreprocessingLayer(Layer):
                     "apply them to the data) instead.")
 
     def _call_dict(self, data, training):
-        images = np.asarray(data["images"], dtype=np.float32)
+        images = _devices.host_array(data["images"], dtype=np.float32)
         batched = self._check_rank(images.shape)
         one = (lambda v: v) if batched else (lambda v: np.asarray(v)[None])
         back = (lambda v: v) if batched else (lambda v: v[0])
@@ -248,10 +249,10 @@ class BaseImagePreprocessingLayer(Layer):
             out["bounding_boxes"] = {k: back(np.asarray(v)) for k, v in boxes.items()}
         if "labels" in data:
             out["labels"] = back(np.asarray(self.transform_labels(
-                one(np.asarray(data["labels"], dtype=np.float32)), transformation, training)))
+                one(_devices.host_array(data["labels"], dtype=np.float32)), transformation, training)))
         if "segmentation_masks" in data:
             out["segmentation_masks"] = back(self.transform_segmentation_masks(
-                one(np.asarray(data["segmentation_masks"], dtype=np.float32)), transformation,
+                one(_devices.host_array(data["segmentation_masks"], dtype=np.float32)), transformation,
                 training))
         return out
 
