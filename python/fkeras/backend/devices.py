@@ -29,6 +29,7 @@ class Device:
     """A host compute device: NumPy buffers of one float dtype, and its kernel table."""
 
     is_host = True
+    xp = np  # the array namespace ops compute with (fkeras/backend/cuda_xp.py on the GPU)
 
     def __init__(self, name, dtype, kernels, native_names=()):
         self.name = name
