@@ -32,18 +32,24 @@ def _is_number(x):
 
 
 def float32_only(*values):
-    """Whether every value is float32 data (an array, Tensor or Variable of dtype float32) or a
-    Python number: what this namespace computes on."""
+    """Whether every value is float32 data for this namespace: a device buffer (or Tensor /
+    Variable holding one) of dtype float32, host float data (uploaded as float32), a Python
+    number, or None."""
     for v in values:
         if v is None or _is_number(v):
             continue
+        v = getattr(v, "_value", v)  # a Tensor or Variable: its buffer
         dt = getattr(v, "dtype", None)
         if dt is None:
             return False
         try:
-            if np.dtype(dt) != _F32:
-                return False
+            dt = np.dtype(dt)
         except TypeError:
+            return False
+        if isinstance(v, (np.ndarray, np.generic)):
+            if dt.kind != "f":  # host floats are uploaded as float32; integers stay integers
+                return False
+        elif dt != _F32:
             return False
     return True
 
@@ -246,6 +252,29 @@ class CudaXP:
         out = self._dev.empty(shape)
         self._m.xp_binary(out, x, 0.0, BINARY["first"])
         return out
+
+    def asarray(self, x, dtype=None):
+        """x itself when it is a DeviceArray of `dtype` (float32 only); a number becomes a 0-d
+        float32 DeviceArray."""
+        if dtype is not None and np.dtype(dtype) != _F32:
+            raise TypeError(f"`xp.asarray` on the cuda device makes float32 arrays; received "
+                            f"dtype {np.dtype(dtype)}.")
+        if isinstance(x, self._array):
+            self._check(x, "asarray")
+            return x
+        if _is_number(x):
+            return self._dev.asarray(np.float32(x))
+        raise TypeError(f"`xp.asarray`: expected a DeviceArray of this device or a number, "
+                        f"received {type(x).__name__} (upload host data with the device).")
+
+    def clip(self, x, x_min, x_max):
+        """minimum(maximum(x, x_min), x_max) (None: no bound), NaN kept, as np.clip."""
+        out = self._check(x, "clip")
+        if x_min is not None:
+            out = self.maximum(out, x_min)
+        if x_max is not None:
+            out = self.minimum(out, x_max)
+        return out if out is not x else self.multiply(x, 1.0)
 
     @staticmethod
     def ascontiguousarray(x):

@@ -18,6 +18,7 @@ import numpy as np
 from fkeras.backend import devices
 from fkeras.ops import shape_utils as su
 from fkeras.ops.registry import Op
+from fkeras.ops.xp_native import float32_only
 
 
 def match_ranks(t, p):
@@ -71,6 +72,19 @@ class _PerSample(Op):
 class _Elementwise(_PerSample):
     reduce_sum = False  # kl_divergence sums over the last axis; the others average
     symmetric = False   # d/dy_true == -d/dy_pred
+    # True: `value` and `grad` take the device's array namespace first (xp = dev.xp) and use
+    # only it, so the loss runs on a non-host device's float32 buffers.
+    uses_xp = False
+    device_native = True
+
+    def native_on(self, inputs, attrs):
+        return self.uses_xp and float32_only(*inputs)
+
+    def _value(self, xp, t, p, attrs):
+        return self.value(xp, t, p, **attrs) if self.uses_xp else self.value(t, p, **attrs)
+
+    def _grad(self, xp, t, p, attrs):
+        return self.grad(xp, t, p, **attrs) if self.uses_xp else self.grad(t, p, **attrs)
 
     @abc.abstractmethod
     def value(self, t, p, **attrs):
@@ -86,78 +100,103 @@ class _Elementwise(_PerSample):
         return t
 
     def values_forward(self, dev, y_true, y_pred, **attrs):
+        xp = dev.xp
         t = self.prepare(y_true, y_pred)
-        v = self.value(t, y_pred, **attrs)
-        out = np.asarray(v.sum(axis=-1))
-        if not self.reduce_sum:  # NumPy's mean for float32/64: the same sum, then one divide
-            out = np.true_divide(out, v.shape[-1], out=out) if out.dtype.kind == "f" \
-                else v.mean(axis=-1)
-        return np.asarray(out, dtype=y_pred.dtype), (y_true.shape, t, y_pred)
+        v = self._value(xp, t, y_pred, attrs)
+        if xp is np:
+            out = np.asarray(v.sum(axis=-1))
+            if not self.reduce_sum:  # NumPy's mean for float32/64: the same sum, then one divide
+                out = np.true_divide(out, v.shape[-1], out=out) if out.dtype.kind == "f" \
+                    else v.mean(axis=-1)
+        else:  # the float64-accumulated sum rounded once, then the same divide
+            out = xp.sum(v, axis=-1)
+            if not self.reduce_sum:
+                out = xp.divide(out, v.shape[-1])
+        return xp.asarray(out, dtype=y_pred.dtype), (y_true.shape, t, y_pred)
 
     def values_backward(self, dev, saved, g, needs, **attrs):
         t_shape, t, p = saved
+        xp = dev.xp
         scale = 1.0 if self.reduce_sum or p.shape[-1] == 0 else 1.0 / p.shape[-1]
-        gp = (np.asarray(g)[..., None] * scale) * self.grad(t, p, **attrs)
-        gp = gp.astype(p.dtype, copy=False)
-        gt = (-gp).reshape(t_shape) if self.symmetric and needs[0] else None
+        g = xp.asarray(g)
+        gp = xp.multiply(xp.multiply(g.reshape(g.shape + (1,)), scale),
+                         self._grad(xp, t, p, attrs))
+        gp = xp.asarray(gp, dtype=p.dtype)
+        gt = xp.negative(gp).reshape(t_shape) if self.symmetric and needs[0] else None
         return gt, gp
 
 
 class MeanSquaredError(_Elementwise):
     name = "loss_mean_squared_error"
     symmetric = True
+    uses_xp = True
 
-    def value(self, t, p):
-        d = p - t
-        return d * d
+    def value(self, xp, t, p):
+        d = xp.subtract(p, t)
+        return xp.multiply(d, d)
 
-    def grad(self, t, p):
-        return 2.0 * (p - t)
+    def grad(self, xp, t, p):
+        return xp.multiply(2.0, xp.subtract(p, t))
 
 
 class MeanAbsoluteError(_Elementwise):
     name = "loss_mean_absolute_error"
     symmetric = True
+    uses_xp = True
 
-    def value(self, t, p):
-        return np.abs(p - t)
+    def value(self, xp, t, p):
+        return xp.abs(xp.subtract(p, t))
 
-    def grad(self, t, p):
-        return np.sign(p - t)
+    def grad(self, xp, t, p):
+        return xp.sign(xp.subtract(p, t))
 
 
 class MeanAbsolutePercentageError(_Elementwise):
     name = "loss_mean_absolute_percentage_error"
+    uses_xp = True
 
-    def value(self, t, p, epsilon=1e-7):
-        return 100.0 * np.abs((t - p) / np.maximum(np.abs(t), epsilon))
+    def value(self, xp, t, p, epsilon=1e-7):
+        scale = xp.maximum(xp.abs(t), epsilon)
+        return xp.multiply(100.0, xp.abs(xp.divide(xp.subtract(t, p), scale)))
 
-    def grad(self, t, p, epsilon=1e-7):
-        return 100.0 * np.sign(p - t) / np.maximum(np.abs(t), epsilon)
+    def grad(self, xp, t, p, epsilon=1e-7):
+        scale = xp.maximum(xp.abs(t), epsilon)
+        return xp.divide(xp.multiply(100.0, xp.sign(xp.subtract(p, t))), scale)
+
+
+def _log1p_clipped(xp, x, epsilon):
+    # log(max(x, epsilon) + 1), as written (not log1p: the cpu path's exact operations)
+    return xp.log(xp.add(xp.maximum(x, epsilon), 1.0))
 
 
 class MeanSquaredLogarithmicError(_Elementwise):
     name = "loss_mean_squared_logarithmic_error"
+    uses_xp = True
 
-    def value(self, t, p, epsilon=1e-7):
-        d = np.log(np.maximum(p, epsilon) + 1.0) - np.log(np.maximum(t, epsilon) + 1.0)
-        return d * d
+    def value(self, xp, t, p, epsilon=1e-7):
+        d = xp.subtract(_log1p_clipped(xp, p, epsilon), _log1p_clipped(xp, t, epsilon))
+        return xp.multiply(d, d)
 
-    def grad(self, t, p, epsilon=1e-7):
-        d = np.log(np.maximum(p, epsilon) + 1.0) - np.log(np.maximum(t, epsilon) + 1.0)
-        return 2.0 * d * (p >= epsilon) / (np.maximum(p, epsilon) + 1.0)
+    def grad(self, xp, t, p, epsilon=1e-7):
+        d = xp.subtract(_log1p_clipped(xp, p, epsilon), _log1p_clipped(xp, t, epsilon))
+        # 2 * d * (p >= epsilon) / (max(p, epsilon) + 1)
+        num = xp.multiply(xp.multiply(2.0, d), xp.greater_equal(p, epsilon))
+        return xp.divide(num, xp.add(xp.maximum(p, epsilon), 1.0))
 
 
 class Huber(_Elementwise):
     name = "loss_huber"
     symmetric = True
+    uses_xp = True
 
-    def value(self, t, p, delta=1.0):
-        a = np.abs(p - t)
-        return np.where(a <= delta, 0.5 * a * a, delta * a - 0.5 * delta * delta)
+    def value(self, xp, t, p, delta=1.0):
+        a = xp.abs(xp.subtract(p, t))
+        quadratic = xp.multiply(xp.multiply(0.5, a), a)
+        linear = xp.subtract(xp.multiply(delta, a), 0.5 * delta * delta)
+        return xp.where(xp.less_equal(a, delta), quadratic, linear)
 
-    def grad(self, t, p, delta=1.0):
-        return np.clip(p - t, -delta, delta)
+    def grad(self, xp, t, p, delta=1.0):
+        return xp.clip(xp.subtract(p, t), -delta, delta)
 
 
 class LogCosh(_Elementwise):
