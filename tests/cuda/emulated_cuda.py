@@ -222,7 +222,8 @@ def _xp_reduce(out, x, op, axes):
     x = _xp_operand(x, "xp_reduce", "x").astype(np.float64)
     axes = tuple(int(a) for a in axes)
     n_red = int(np.prod([x.shape[a] for a in axes])) if axes else 1
-    if n_red == 0 and op >= 2 and x.size:
+    n_out = int(np.prod([d for i, d in enumerate(x.shape) if i not in axes]))
+    if n_red == 0 and op >= 2 and n_out:
         raise ValueError("xp_reduce: zero-size reduction of max/min has no identity")
     with np.errstate(all="ignore"):
         if op in (0, 1):
