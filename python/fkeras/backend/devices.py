@@ -36,6 +36,7 @@ class Device:
         self.dtype = np.dtype(dtype)
         self.kernels = kernels
         self.native_kernel_names = frozenset(native_names)
+        self.xp = np  # an instance attribute: the ops' `dev.xp` is one dict lookup
 
     def empty(self, shape, dtype=None):
         return np.empty(shape, dtype=dtype or self.dtype)
