@@ -246,6 +246,23 @@ def test_elementwise_losses_on_device_equal_cpu(cuda, loss, shape):
     _compare(cuda, lambda tt, pp: fn(tt, pp), [t, p], exact=shape[-1] == 1)
 
 
+@pytest.mark.parametrize("loss, kwargs", [("poisson", {}), ("kl_divergence", {}),
+                                          ("binary_crossentropy", {}),
+                                          ("binary_crossentropy", {"from_logits": True})])
+@pytest.mark.parametrize("shape", [(6, 1), (4, 5), (2, 3, 4)])
+def test_probability_losses_on_device_equal_cpu(cuda, loss, kwargs, shape):
+    rng = np.random.default_rng(32)
+    t = rng.uniform(0.0, 1.0, shape).astype(np.float32)
+    p = rng.uniform(-0.1, 1.1, shape).astype(np.float32)  # some outside the clip range
+    if kwargs:
+        p = (p - 0.5) * 8
+    if loss == "poisson":
+        p = np.abs(p) + np.float32(0.01)  # rates
+    fn = getattr(fkeras.losses, loss)
+    _compare(cuda, lambda tt, pp: fn(tt, pp, **kwargs), [t, p],
+             exact=shape[-1] == 1 and not kwargs)
+
+
 def test_int_inputs_stay_on_the_host(cuda):
     # xp computes on float32: an integer op on the device runs on the host (same result).
     with fkeras.device("cuda"):

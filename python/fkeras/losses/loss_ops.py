@@ -18,7 +18,7 @@ import numpy as np
 from fkeras.backend import devices
 from fkeras.ops import shape_utils as su
 from fkeras.ops.registry import Op
-from fkeras.ops.xp_native import float32_only
+from fkeras.ops.xp_native import float32_native, float32_only
 
 
 def match_ranks(t, p):
@@ -244,61 +244,80 @@ class SquaredHinge(Hinge):
 
 class Poisson(_Elementwise):
     name = "loss_poisson"
+    uses_xp = True
 
-    def value(self, t, p, epsilon=1e-7):
-        return p - t * np.log(p + epsilon)
+    def value(self, xp, t, p, epsilon=1e-7):  # p - t * log(p + epsilon)
+        return xp.subtract(p, xp.multiply(t, xp.log(xp.add(p, epsilon))))
 
-    def grad(self, t, p, epsilon=1e-7):
-        return 1.0 - t / (p + epsilon)
+    def grad(self, xp, t, p, epsilon=1e-7):  # 1 - t / (p + epsilon)
+        return xp.subtract(1.0, xp.divide(t, xp.add(p, epsilon)))
+
+
+def _inside(xp, p, low, high):
+    # low <= p <= high: NumPy's bool product is the logical and; the device's a 0/1 mask
+    return xp.multiply(xp.greater_equal(p, low), xp.less_equal(p, high))
 
 
 class KLDivergence(_Elementwise):
     name = "loss_kl_divergence"
     reduce_sum = True
+    uses_xp = True
 
-    def value(self, t, p, epsilon=1e-7):
-        tc = np.clip(t, epsilon, 1.0)
-        return tc * np.log(tc / np.clip(p, epsilon, 1.0))
+    def value(self, xp, t, p, epsilon=1e-7):  # tc * log(tc / clip(p))
+        tc = xp.clip(t, epsilon, 1.0)
+        return xp.multiply(tc, xp.log(xp.divide(tc, xp.clip(p, epsilon, 1.0))))
 
-    def grad(self, t, p, epsilon=1e-7):
-        tc = np.clip(t, epsilon, 1.0)
-        return -tc / np.clip(p, epsilon, 1.0) * ((p >= epsilon) & (p <= 1.0))
+    def grad(self, xp, t, p, epsilon=1e-7):  # -tc / clip(p) * (epsilon <= p <= 1)
+        tc = xp.clip(t, epsilon, 1.0)
+        return xp.multiply(xp.divide(xp.negative(tc), xp.clip(p, epsilon, 1.0)),
+                           _inside(xp, p, epsilon, 1.0))
 
 
 class BinaryCrossentropy(_Elementwise):
     """On probabilities, clipped to [epsilon, 1 - epsilon] (Keras 3)."""
 
     name = "loss_binary_crossentropy"
+    uses_xp = True
 
-    def value(self, t, p, epsilon=1e-7):
-        pc = np.clip(p, epsilon, 1.0 - epsilon)
-        return -(t * np.log(pc) + (1.0 - t) * np.log(1.0 - pc))
+    def value(self, xp, t, p, epsilon=1e-7):  # -(t log(pc) + (1 - t) log(1 - pc))
+        pc = xp.clip(p, epsilon, 1.0 - epsilon)
+        return xp.negative(xp.add(xp.multiply(t, xp.log(pc)),
+                                  xp.multiply(xp.subtract(1.0, t), xp.log(xp.subtract(1.0, pc)))))
 
-    def grad(self, t, p, epsilon=1e-7):
-        pc = np.clip(p, epsilon, 1.0 - epsilon)
-        inside = (p >= epsilon) & (p <= 1.0 - epsilon)
-        return (-(t / pc) + (1.0 - t) / (1.0 - pc)) * inside
+    def grad(self, xp, t, p, epsilon=1e-7):  # (-(t / pc) + (1 - t) / (1 - pc)) * inside
+        pc = xp.clip(p, epsilon, 1.0 - epsilon)
+        d = xp.add(xp.negative(xp.divide(t, pc)),
+                   xp.divide(xp.subtract(1.0, t), xp.subtract(1.0, pc)))
+        return xp.multiply(d, _inside(xp, p, epsilon, 1.0 - epsilon))
 
 
 class BinaryCrossentropyFromLogits(_PerSample):
     """max(x, 0) - x z + log1p(exp(-|x|)), averaged over the last axis (fused kernel)."""
 
     name = "loss_binary_crossentropy_from_logits"
+    device_native = True  # the fused kernels and dev.xp (float32 inputs on a non-host device)
+    native_on = float32_native
 
     def values_forward(self, dev, y_true, y_pred):
-        t = np.ascontiguousarray(_as_float(match_ranks(y_true, y_pred), y_pred))
+        xp = dev.xp
+        t = xp.ascontiguousarray(_as_float(match_ranks(y_true, y_pred), y_pred))
         check_same_shape(t.shape, y_pred.shape, "binary_crossentropy")
-        x = np.ascontiguousarray(y_pred)
+        x = xp.ascontiguousarray(y_pred)
         loss = dev.empty(x.shape)
         dev.kernels["sigmoid_crossentropy_forward"](loss, x, t, x.size)
-        out = loss.mean(axis=-1) if x.shape[-1] else loss.sum(axis=-1)
-        return np.asarray(out, dtype=x.dtype), (t, x)
+        out = xp.mean(loss, axis=-1) if x.shape[-1] else xp.sum(loss, axis=-1)
+        return xp.asarray(out, dtype=x.dtype), (t, x)
 
     def values_backward(self, dev, saved, g, needs, **attrs):
         t, x = saved
         cols = x.shape[-1] or 1
-        dloss = np.ascontiguousarray(
-            np.broadcast_to((np.asarray(g) / cols)[..., None], x.shape), dtype=x.dtype)
+        xp = dev.xp
+        if xp is np:
+            dloss = np.ascontiguousarray(
+                np.broadcast_to((np.asarray(g) / cols)[..., None], x.shape), dtype=x.dtype)
+        else:
+            g = xp.divide(xp.asarray(g), cols)
+            dloss = xp.broadcast_to(g.reshape(g.shape + (1,)), x.shape)
         dx = dev.empty(x.shape)
         dev.kernels["sigmoid_crossentropy_backward"](dx, dloss, x, t, x.size)
         return None, dx
