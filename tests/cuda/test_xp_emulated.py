@@ -235,6 +235,22 @@ def test_concatenate_on_device_equals_cpu(cuda, shapes, axis):
     _compare(cuda, lambda *ts: ops.concatenate(list(ts), axis=axis), xs)
 
 
+@pytest.mark.parametrize("sc, s1, s2", [((3, 4), (3, 4), (3, 4)), ((3, 1), (1, 4), ()),
+                                        ((5,), (2, 5), (5,))])
+@pytest.mark.parametrize("cond_dtype", ["bool", "float32"])
+def test_where_on_device_equals_cpu(cuda, sc, s1, s2, cond_dtype):
+    cond = (_rand(sc, 40) > 0).astype(cond_dtype)
+    device_dispatch.reset_host_op_calls()
+    with fkeras.device("cuda"):
+        c = Tensor(cuda.asarray(cond))
+        got = _run("cuda", lambda a, b: ops.where(c, a, b), [_rand(s1, 41), _rand(s2, 42)], cuda)
+    assert device_dispatch.host_op_calls() == {}
+    want = _run("cpu", lambda a, b: ops.where(cond, a, b), [_rand(s1, 41), _rand(s2, 42)])
+    np.testing.assert_array_equal(got[0], want[0])
+    for gd, gc in zip(got[1], want[1]):  # a broadcast operand's gradient: a float64 sum
+        np.testing.assert_allclose(gd, gc, rtol=1e-6, atol=1e-7)
+
+
 @pytest.mark.parametrize("loss", ["mean_squared_error", "mean_absolute_error",
                                   "mean_absolute_percentage_error",
                                   "mean_squared_logarithmic_error", "huber"])

@@ -367,12 +367,23 @@ class Where(Op):
     """where(condition, x1, x2): the condition is data (no gradient); x1, x2 broadcast."""
 
     name = "where"
+    device_native = True
+
+    def native_on(self, inputs, attrs):
+        # float32 values and a bool or float32 condition (dev.xp.where selects on nonzero)
+        cond = getattr(inputs[0], "_value", inputs[0])
+        kind = np.dtype(getattr(cond, "dtype", np.float64)).kind
+        return float32_native(self, inputs[1:], attrs) and (
+            kind == "b" or float32_native(self, inputs[:1], attrs))
 
     def output_spec(self, condition, x1, x2):
         out = su.broadcast_shapes(_shape(x1), _shape(x2), self.name)
         return su.broadcast_shapes(_shape(condition), out, self.name)
 
     def forward(self, dev, condition, x1, x2):
+        xp = dev.xp
+        if xp is not np:
+            return xp.where(condition, x1, x2), (condition, tuple(x1.shape), tuple(x2.shape))
         cond = np.asarray(condition).astype(bool, copy=False)
         out = np.where(cond, x1, x2)
         if out.dtype.kind == "f":
@@ -381,10 +392,11 @@ class Where(Op):
 
     def backward(self, dev, saved, g, needs):
         cond, s1, s2 = saved
-        zero = np.zeros((), g.dtype)
+        xp = dev.xp
+        zero = np.zeros((), g.dtype) if xp is np else 0.0
         return (None,
-                su.unbroadcast(np.where(cond, g, zero), s1) if needs[1] else None,
-                su.unbroadcast(np.where(cond, zero, g), s2) if needs[2] else None)
+                su.unbroadcast(xp.where(cond, g, zero), s1, xp) if needs[1] else None,
+                su.unbroadcast(xp.where(cond, zero, g), s2, xp) if needs[2] else None)
 
 
 class ReluGeneral(_Unary):
