@@ -83,6 +83,12 @@ FK_BIND_FAMILY(xp) {
     }
     return out;
   }, py::arg("cond"), py::arg("x"), py::arg("y"), py::arg("out_shape"));
+  m.def("xp_reduce_plan", [](const Shape& shape, const std::vector<int64_t>& axes) {
+    std::vector<bool> reduced(shape.size(), false);
+    for (int64_t a : axes) reduced.at(static_cast<size_t>(a)) = true;
+    xp::ReducePlan p = xp::plan_reduce(xp::make_reduce_map(shape, reduced));
+    return py::make_tuple(p.kind == xp::kColumns ? "columns" : "rows", p.chunks, p.chunk_len);
+  }, py::arg("shape"), py::arg("axes"), "xp_reduce's plan: (kind, chunks, chunk length).");
   m.def("xp_reduce_host", [](const F32& x, int op, const std::vector<int64_t>& axes) {
     if (op < 0 || op >= xp::kReduceCount) throw py::value_error("xp_reduce_host: bad op code");
     std::vector<bool> reduced(x.ndim(), false);
@@ -91,15 +97,36 @@ FK_BIND_FAMILY(xp) {
       reduced[a] = true;
     }
     xp::ReduceMap m = xp::make_reduce_map(shape_of(x), reduced);
+    const xp::ReducePlan p = xp::plan_reduce(m);
     F32 out(std::vector<py::ssize_t>{static_cast<py::ssize_t>(m.n_out)});
+    constexpr int kThreads = 256;  // the rows kernel's block
     for (int64_t o = 0; o < m.n_out; ++o) {
       const float* base = x.data() + xp::map_offset(m.kept, o);
-      double acc = xp::reduce_identity(op);
-      for (int64_t r = 0; r < m.n_red; ++r)
-        acc = xp::reduce_combine(op, acc, static_cast<double>(base[xp::map_offset(m.red, r)]));
-      out.mutable_data()[o] = xp::reduce_finish(op, acc, m.n_red);
+      auto at = [&](int64_t r) { return static_cast<double>(base[xp::map_offset(m.red, r)]); };
+      double total = xp::reduce_identity(op);
+      for (int64_t c = 0; c < p.chunks; ++c) {  // the kernels' order, chunk by chunk
+        const int64_t r0 = c * p.chunk_len;
+        const int64_t r1 = r0 + p.chunk_len < m.n_red ? r0 + p.chunk_len : m.n_red;
+        double part;
+        if (p.kind == xp::kColumns) {  // one thread, in order
+          part = xp::reduce_identity(op);
+          for (int64_t r = r0; r < r1; ++r) part = xp::reduce_combine(op, part, at(r));
+        } else {  // 256 strided threads, then the halving tree
+          double lane[kThreads];
+          for (int t = 0; t < kThreads; ++t) {
+            lane[t] = xp::reduce_identity(op);
+            for (int64_t r = r0 + t; r < r1; r += kThreads) lane[t] = xp::reduce_combine(op, lane[t], at(r));
+          }
+          for (int w = kThreads / 2; w > 0; w /= 2)
+            for (int t = 0; t < w; ++t) lane[t] = xp::reduce_combine(op, lane[t], lane[t + w]);
+          part = lane[0];
+        }
+        total = p.chunks == 1 ? part : xp::reduce_combine(op, total, part);
+      }
+      out.mutable_data()[o] = xp::reduce_finish(op, total, m.n_red);
     }
     return out;
   }, py::arg("x"), py::arg("op"), py::arg("axes"),
-     "The reduction over `axes` in the kernels' order (flat output of the kept elements).");
+     "The reduction over `axes` as the kernels compute it (plan, chunks, per-thread order, "
+     "tree); flat output of the kept elements.");
 }

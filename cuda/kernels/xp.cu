@@ -53,18 +53,27 @@ FK_HD int64_t red_offset(const xp::StridedMap& m, int64_t r) {
   return m.ndim == 1 ? r * m.stride[0][0] : xp::map_offset(m, r);
 }
 
-// One thread per output, the reduced elements in order (coalesced when the innermost kept
-// axis is contiguous).
+// Threads over outputs (grid x, striding), the reduced range's chunk blockIdx.y in order: the
+// output with one chunk, else the chunk's partial (see xp::plan_reduce).
+// (__launch_bounds__(256) alone gave 48 registers and an 8-byte spill on sm_80 for mean;
+// asking for 4 resident blocks gives 56 registers and none.)
 template <int OP>
-__global__ void __launch_bounds__(kThreads)
-reduce_thread_kernel(float* __restrict__ out, const float* __restrict__ x, xp::ReduceMap m) {
+__global__ void __launch_bounds__(kThreads, 4)
+reduce_columns_kernel(float* __restrict__ out, double* __restrict__ partials,
+                      const float* __restrict__ x, xp::ReduceMap m, int64_t chunk_len) {
+  const int64_t chunks = gridDim.y;
+  const int64_t r0 = blockIdx.y * chunk_len;
+  const int64_t r1 = r0 + chunk_len < m.n_red ? r0 + chunk_len : m.n_red;
   for (int64_t o = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; o < m.n_out;
        o += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const float* base = x + xp::map_offset(m.kept, o);
     double acc = xp::reduce_identity(OP);
-    for (int64_t r = 0; r < m.n_red; ++r)
+    for (int64_t r = r0; r < r1; ++r)
       acc = xp::reduce_combine(OP, acc, static_cast<double>(base[red_offset(m.red, r)]));
-    out[o] = xp::reduce_finish(OP, acc, m.n_red);
+    if (chunks == 1)
+      out[o] = xp::reduce_finish(OP, acc, m.n_red);
+    else
+      partials[o * chunks + blockIdx.y] = acc;
   }
 }
 
@@ -125,42 +134,21 @@ copy2d_kernel(T* __restrict__ dst, int64_t dst_ld, const T* __restrict__ src, in
   }
 }
 
-// The reduction's plan, a function of the shapes only (so results are reproducible).
-struct ReducePlan {
-  bool per_thread;
-  int64_t chunks, chunk_len;
-};
-
-ReducePlan plan_reduce(const xp::ReduceMap& m) {
-  ReducePlan p{true, 1, m.n_red};
-  const bool inner_contiguous = m.kept.stride[0][m.kept.ndim - 1] == 1 && m.n_out > 1;
-  if (m.n_red <= 32 || (inner_contiguous && m.n_out >= 2048)) return p;
-  p.per_thread = false;
-  // Enough blocks to fill the GPU when there are few outputs, each >= 4096 elements.
-  int64_t want = ceil_div(1024, m.n_out);
-  int64_t most = ceil_div(m.n_red, 4096);
-  p.chunks = want < most ? want : most;
-  if (p.chunks < 1) p.chunks = 1;
-  if (p.chunks > 65535) p.chunks = 65535;
-  p.chunk_len = ceil_div(m.n_red, p.chunks);
-  p.chunks = ceil_div(m.n_red, p.chunk_len);
-  return p;
-}
-
 template <int OP>
 void launch_reduce(float* out, const float* x, const xp::ReduceMap& m, double* ws,
                    cudaStream_t s) {
-  const ReducePlan p = plan_reduce(m);
-  if (p.per_thread) {
+  const xp::ReducePlan p = xp::plan_reduce(m);
+  if (p.kind == xp::kColumns) {
     Launch1D c = launch_config(m.n_out, kThreads);
-    reduce_thread_kernel<OP><<<c.blocks, c.threads, 0, s>>>(out, x, m);
-    FK_CUDA_CHECK_LAUNCH("reduce_thread_kernel");
-    return;
+    reduce_columns_kernel<OP><<<dim3(c.blocks, static_cast<unsigned>(p.chunks)), c.threads, 0,
+                                 s>>>(out, ws, x, m, p.chunk_len);
+    FK_CUDA_CHECK_LAUNCH("reduce_columns_kernel");
+  } else {
+    const unsigned gy = static_cast<unsigned>(m.n_out < 65535 ? m.n_out : 65535);
+    reduce_block_kernel<OP><<<dim3(static_cast<unsigned>(p.chunks), gy), kThreads, 0, s>>>(
+        out, ws, x, m, p.chunk_len);
+    FK_CUDA_CHECK_LAUNCH("reduce_block_kernel");
   }
-  const unsigned gy = static_cast<unsigned>(m.n_out < 65535 ? m.n_out : 65535);
-  reduce_block_kernel<OP><<<dim3(static_cast<unsigned>(p.chunks), gy), kThreads, 0, s>>>(
-      out, ws, x, m, p.chunk_len);
-  FK_CUDA_CHECK_LAUNCH("reduce_block_kernel");
   if (p.chunks > 1) {
     Launch1D c = launch_config(m.n_out, kThreads);
     reduce_finish_kernel<OP><<<c.blocks, c.threads, 0, s>>>(out, ws, m.n_out, p.chunks, m.n_red);
@@ -256,8 +244,8 @@ void xp_where(float* out, const void* cond, int cond_bytes, XpOperand x, XpOpera
 
 int64_t xp_reduce_workspace(const xp::ReduceMap& m) {
   if (m.n_out <= 0 || m.n_red <= 0) return 0;
-  const ReducePlan p = plan_reduce(m);
-  return p.per_thread || p.chunks == 1 ? 0 : m.n_out * p.chunks;
+  const xp::ReducePlan p = xp::plan_reduce(m);
+  return p.chunks > 1 ? m.n_out * p.chunks : 0;
 }
 
 void xp_reduce(float* out, const float* x, int op, const xp::ReduceMap& m, double* ws,

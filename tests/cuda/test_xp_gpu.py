@@ -2,7 +2,9 @@
 
 Outputs of the raw kernels are pre-filled with NaN on the device, so a kernel that skips an
 element fails. Sizes 1, 7, 33, 1000 and broadcast patterns; reductions on shapes that take
-each of the kernel's plans (a thread per output, a block per output, chunked partials). Run by
+each of the kernel's plans (columns: a thread per output, rows: a block per output, each
+with and without chunked partials; tests/cuda/test_xp_math_host.py checks which shape takes
+which plan). Run by
 tools/gpu_check.sh (`pytest -m cuda`); skipped without a GPU.
 """
 
@@ -90,7 +92,8 @@ def test_unary_kernel_equals_numpy(gpu, name, n):
 REDUCTIONS = [((1,), (0,)), ((7,), (0,)), ((33,), (0,)), ((1000,), (0,)), ((1 << 20,), (0,)),
               ((3, 100000), (1,)), ((64, 4096), (0,)), ((4096, 64), (0,)), ((4096, 64), (1,)),
               ((33, 7, 1000), (0, 2)), ((7, 33, 5), (1,)), ((2, 3, 4, 5), (1, 3)),
-              ((3, 0, 4), (1,)), ((33, 7), ())]
+              ((3, 0, 4), (1,)), ((33, 7), ()), ((100000, 3), (0,)), ((640, 4096), (0,)),
+              ((8, 70, 70, 16), (1, 2))]
 
 
 @pytest.mark.filterwarnings("ignore:Mean of empty slice")

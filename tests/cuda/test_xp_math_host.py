@@ -172,3 +172,33 @@ def test_codes_are_checked():
         H.xp_unary_host(a, -1)
     with pytest.raises(ValueError):
         H.xp_reduce_host(a, len(REDUCE), [0])
+
+
+PLANS = [  # (shape, axes, kind, chunks > 1)
+    ((1000,), (0,), "rows", False), ((1 << 20,), (0,), "rows", True),
+    ((3, 100000), (1,), "rows", True), ((4096, 64), (1,), "rows", False),
+    ((100000, 3), (0,), "columns", True), ((64, 4096), (0,), "columns", False),
+    ((640, 4096), (0,), "columns", True), ((8, 70, 70, 16), (1, 2), "columns", True),
+    ((64, 70000), (0,), "columns", False), ((33, 7), (1,), "columns", False),
+    ((8, 7, 7, 16), (1, 2), "columns", False), ((5, 0, 3), (1,), "columns", False),
+]
+
+
+@pytest.mark.parametrize("shape, axes, kind, chunked", PLANS)
+def test_reduce_plan_covers_the_range(shape, axes, kind, chunked):
+    got_kind, chunks, chunk_len = H.xp_reduce_plan(list(shape), list(axes))
+    n_red = int(np.prod([shape[a] for a in axes]))
+    assert got_kind == kind and (chunks > 1) == chunked
+    assert 1 <= chunks <= 65535
+    if n_red:  # chunks tile [0, n_red) with no empty chunk
+        assert chunks * chunk_len >= n_red and (chunks - 1) * chunk_len < n_red
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "max", "min"])
+@pytest.mark.parametrize("shape, axes", [(p[0], p[1]) for p in PLANS if 0 not in p[0]])
+def test_reduce_in_the_kernels_order_matches_float64(name, shape, axes):
+    x = (np.random.default_rng(sum(shape)).standard_normal(shape) * 4 + 1).astype(np.float32)
+    got = H.xp_reduce_host(x, REDUCE[name], list(axes))
+    ref = getattr(np, name)(x.astype(np.float64), axis=tuple(axes))
+    # float64 accumulation in any order: within one float32 rounding of NumPy's float64
+    np.testing.assert_allclose(got, np.asarray(ref, np.float32).reshape(-1), rtol=1.2e-7)

@@ -228,5 +228,44 @@ inline ReduceMap make_reduce_map(const std::vector<int64_t>& shape,
   return m;
 }
 
+// How xp_reduce covers a ReduceMap (a function of the shapes only, so results are
+// reproducible). kColumns: a thread per output (consecutive threads read consecutive kept
+// elements when the innermost kept axis is contiguous), the reduced range cut into `chunks`
+// (grid y) when there are too few outputs to fill the GPU. kRows: a 256-thread block per
+// output (threads stride over the reduced elements, a fixed tree), the range cut into `chunks`
+// (grid x) when there are few outputs. With chunks > 1 the float64 partials
+// (n_out * chunks) are added in chunk order by a finishing kernel.
+enum ReduceKind : int { kColumns = 0, kRows = 1 };
+
+struct ReducePlan {
+  int kind = kColumns;
+  int64_t chunks = 1, chunk_len = 0;
+};
+
+FK_HD int64_t xp_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+FK_HD int64_t clamp_chunks(int64_t want, int64_t most) {
+  int64_t c = want < most ? want : most;
+  if (c < 1) c = 1;
+  if (c > 65535) c = 65535;
+  return c;
+}
+
+FK_HD ReducePlan plan_reduce(const ReduceMap& m) {
+  ReducePlan p;
+  p.chunk_len = m.n_red;
+  if (m.n_out <= 0 || m.n_red <= 0) return p;
+  const bool inner_contiguous = m.n_out > 1 && m.kept.stride[0][m.kept.ndim - 1] == 1;
+  if (inner_contiguous) {  // ~64k threads in flight, each chunk >= 64 elements
+    p.chunks = clamp_chunks(xp_ceil_div(65536, m.n_out), xp_ceil_div(m.n_red, 64));
+  } else if (m.n_red > 32) {  // >= 1024 blocks when there are few outputs, >= 4096 each
+    p.kind = kRows;
+    p.chunks = clamp_chunks(xp_ceil_div(1024, m.n_out), xp_ceil_div(m.n_red, 4096));
+  }
+  p.chunk_len = xp_ceil_div(m.n_red, p.chunks);
+  p.chunks = xp_ceil_div(m.n_red, p.chunk_len);  // no empty chunk
+  return p;
+}
+
 }  // namespace xp
 }  // namespace fk_cuda
