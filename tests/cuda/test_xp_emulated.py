@@ -235,6 +235,15 @@ def test_concatenate_on_device_equals_cpu(cuda, shapes, axis):
     _compare(cuda, lambda *ts: ops.concatenate(list(ts), axis=axis), xs)
 
 
+@pytest.mark.parametrize("bounds", [(-0.5, 0.5), (None, 0.0), (0.0, None), (-1, 1)])
+@pytest.mark.parametrize("shape", [(), (7,), (3, 5)])
+def test_clip_on_device_equals_cpu(cuda, bounds, shape):
+    x = _rand(shape, 43)
+    if x.size > 1:
+        x.reshape(-1)[:2] = [0.5, 0.0]  # on a bound: the gradient passes
+    _compare(cuda, lambda t: ops.clip(t, *bounds), [x])
+
+
 @pytest.mark.parametrize("sc, s1, s2", [((3, 4), (3, 4), (3, 4)), ((3, 1), (1, 4), ()),
                                         ((5,), (2, 5), (5,))])
 @pytest.mark.parametrize("cond_dtype", ["bool", "float32"])

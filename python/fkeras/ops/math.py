@@ -217,13 +217,33 @@ class Abs(_XpUnary):
         return (xp.multiply(g, xp.sign(x)),)
 
 
+def _bound(v):
+    return v is None or (isinstance(v, (int, float, np.integer, np.floating))
+                         and not isinstance(v, bool))
+
+
 class Clip(_Unary):
     name = "clip"
+    device_native = True
+
+    def native_on(self, inputs, attrs):  # float32 x, bounds that are numbers (or None)
+        return (float32_native(self, inputs, attrs) and _bound(attrs.get("x_min"))
+                and _bound(attrs.get("x_max")))
 
     def forward(self, dev, x, x_min=None, x_max=None):
+        xp = dev.xp
+        if xp is not np:
+            return xp.clip(x, x_min, x_max), x
         return np.clip(x, x_min, x_max).astype(x.dtype, copy=False), x
 
     def backward(self, dev, x, g, needs, x_min=None, x_max=None):
+        xp = dev.xp
+        if xp is not np:  # g where x_min <= x <= x_max (float32 masks)
+            if x_min is not None:
+                g = xp.multiply(g, xp.greater_equal(x, x_min))
+            if x_max is not None:
+                g = xp.multiply(g, xp.less_equal(x, x_max))
+            return (g,)
         mask = np.ones(x.shape, dtype=bool)
         if x_min is not None:
             mask &= x >= x_min
