@@ -115,7 +115,8 @@ FK_BIND_FAMILY(xp) {
           double lane[kThreads];
           for (int t = 0; t < kThreads; ++t) {
             lane[t] = xp::reduce_identity(op);
-            for (int64_t r = r0 + t; r < r1; r += kThreads) lane[t] = xp::reduce_combine(op, lane[t], at(r));
+            for (int64_t r = r0 + t; r < r1; r += kThreads)
+              lane[t] = xp::reduce_combine(op, lane[t], at(r));
           }
           for (int w = kThreads / 2; w > 0; w /= 2)
             for (int t = 0; t < w; ++t) lane[t] = xp::reduce_combine(op, lane[t], lane[t + w]);

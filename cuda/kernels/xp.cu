@@ -117,7 +117,8 @@ reduce_finish_kernel(float* out, const double* partials, int64_t n_out, int64_t 
   for (int64_t o = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; o < n_out;
        o += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     double acc = xp::reduce_identity(OP);
-    for (int64_t c = 0; c < chunks; ++c) acc = xp::reduce_combine(OP, acc, partials[o * chunks + c]);
+    for (int64_t c = 0; c < chunks; ++c)
+      acc = xp::reduce_combine(OP, acc, partials[o * chunks + c]);
     out[o] = xp::reduce_finish(OP, acc, n_red);
   }
 }
