@@ -363,3 +363,20 @@ def test_models_train_on_device_like_cpu(cuda, kind, build, bit_equal):
             np.testing.assert_array_equal(a, b)
         else:  # a float64-accumulated reduction (mean, l2's sum) in the step
             np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6 * np.abs(b).max())
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_xp_random_shapes_and_axes(cuda, seed):
+    rng = np.random.default_rng(500 + seed)
+    shape = tuple(int(d) for d in rng.integers(1, 5, rng.integers(1, 6)))
+    other = tuple(1 if rng.random() < 0.4 else d for d in shape[int(rng.integers(0, len(shape))):])
+    a, b = _rand(shape, seed), _rand(other, seed + 1)
+    np.testing.assert_array_equal(_host(cuda.xp.subtract(cuda.asarray(b), cuda.asarray(a))),
+                                  b - a)
+    axes = tuple(int(i) - len(shape) if rng.random() < 0.5 else int(i)
+                 for i in range(len(shape)) if rng.random() < 0.5) or None
+    keepdims = bool(rng.random() < 0.5)
+    got = _host(cuda.xp.sum(cuda.asarray(a), axis=axes, keepdims=keepdims))
+    ref = np.sum(a.astype(np.float64), axis=axes, keepdims=keepdims)
+    assert got.shape == ref.shape
+    np.testing.assert_array_equal(got, ref.astype(np.float32))

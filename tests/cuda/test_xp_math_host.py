@@ -202,3 +202,35 @@ def test_reduce_in_the_kernels_order_matches_float64(name, shape, axes):
     ref = getattr(np, name)(x.astype(np.float64), axis=tuple(axes))
     # float64 accumulation in any order: within one float32 rounding of NumPy's float64
     np.testing.assert_allclose(got, np.asarray(ref, np.float32).reshape(-1), rtol=1.2e-7)
+
+
+def _random_broadcast_case(seed):
+    rng = np.random.default_rng(seed)
+    out = tuple(int(d) for d in rng.integers(1, 5, rng.integers(0, 9)))
+    shapes = []
+    for _ in range(int(rng.integers(1, 4))):
+        rank = int(rng.integers(0, len(out) + 1))
+        tail = out[len(out) - rank:]
+        shapes.append(tuple(1 if rng.random() < 0.4 else d for d in tail))
+    return out, shapes
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_random_broadcast_maps_match_numpy(seed):
+    out, shapes = _random_broadcast_case(seed)
+    out = np.broadcast_shapes(out, *shapes)  # the operands may not cover every output axis
+    got = H.xp_broadcast_offsets(list(out), [list(s) for s in shapes])
+    np.testing.assert_array_equal(got, _numpy_offsets(out, shapes))
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_random_reductions_match_float64(seed):
+    rng = np.random.default_rng(1000 + seed)
+    shape = tuple(int(d) for d in rng.integers(1, 6, rng.integers(1, 7)))
+    axes = tuple(i for i in range(len(shape)) if rng.random() < 0.5)
+    name = ["sum", "mean", "max", "min"][seed % 4]
+    x = (rng.standard_normal(shape) * 3).astype(np.float32)
+    got = H.xp_reduce_host(x, REDUCE[name], list(axes))
+    ref = getattr(np, name)(x.astype(np.float64), axis=axes)
+    np.testing.assert_allclose(got, np.asarray(ref, np.float32).reshape(-1), rtol=1.2e-7,
+                               atol=1e-6)
