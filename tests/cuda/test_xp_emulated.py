@@ -380,3 +380,21 @@ def test_xp_random_shapes_and_axes(cuda, seed):
     ref = np.sum(a.astype(np.float64), axis=axes, keepdims=keepdims)
     assert got.shape == ref.shape
     np.testing.assert_array_equal(got, ref.astype(np.float32))
+
+
+@pytest.mark.parametrize("name", ["xp_binary", "xp_unary", "xp_where", "xp_reduce",
+                                  "xp_copy2d"])
+def test_emulation_takes_the_bindings_arguments(name):
+    # The emulated kernels stand in for bind_xp.cpp's: same argument names, same order.
+    import inspect
+    import re
+
+    from fkeras import _native
+
+    real = getattr(_native._C_cuda, name, None) if _native._C_cuda is not None else None
+    if real is None:
+        pytest.skip("fkeras._C_cuda with the xp family is not built")
+    sig = real.__doc__.splitlines()[0]
+    real_args = re.findall(r"(?:^|, )(\w+): ", sig[sig.index("(") + 1:sig.rindex(")")])
+    fake = getattr(emulated_cuda.make_module(), name)
+    assert list(inspect.signature(fake).parameters) == real_args
