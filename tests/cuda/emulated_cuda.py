@@ -7,6 +7,9 @@ handles a device buffer with NumPy fails here as it would on a GPU. The kernels 
 `fkeras._C` kernels behind a wrapper that unwraps EmulatedArrays and rejects NumPy arrays
 (a host buffer handed to a device kernel). The module counts uploads and downloads.
 
+The array namespace kernels (`xp_*`, used by fkeras/backend/cuda_xp.py) compute with NumPy as
+the GPU does: float32 elementwise, reductions accumulated in float64 and rounded once.
+
 What this proves: the engine's placement (which op runs where, what is uploaded when, that
 variables, slots and gradients stay device buffers). What it does not: the CUDA kernels
 themselves (their tests are tests/cuda/test_*_gpu.py, and the host math tests).
@@ -175,6 +178,90 @@ def _upload_pinned(arrays):
     return [EmulatedArray.from_host(a) for a in arrays]
 
 
+# ---- the array namespace kernels (bind_xp.cpp): NumPy inside, the GPU's contracts outside ----
+
+_BINARY_FNS = [np.add, np.subtract, np.multiply, np.divide, np.maximum, np.minimum, np.power,
+               np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
+               lambda a, b: np.broadcast_to(a, np.broadcast_shapes(np.shape(a), np.shape(b)))]
+_UNARY_FNS = [np.negative, np.abs, np.square, np.sqrt, np.exp, np.log, np.sign]
+
+
+def _xp_operand(v, fn, arg):
+    if isinstance(v, EmulatedArray):
+        if v.dtype != np.float32:
+            raise ValueError(f"{fn}: argument '{arg}' must be float32, received {v.dtype}")
+        return v._a
+    if isinstance(v, (int, float, bool)) and not isinstance(v, np.ndarray):
+        return np.float32(v)
+    raise TypeError(f"{fn}: argument '{arg}' must be a DeviceArray or a number, received "
+                    f"{type(v).__name__}")
+
+
+def _xp_out(out, fn, shape):
+    if not isinstance(out, EmulatedArray) or out.dtype != np.float32:
+        raise ValueError(f"{fn}: argument 'out' must be a float32 DeviceArray")
+    if tuple(out.shape) != tuple(shape):
+        raise ValueError(f"{fn}: operands do not broadcast to the output shape {out.shape}")
+
+
+def _xp_binary(out, a, b, op):
+    a, b = _xp_operand(a, "xp_binary", "a"), _xp_operand(b, "xp_binary", "b")
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b), out.shape)
+    _xp_out(out, "xp_binary", shape)
+    with np.errstate(all="ignore"):
+        out._a[...] = _BINARY_FNS[op](a, b)
+
+
+def _xp_unary(out, x, op):
+    x = _xp_operand(x, "xp_unary", "x")
+    _xp_out(out, "xp_unary", np.shape(x))
+    with np.errstate(all="ignore"):
+        out._a[...] = _UNARY_FNS[op](x)
+
+
+def _xp_where(out, cond, x, y):
+    if cond.dtype not in (np.float32, np.bool_, np.uint8):
+        raise ValueError(f"xp_where: argument 'cond' must be float32, bool or uint8")
+    x, y = _xp_operand(x, "xp_where", "x"), _xp_operand(y, "xp_where", "y")
+    shape = np.broadcast_shapes(cond.shape, np.shape(x), np.shape(y), out.shape)
+    _xp_out(out, "xp_where", shape)
+    out._a[...] = np.where(cond._a != 0, x, y)
+
+
+def _xp_reduce(out, x, op, axes):
+    # As the GPU: float64 accumulation, one rounding to float32.
+    x = _xp_operand(x, "xp_reduce", "x").astype(np.float64)
+    axes = tuple(int(a) for a in axes)
+    n_red = int(np.prod([x.shape[a] for a in axes])) if axes else 1
+    n_out = int(np.prod([d for i, d in enumerate(x.shape) if i not in axes]))
+    if n_red == 0 and op >= 2 and n_out:
+        raise ValueError("xp_reduce: zero-size reduction of max/min has no identity")
+    with np.errstate(all="ignore"):
+        if op in (0, 1):
+            r = np.sum(x, axis=axes)
+            if op == 1:
+                r = r / n_red if n_red else np.full_like(r, np.nan)
+        else:
+            r = (np.max if op == 2 else np.min)(x, axis=axes) if x.size else \
+                np.zeros([d for i, d in enumerate(x.shape) if i not in axes])
+    if out.size != np.size(r):
+        raise ValueError(f"xp_reduce: argument 'out' must have {np.size(r)} elements")
+    out._a[...] = np.asarray(r, np.float32).reshape(out.shape)
+
+
+def _xp_copy2d(dst, dst_offset, dst_ld, src, src_offset, src_ld, rows, cols):
+    if dst.dtype != src.dtype:
+        raise ValueError("xp_copy2d: 'dst' and 'src' dtypes differ")
+    if rows <= 0 or cols <= 0:
+        return
+    r = np.arange(rows)[:, None]
+    c = np.arange(cols)[None, :]
+    d, s = dst_offset + r * dst_ld + c, src_offset + r * src_ld + c
+    if d.max() >= dst.size or s.max() >= src.size:
+        raise ValueError("xp_copy2d: the copy does not fit")
+    dst._a.reshape(-1)[d] = src._a.reshape(-1)[s]
+
+
 def make_module():
     """A module with the `_C_cuda` interface that placement uses, over host memory."""
     from fkeras.backend import devices
@@ -185,6 +272,8 @@ def make_module():
         synchronize=lambda: None, array_add=_array_add, array_sum=_array_sum,
         array_axpby=_array_axpby, array_scale=_array_scale,
         array_broadcast_scalar=_array_broadcast_scalar,
+        xp_binary=_xp_binary, xp_unary=_xp_unary, xp_where=_xp_where, xp_reduce=_xp_reduce,
+        xp_copy2d=_xp_copy2d,
         device_info=lambda i: {"name": "emulated", "total_memory": 0,
                                "compute_capability": (9, 0), "multiprocessors": 0},
         memory_stats=lambda device=-1: {}, empty_cache=lambda device=-1: None,

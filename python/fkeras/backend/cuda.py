@@ -75,6 +75,9 @@ class CudaDevice:
         self.kernels = {n: getattr(module, n) for n in names if hasattr(module, n)}
         self.native_kernel_names = frozenset(self.kernels)
         self.missing_kernel_names = frozenset(n for n in names if n not in self.kernels)
+        from fkeras.backend.cuda_xp import CudaXP
+
+        self.xp = CudaXP(self)  # NumPy's functions on DeviceArrays (fkeras/backend/cuda_xp.py)
 
     def holds(self, x):
         return isinstance(x, self.array_type)

@@ -29,12 +29,14 @@ class Device:
     """A host compute device: NumPy buffers of one float dtype, and its kernel table."""
 
     is_host = True
+    xp = np  # the array namespace ops compute with (fkeras/backend/cuda_xp.py on the GPU)
 
     def __init__(self, name, dtype, kernels, native_names=()):
         self.name = name
         self.dtype = np.dtype(dtype)
         self.kernels = kernels
         self.native_kernel_names = frozenset(native_names)
+        self.xp = np  # an instance attribute: the ops' `dev.xp` is one dict lookup
 
     def empty(self, shape, dtype=None):
         return np.empty(shape, dtype=dtype or self.dtype)

@@ -18,6 +18,7 @@ import numpy as np
 from fkeras.backend import devices
 from fkeras.ops import shape_utils as su
 from fkeras.ops.registry import Op
+from fkeras.ops.xp_native import float32_native, float32_only
 
 
 def match_ranks(t, p):
@@ -71,6 +72,19 @@ class _PerSample(Op):
 class _Elementwise(_PerSample):
     reduce_sum = False  # kl_divergence sums over the last axis; the others average
     symmetric = False   # d/dy_true == -d/dy_pred
+    # True: `value` and `grad` take the device's array namespace first (xp = dev.xp) and use
+    # only it, so the loss runs on a non-host device's float32 buffers.
+    uses_xp = False
+    device_native = True
+
+    def native_on(self, inputs, attrs):
+        return self.uses_xp and float32_only(*inputs)
+
+    def _value(self, xp, t, p, attrs):
+        return self.value(xp, t, p, **attrs) if self.uses_xp else self.value(t, p, **attrs)
+
+    def _grad(self, xp, t, p, attrs):
+        return self.grad(xp, t, p, **attrs) if self.uses_xp else self.grad(t, p, **attrs)
 
     @abc.abstractmethod
     def value(self, t, p, **attrs):
@@ -86,78 +100,103 @@ class _Elementwise(_PerSample):
         return t
 
     def values_forward(self, dev, y_true, y_pred, **attrs):
+        xp = dev.xp
         t = self.prepare(y_true, y_pred)
-        v = self.value(t, y_pred, **attrs)
-        out = np.asarray(v.sum(axis=-1))
-        if not self.reduce_sum:  # NumPy's mean for float32/64: the same sum, then one divide
-            out = np.true_divide(out, v.shape[-1], out=out) if out.dtype.kind == "f" \
-                else v.mean(axis=-1)
-        return np.asarray(out, dtype=y_pred.dtype), (y_true.shape, t, y_pred)
+        v = self._value(xp, t, y_pred, attrs)
+        if xp is np:
+            out = np.asarray(v.sum(axis=-1))
+            if not self.reduce_sum:  # NumPy's mean for float32/64: the same sum, then one divide
+                out = np.true_divide(out, v.shape[-1], out=out) if out.dtype.kind == "f" \
+                    else v.mean(axis=-1)
+        else:  # the float64-accumulated sum rounded once, then the same divide
+            out = xp.sum(v, axis=-1)
+            if not self.reduce_sum:
+                out = xp.divide(out, v.shape[-1])
+        return xp.asarray(out, dtype=y_pred.dtype), (y_true.shape, t, y_pred)
 
     def values_backward(self, dev, saved, g, needs, **attrs):
         t_shape, t, p = saved
+        xp = dev.xp
         scale = 1.0 if self.reduce_sum or p.shape[-1] == 0 else 1.0 / p.shape[-1]
-        gp = (np.asarray(g)[..., None] * scale) * self.grad(t, p, **attrs)
-        gp = gp.astype(p.dtype, copy=False)
-        gt = (-gp).reshape(t_shape) if self.symmetric and needs[0] else None
+        g = xp.asarray(g)
+        gp = xp.multiply(xp.multiply(g.reshape(g.shape + (1,)), scale),
+                         self._grad(xp, t, p, attrs))
+        gp = xp.asarray(gp, dtype=p.dtype)
+        gt = xp.negative(gp).reshape(t_shape) if self.symmetric and needs[0] else None
         return gt, gp
 
 
 class MeanSquaredError(_Elementwise):
     name = "loss_mean_squared_error"
     symmetric = True
+    uses_xp = True
 
-    def value(self, t, p):
-        d = p - t
-        return d * d
+    def value(self, xp, t, p):
+        d = xp.subtract(p, t)
+        return xp.multiply(d, d)
 
-    def grad(self, t, p):
-        return 2.0 * (p - t)
+    def grad(self, xp, t, p):
+        return xp.multiply(2.0, xp.subtract(p, t))
 
 
 class MeanAbsoluteError(_Elementwise):
     name = "loss_mean_absolute_error"
     symmetric = True
+    uses_xp = True
 
-    def value(self, t, p):
-        return np.abs(p - t)
+    def value(self, xp, t, p):
+        return xp.abs(xp.subtract(p, t))
 
-    def grad(self, t, p):
-        return np.sign(p - t)
+    def grad(self, xp, t, p):
+        return xp.sign(xp.subtract(p, t))
 
 
 class MeanAbsolutePercentageError(_Elementwise):
     name = "loss_mean_absolute_percentage_error"
+    uses_xp = True
 
-    def value(self, t, p, epsilon=1e-7):
-        return 100.0 * np.abs((t - p) / np.maximum(np.abs(t), epsilon))
+    def value(self, xp, t, p, epsilon=1e-7):
+        scale = xp.maximum(xp.abs(t), epsilon)
+        return xp.multiply(100.0, xp.abs(xp.divide(xp.subtract(t, p), scale)))
 
-    def grad(self, t, p, epsilon=1e-7):
-        return 100.0 * np.sign(p - t) / np.maximum(np.abs(t), epsilon)
+    def grad(self, xp, t, p, epsilon=1e-7):
+        scale = xp.maximum(xp.abs(t), epsilon)
+        return xp.divide(xp.multiply(100.0, xp.sign(xp.subtract(p, t))), scale)
+
+
+def _log1p_clipped(xp, x, epsilon):
+    # log(max(x, epsilon) + 1), as written (not log1p: the cpu path's exact operations)
+    return xp.log(xp.add(xp.maximum(x, epsilon), 1.0))
 
 
 class MeanSquaredLogarithmicError(_Elementwise):
     name = "loss_mean_squared_logarithmic_error"
+    uses_xp = True
 
-    def value(self, t, p, epsilon=1e-7):
-        d = np.log(np.maximum(p, epsilon) + 1.0) - np.log(np.maximum(t, epsilon) + 1.0)
-        return d * d
+    def value(self, xp, t, p, epsilon=1e-7):
+        d = xp.subtract(_log1p_clipped(xp, p, epsilon), _log1p_clipped(xp, t, epsilon))
+        return xp.multiply(d, d)
 
-    def grad(self, t, p, epsilon=1e-7):
-        d = np.log(np.maximum(p, epsilon) + 1.0) - np.log(np.maximum(t, epsilon) + 1.0)
-        return 2.0 * d * (p >= epsilon) / (np.maximum(p, epsilon) + 1.0)
+    def grad(self, xp, t, p, epsilon=1e-7):
+        d = xp.subtract(_log1p_clipped(xp, p, epsilon), _log1p_clipped(xp, t, epsilon))
+        # 2 * d * (p >= epsilon) / (max(p, epsilon) + 1)
+        num = xp.multiply(xp.multiply(2.0, d), xp.greater_equal(p, epsilon))
+        return xp.divide(num, xp.add(xp.maximum(p, epsilon), 1.0))
 
 
 class Huber(_Elementwise):
     name = "loss_huber"
     symmetric = True
+    uses_xp = True
 
-    def value(self, t, p, delta=1.0):
-        a = np.abs(p - t)
-        return np.where(a <= delta, 0.5 * a * a, delta * a - 0.5 * delta * delta)
+    def value(self, xp, t, p, delta=1.0):
+        a = xp.abs(xp.subtract(p, t))
+        quadratic = xp.multiply(xp.multiply(0.5, a), a)
+        linear = xp.subtract(xp.multiply(delta, a), 0.5 * delta * delta)
+        return xp.where(xp.less_equal(a, delta), quadratic, linear)
 
-    def grad(self, t, p, delta=1.0):
-        return np.clip(p - t, -delta, delta)
+    def grad(self, xp, t, p, delta=1.0):
+        return xp.clip(xp.subtract(p, t), -delta, delta)
 
 
 class LogCosh(_Elementwise):
@@ -205,61 +244,80 @@ class SquaredHinge(Hinge):
 
 class Poisson(_Elementwise):
     name = "loss_poisson"
+    uses_xp = True
 
-    def value(self, t, p, epsilon=1e-7):
-        return p - t * np.log(p + epsilon)
+    def value(self, xp, t, p, epsilon=1e-7):  # p - t * log(p + epsilon)
+        return xp.subtract(p, xp.multiply(t, xp.log(xp.add(p, epsilon))))
 
-    def grad(self, t, p, epsilon=1e-7):
-        return 1.0 - t / (p + epsilon)
+    def grad(self, xp, t, p, epsilon=1e-7):  # 1 - t / (p + epsilon)
+        return xp.subtract(1.0, xp.divide(t, xp.add(p, epsilon)))
+
+
+def _inside(xp, p, low, high):
+    # low <= p <= high: NumPy's bool product is the logical and; the device's a 0/1 mask
+    return xp.multiply(xp.greater_equal(p, low), xp.less_equal(p, high))
 
 
 class KLDivergence(_Elementwise):
     name = "loss_kl_divergence"
     reduce_sum = True
+    uses_xp = True
 
-    def value(self, t, p, epsilon=1e-7):
-        tc = np.clip(t, epsilon, 1.0)
-        return tc * np.log(tc / np.clip(p, epsilon, 1.0))
+    def value(self, xp, t, p, epsilon=1e-7):  # tc * log(tc / clip(p))
+        tc = xp.clip(t, epsilon, 1.0)
+        return xp.multiply(tc, xp.log(xp.divide(tc, xp.clip(p, epsilon, 1.0))))
 
-    def grad(self, t, p, epsilon=1e-7):
-        tc = np.clip(t, epsilon, 1.0)
-        return -tc / np.clip(p, epsilon, 1.0) * ((p >= epsilon) & (p <= 1.0))
+    def grad(self, xp, t, p, epsilon=1e-7):  # -tc / clip(p) * (epsilon <= p <= 1)
+        tc = xp.clip(t, epsilon, 1.0)
+        return xp.multiply(xp.divide(xp.negative(tc), xp.clip(p, epsilon, 1.0)),
+                           _inside(xp, p, epsilon, 1.0))
 
 
 class BinaryCrossentropy(_Elementwise):
     """On probabilities, clipped to [epsilon, 1 - epsilon] (Keras 3)."""
 
     name = "loss_binary_crossentropy"
+    uses_xp = True
 
-    def value(self, t, p, epsilon=1e-7):
-        pc = np.clip(p, epsilon, 1.0 - epsilon)
-        return -(t * np.log(pc) + (1.0 - t) * np.log(1.0 - pc))
+    def value(self, xp, t, p, epsilon=1e-7):  # -(t log(pc) + (1 - t) log(1 - pc))
+        pc = xp.clip(p, epsilon, 1.0 - epsilon)
+        return xp.negative(xp.add(xp.multiply(t, xp.log(pc)),
+                                  xp.multiply(xp.subtract(1.0, t), xp.log(xp.subtract(1.0, pc)))))
 
-    def grad(self, t, p, epsilon=1e-7):
-        pc = np.clip(p, epsilon, 1.0 - epsilon)
-        inside = (p >= epsilon) & (p <= 1.0 - epsilon)
-        return (-(t / pc) + (1.0 - t) / (1.0 - pc)) * inside
+    def grad(self, xp, t, p, epsilon=1e-7):  # (-(t / pc) + (1 - t) / (1 - pc)) * inside
+        pc = xp.clip(p, epsilon, 1.0 - epsilon)
+        d = xp.add(xp.negative(xp.divide(t, pc)),
+                   xp.divide(xp.subtract(1.0, t), xp.subtract(1.0, pc)))
+        return xp.multiply(d, _inside(xp, p, epsilon, 1.0 - epsilon))
 
 
 class BinaryCrossentropyFromLogits(_PerSample):
     """max(x, 0) - x z + log1p(exp(-|x|)), averaged over the last axis (fused kernel)."""
 
     name = "loss_binary_crossentropy_from_logits"
+    device_native = True  # the fused kernels and dev.xp (float32 inputs on a non-host device)
+    native_on = float32_native
 
     def values_forward(self, dev, y_true, y_pred):
-        t = np.ascontiguousarray(_as_float(match_ranks(y_true, y_pred), y_pred))
+        xp = dev.xp
+        t = xp.ascontiguousarray(_as_float(match_ranks(y_true, y_pred), y_pred))
         check_same_shape(t.shape, y_pred.shape, "binary_crossentropy")
-        x = np.ascontiguousarray(y_pred)
+        x = xp.ascontiguousarray(y_pred)
         loss = dev.empty(x.shape)
         dev.kernels["sigmoid_crossentropy_forward"](loss, x, t, x.size)
-        out = loss.mean(axis=-1) if x.shape[-1] else loss.sum(axis=-1)
-        return np.asarray(out, dtype=x.dtype), (t, x)
+        out = xp.mean(loss, axis=-1) if x.shape[-1] else xp.sum(loss, axis=-1)
+        return xp.asarray(out, dtype=x.dtype), (t, x)
 
     def values_backward(self, dev, saved, g, needs, **attrs):
         t, x = saved
         cols = x.shape[-1] or 1
-        dloss = np.ascontiguousarray(
-            np.broadcast_to((np.asarray(g) / cols)[..., None], x.shape), dtype=x.dtype)
+        xp = dev.xp
+        if xp is np:
+            dloss = np.ascontiguousarray(
+                np.broadcast_to((np.asarray(g) / cols)[..., None], x.shape), dtype=x.dtype)
+        else:
+            g = xp.divide(xp.asarray(g), cols)
+            dloss = xp.broadcast_to(g.reshape(g.shape + (1,)), x.shape)
         dx = dev.empty(x.shape)
         dev.kernels["sigmoid_crossentropy_backward"](dx, dloss, x, t, x.size)
         return None, dx

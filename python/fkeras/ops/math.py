@@ -2,7 +2,10 @@
 
 On the cpu and reference devices these structural ops run through NumPy on the device's arrays
 (they are memory-bound one-liners that NumPy already does well); the compute-heavy ops are in
-nn.py and go through the kernel tables.
+nn.py and go through the kernel tables. The elementwise ops and reductions compute with the
+device's array namespace `xp = dev.xp` (NumPy itself on the host, so the cpu path is the NumPy
+call it always was; fkeras/backend/cuda_xp.py on the GPU): they run on a non-host device when
+their inputs are float32 there (ops/xp_native.py).
 """
 
 import numpy as np
@@ -10,6 +13,7 @@ import numpy as np
 from fkeras.engine import fast_path as _fp
 from fkeras.ops import shape_utils as su
 from fkeras.ops.registry import Op, apply
+from fkeras.ops.xp_native import float32_native
 from fkeras.engine.keras_tensor import KerasTensor
 
 
@@ -18,92 +22,123 @@ def _shape(x):
 
 
 class _Binary(Op):
-    fn = None
+    device_native = True
+    native_on = float32_native
 
     def output_spec(self, a, b):
         return su.broadcast_shapes(_shape(a), _shape(b), self.name)
 
-    def forward(self, dev, a, b):
-        return type(self).fn(a, b), (a, b)
+
+def _unbroadcast(xp, g, shape):
+    return su.unbroadcast(g, shape, xp)
 
 
 class Add(_Binary):
     name = "add"
-    fn = staticmethod(np.add)
+
+    def forward(self, dev, a, b):
+        return dev.xp.add(a, b), (a, b)
 
     def backward(self, dev, saved, g, needs):
         a, b = saved
-        return (su.unbroadcast(g, a.shape) if needs[0] else None,
-                su.unbroadcast(g, b.shape) if needs[1] else None)
+        xp = dev.xp
+        return (_unbroadcast(xp, g, a.shape) if needs[0] else None,
+                _unbroadcast(xp, g, b.shape) if needs[1] else None)
 
 
 class Subtract(_Binary):
     name = "subtract"
-    fn = staticmethod(np.subtract)
+
+    def forward(self, dev, a, b):
+        return dev.xp.subtract(a, b), (a, b)
 
     def backward(self, dev, saved, g, needs):
         a, b = saved
-        return (su.unbroadcast(g, a.shape) if needs[0] else None,
-                su.unbroadcast(-g, b.shape) if needs[1] else None)
+        xp = dev.xp
+        return (_unbroadcast(xp, g, a.shape) if needs[0] else None,
+                _unbroadcast(xp, xp.negative(g), b.shape) if needs[1] else None)
 
 
 class Multiply(_Binary):
     name = "multiply"
-    fn = staticmethod(np.multiply)
+
+    def forward(self, dev, a, b):
+        return dev.xp.multiply(a, b), (a, b)
 
     def backward(self, dev, saved, g, needs):
         a, b = saved
-        return (su.unbroadcast(g * b, a.shape) if needs[0] else None,
-                su.unbroadcast(g * a, b.shape) if needs[1] else None)
+        xp = dev.xp
+        return (_unbroadcast(xp, xp.multiply(g, b), a.shape) if needs[0] else None,
+                _unbroadcast(xp, xp.multiply(g, a), b.shape) if needs[1] else None)
 
 
 class Divide(_Binary):
     name = "divide"
-    fn = staticmethod(np.divide)
+
+    def forward(self, dev, a, b):
+        return dev.xp.divide(a, b), (a, b)
 
     def backward(self, dev, saved, g, needs):
         a, b = saved
-        return (su.unbroadcast(g / b, a.shape) if needs[0] else None,
-                su.unbroadcast(-g * a / (b * b), b.shape) if needs[1] else None)
+        xp = dev.xp
+        gb = None
+        if needs[1]:  # -g * a / (b * b)
+            gb = _unbroadcast(xp, xp.divide(xp.multiply(xp.negative(g), a), xp.multiply(b, b)),
+                              b.shape)
+        return (_unbroadcast(xp, xp.divide(g, b), a.shape) if needs[0] else None, gb)
+
+
+def _mask_grads(xp, g, mask, a, b, needs):
+    # g where the mask holds to a, elsewhere to b; NumPy multiplies by the bool mask and its
+    # inverse, the device by a float32 0/1 mask and 1 - mask (the same products).
+    inv = (~mask if xp is np else xp.subtract(1.0, mask)) if needs[1] else None
+    return (_unbroadcast(xp, xp.multiply(g, mask), a.shape) if needs[0] else None,
+            _unbroadcast(xp, xp.multiply(g, inv), b.shape) if needs[1] else None)
 
 
 class Maximum(_Binary):
     name = "maximum"
-    fn = staticmethod(np.maximum)
+
+    def forward(self, dev, a, b):
+        return dev.xp.maximum(a, b), (a, b)
 
     def backward(self, dev, saved, g, needs):
         a, b = saved
-        mask = a >= b
-        return (su.unbroadcast(g * mask, a.shape) if needs[0] else None,
-                su.unbroadcast(g * ~mask, b.shape) if needs[1] else None)
+        xp = dev.xp
+        return _mask_grads(xp, g, xp.greater_equal(a, b), a, b, needs)
 
 
 class Minimum(_Binary):
     name = "minimum"
-    fn = staticmethod(np.minimum)
+
+    def forward(self, dev, a, b):
+        return dev.xp.minimum(a, b), (a, b)
 
     def backward(self, dev, saved, g, needs):
         a, b = saved
-        mask = a <= b
-        return (su.unbroadcast(g * mask, a.shape) if needs[0] else None,
-                su.unbroadcast(g * ~mask, b.shape) if needs[1] else None)
+        xp = dev.xp
+        return _mask_grads(xp, g, xp.less_equal(a, b), a, b, needs)
 
 
 class Power(_Binary):
     name = "power"
-    fn = staticmethod(np.power)
 
     def forward(self, dev, a, b):
-        out = np.power(a, b)
+        out = dev.xp.power(a, b)
         return out, (a, b, out)
 
     def backward(self, dev, saved, g, needs):
         a, b, out = saved
-        ga = su.unbroadcast(g * b * np.power(a, b - 1), a.shape) if needs[0] else None
-        gb = None
-        if needs[1]:
+        xp = dev.xp
+        ga = gb = None
+        if needs[0]:  # g * b * a ** (b - 1)
+            ga = _unbroadcast(xp, xp.multiply(xp.multiply(g, b), xp.power(a, xp.subtract(b, 1))),
+                              a.shape)
+        if needs[1]:  # g * out * log(a) where a > 0, else 0
             with np.errstate(divide="ignore", invalid="ignore"):
-                gb = su.unbroadcast(g * out * np.where(a > 0, np.log(np.where(a > 0, a, 1)), 0), b.shape)
+                pos = xp.greater(a, 0)
+                log_a = xp.where(pos, xp.log(xp.where(pos, a, 1)), 0)
+                gb = _unbroadcast(xp, xp.multiply(xp.multiply(g, out), log_a), b.shape)
         return ga, gb
 
 
@@ -112,75 +147,103 @@ class _Unary(Op):
         return _shape(x)
 
 
-class Negative(_Unary):
+class _XpUnary(_Unary):
+    device_native = True
+    native_on = float32_native
+
+
+class Negative(_XpUnary):
     name = "negative"
 
     def forward(self, dev, x):
-        return np.negative(x), None
+        return dev.xp.negative(x), None
 
     def backward(self, dev, saved, g, needs):
-        return (-g,)
+        return (dev.xp.negative(g),)
 
 
-class Exp(_Unary):
+class Exp(_XpUnary):
     name = "exp"
 
     def forward(self, dev, x):
-        y = np.exp(x)
+        y = dev.xp.exp(x)
         return y, y
 
     def backward(self, dev, y, g, needs):
-        return (g * y,)
+        return (dev.xp.multiply(g, y),)
 
 
-class Log(_Unary):
+class Log(_XpUnary):
     name = "log"
 
     def forward(self, dev, x):
-        return np.log(x), x
+        return dev.xp.log(x), x
 
     def backward(self, dev, x, g, needs):
-        return (g / x,)
+        return (dev.xp.divide(g, x),)
 
 
-class Sqrt(_Unary):
+class Sqrt(_XpUnary):
     name = "sqrt"
 
     def forward(self, dev, x):
-        y = np.sqrt(x)
+        y = dev.xp.sqrt(x)
         return y, y
 
     def backward(self, dev, y, g, needs):
-        return (g * 0.5 / y,)
+        xp = dev.xp
+        return (xp.divide(xp.multiply(g, 0.5), y),)
 
 
-class Square(_Unary):
+class Square(_XpUnary):
     name = "square"
 
     def forward(self, dev, x):
-        return np.square(x), x
+        return dev.xp.square(x), x
 
     def backward(self, dev, x, g, needs):
-        return (2.0 * g * x,)
+        xp = dev.xp
+        return (xp.multiply(xp.multiply(2.0, g), x),)
 
 
-class Abs(_Unary):
+class Abs(_XpUnary):
     name = "absolute"
 
     def forward(self, dev, x):
-        return np.abs(x), x
+        return dev.xp.abs(x), x
 
     def backward(self, dev, x, g, needs):
-        return (g * np.sign(x),)
+        xp = dev.xp
+        return (xp.multiply(g, xp.sign(x)),)
+
+
+def _bound(v):
+    return v is None or (isinstance(v, (int, float, np.integer, np.floating))
+                         and not isinstance(v, bool))
 
 
 class Clip(_Unary):
     name = "clip"
+    device_native = True
+
+    def native_on(self, inputs, attrs):  # float32 x, bounds that are numbers (or None)
+        return (float32_native(self, inputs, attrs) and _bound(attrs.get("x_min"))
+                and _bound(attrs.get("x_max")))
 
     def forward(self, dev, x, x_min=None, x_max=None):
+        xp = dev.xp
+        if xp is not np:
+            return xp.clip(x, x_min, x_max), x
         return np.clip(x, x_min, x_max).astype(x.dtype, copy=False), x
 
     def backward(self, dev, x, g, needs, x_min=None, x_max=None):
+        xp = dev.xp
+        if xp is not np:  # g where x_min <= x <= x_max (float32 masks)
+            if x_min is not None:
+                g = xp.multiply(g, xp.greater_equal(x, x_min))
+            if x_max is not None:
+                g = xp.multiply(g, xp.less_equal(x, x_max))
+            return (g,)
         mask = np.ones(x.shape, dtype=bool)
         if x_min is not None:
             mask &= x >= x_min
@@ -245,6 +308,9 @@ class MatMul(Op):
 
 
 class _Reduce(Op):
+    device_native = True
+    native_on = float32_native  # on the GPU: float64 accumulation (cuda_xp.py)
+
     def output_spec(self, x, axis=None, keepdims=False):
         shape = _shape(x)
         return su.reduced_shape(shape, su.normalize_axes(axis, len(shape), self.name), keepdims)
@@ -254,11 +320,14 @@ class Sum(_Reduce):
     name = "sum"
 
     def forward(self, dev, x, axis=None, keepdims=False):
-        return np.asarray(np.sum(x, axis=axis, keepdims=keepdims), dtype=x.dtype), x.shape
+        xp = dev.xp
+        return xp.asarray(xp.sum(x, axis=axis, keepdims=keepdims), dtype=x.dtype), x.shape
 
     def backward(self, dev, shape, g, needs, axis=None, keepdims=False):
         axes = su.normalize_axes(axis, len(shape))
-        return (np.broadcast_to(g.reshape(su.reduced_shape(shape, axes, True)), shape).copy(),)
+        xp = dev.xp
+        b = xp.broadcast_to(g.reshape(su.reduced_shape(shape, axes, True)), shape)
+        return (b.copy() if xp is np else b,)  # NumPy's is a view, the device's a new array
 
 
 class Mean(_Reduce):
@@ -266,12 +335,16 @@ class Mean(_Reduce):
 
     def forward(self, dev, x, axis=None, keepdims=False):
         dtype = x.dtype if x.dtype.kind == "f" else dev.dtype  # mean of ints/bools is float
-        return np.asarray(np.mean(x, axis=axis, keepdims=keepdims), dtype=dtype), x.shape
+        xp = dev.xp
+        return xp.asarray(xp.mean(x, axis=axis, keepdims=keepdims), dtype=dtype), x.shape
 
     def backward(self, dev, shape, g, needs, axis=None, keepdims=False):
         axes = su.normalize_axes(axis, len(shape))
         count = int(np.prod([shape[a] for a in axes])) if axes else 1
-        g = g.reshape(su.reduced_shape(shape, axes, True)) / (count if count > 0 else 1)
+        xp = dev.xp
+        g = xp.divide(g.reshape(su.reduced_shape(shape, axes, True)), count if count > 0 else 1)
+        if xp is not np:
+            return (xp.broadcast_to(g, shape),)
         # C order: astype would otherwise keep the broadcast view's axis order (a transposed
         # layout that every kernel downstream would copy again).
         return (np.broadcast_to(g, shape).astype(dev.dtype, order="C"),)
@@ -281,23 +354,29 @@ class Max(_Reduce):
     name = "max"
 
     def forward(self, dev, x, axis=None, keepdims=False):
-        y = np.asarray(np.max(x, axis=axis, keepdims=True), dtype=x.dtype)
+        xp = dev.xp
+        y = xp.asarray(xp.max(x, axis=axis, keepdims=True), dtype=x.dtype)
         out = y if keepdims else y.reshape(su.reduced_shape(x.shape, su.normalize_axes(axis, x.ndim), False))
         return out, (x, y)
 
     def backward(self, dev, saved, g, needs, axis=None, keepdims=False):
+        # g shared equally by the maxima (NumPy: a bool mask, an int count, a float64 quotient
+        # rounded to float32; the device: float32 mask and count, the same correctly rounded
+        # float32 quotient).
         x, y = saved
-        mask = (x == y)
-        count = mask.sum(axis=axis, keepdims=True)
+        xp = dev.xp
+        mask = xp.equal(x, y)
+        count = xp.sum(mask, axis=axis, keepdims=True)
         g = g.reshape(y.shape)
-        return ((mask * g / count).astype(x.dtype),)
+        return (xp.asarray(xp.divide(xp.multiply(mask, g), count), dtype=x.dtype),)
 
 
 class Min(Max):
     name = "min"
 
     def forward(self, dev, x, axis=None, keepdims=False):
-        y = np.asarray(np.min(x, axis=axis, keepdims=True), dtype=x.dtype)
+        xp = dev.xp
+        y = xp.asarray(xp.min(x, axis=axis, keepdims=True), dtype=x.dtype)
         out = y if keepdims else y.reshape(su.reduced_shape(x.shape, su.normalize_axes(axis, x.ndim), False))
         return out, (x, y)
 
@@ -308,12 +387,23 @@ class Where(Op):
     """where(condition, x1, x2): the condition is data (no gradient); x1, x2 broadcast."""
 
     name = "where"
+    device_native = True
+
+    def native_on(self, inputs, attrs):
+        # float32 values and a bool or float32 condition (dev.xp.where selects on nonzero)
+        cond = getattr(inputs[0], "_value", inputs[0])
+        kind = np.dtype(getattr(cond, "dtype", np.float64)).kind
+        return float32_native(self, inputs[1:], attrs) and (
+            kind == "b" or float32_native(self, inputs[:1], attrs))
 
     def output_spec(self, condition, x1, x2):
         out = su.broadcast_shapes(_shape(x1), _shape(x2), self.name)
         return su.broadcast_shapes(_shape(condition), out, self.name)
 
     def forward(self, dev, condition, x1, x2):
+        xp = dev.xp
+        if xp is not np:
+            return xp.where(condition, x1, x2), (condition, tuple(x1.shape), tuple(x2.shape))
         cond = np.asarray(condition).astype(bool, copy=False)
         out = np.where(cond, x1, x2)
         if out.dtype.kind == "f":
@@ -322,10 +412,11 @@ class Where(Op):
 
     def backward(self, dev, saved, g, needs):
         cond, s1, s2 = saved
-        zero = np.zeros((), g.dtype)
+        xp = dev.xp
+        zero = np.zeros((), g.dtype) if xp is np else 0.0
         return (None,
-                su.unbroadcast(np.where(cond, g, zero), s1) if needs[1] else None,
-                su.unbroadcast(np.where(cond, zero, g), s2) if needs[2] else None)
+                su.unbroadcast(xp.where(cond, g, zero), s1, xp) if needs[1] else None,
+                su.unbroadcast(xp.where(cond, zero, g), s2, xp) if needs[2] else None)
 
 
 class ReluGeneral(_Unary):

@@ -6,6 +6,7 @@ from fkeras.backend import devices as _devices
 from fkeras.ops import shape_utils as su
 from fkeras.ops.registry import REGISTRY as _R
 from fkeras.ops.registry import Op, apply
+from fkeras.ops.xp_native import float32_native
 
 
 def reshape_spec(shape, newshape, op_name="reshape"):
@@ -67,6 +68,8 @@ class Transpose(Op):
 
 class Concatenate(Op):
     name = "concatenate"
+    device_native = True  # dev.xp's concatenate / split (float32 inputs on a non-host device)
+    native_on = float32_native
 
     def output_spec(self, *xs, axis=0):
         shapes = [su.shape_of(x) for x in xs]
@@ -88,12 +91,14 @@ class Concatenate(Op):
         return tuple(out)
 
     def forward(self, dev, *xs, axis=0):
-        return np.concatenate(xs, axis=axis), xs  # the inputs (the tape holds them anyway)
+        # the inputs are saved (the tape holds them anyway)
+        return dev.xp.concatenate(xs, axis=axis), xs
 
     def backward(self, dev, xs, g, needs, axis=0):
+        xp = dev.xp
         splits = np.cumsum([x.shape[axis] for x in xs])[:-1]
-        parts = np.split(g, splits, axis=axis)
-        return tuple(np.ascontiguousarray(p) if n else None for p, n in zip(parts, needs))
+        parts = xp.split(g, splits, axis=axis)
+        return tuple(xp.ascontiguousarray(p) if n else None for p, n in zip(parts, needs))
 
 
 class GetItem(Op):

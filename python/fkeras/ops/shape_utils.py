@@ -24,16 +24,19 @@ def broadcast_shapes(a, b, op_name):
     return tuple(reversed(out))
 
 
-def unbroadcast(g, shape):
-    """Sums a broadcast gradient back to `shape`."""
+def unbroadcast(g, shape, xp=None):
+    """Sums a broadcast gradient back to `shape` (`xp`: the device's array namespace for a
+    device buffer; None or NumPy: g's own `sum`)."""
     if g.shape == tuple(shape):
         return g
+    native = xp is None or xp is np
     extra = g.ndim - len(shape)
     if extra:
-        g = g.sum(axis=tuple(range(extra)))
+        lead = tuple(range(extra))
+        g = g.sum(axis=lead) if native else xp.sum(g, axis=lead)
     axes = tuple(i for i, d in enumerate(shape) if d == 1 and g.shape[i] != 1)
     if axes:
-        g = g.sum(axis=axes, keepdims=True)
+        g = g.sum(axis=axes, keepdims=True) if native else xp.sum(g, axis=axes, keepdims=True)
     return g.reshape(shape)
 
 
