@@ -308,8 +308,8 @@ class MatMul(Op):
 
 
 class _Reduce(Op):
-    device_native = True
-    native_on = float32_native  # on the GPU: float64 accumulation (cuda_xp.py)
+    # (sum, mean, max, min run on a non-host device through dev.xp; the reductions of
+    # ops/reductions.py that subclass this compute in NumPy: host)
 
     def output_spec(self, x, axis=None, keepdims=False):
         shape = _shape(x)
@@ -317,6 +317,8 @@ class _Reduce(Op):
 
 
 class Sum(_Reduce):
+    device_native = True
+    native_on = float32_native  # on the GPU: float64 accumulation (cuda_xp.py)
     name = "sum"
 
     def forward(self, dev, x, axis=None, keepdims=False):
@@ -331,6 +333,8 @@ class Sum(_Reduce):
 
 
 class Mean(_Reduce):
+    device_native = True
+    native_on = float32_native  # on the GPU: float64 accumulation (cuda_xp.py)
     name = "mean"
 
     def forward(self, dev, x, axis=None, keepdims=False):
@@ -351,6 +355,8 @@ class Mean(_Reduce):
 
 
 class Max(_Reduce):
+    device_native = True
+    native_on = float32_native  # on the GPU: float64 accumulation (cuda_xp.py)
     name = "max"
 
     def forward(self, dev, x, axis=None, keepdims=False):
