@@ -275,3 +275,15 @@ def test_direct_model_calls_on_the_device(cuda):
     np.testing.assert_array_equal(np.asarray(got[2]), expected[1])
     np.testing.assert_array_equal(ints.numpy(), [[3.0] * 3, [12.0] * 3])
     assert device_dispatch.host_op_calls() == {}
+
+
+def test_without_metrics_only_the_loss_comes_back(cuda):
+    x, y = pm.data("mlp")
+    with keras.device("cuda"):
+        model = pm.build("mlp")
+        model.compile(optimizer="adam",
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        model.fit(x[:16], y[:16], batch_size=16, epochs=1, verbose=0)
+        EmulatedArray.downloads = 0
+        history = model.fit(x, y, batch_size=16, epochs=1, verbose=0, shuffle=False)
+    assert EmulatedArray.downloads == len(x) // 16 and np.isfinite(history.history["loss"][0])

@@ -47,10 +47,14 @@ def on_host():
 
 
 def update_metrics(model, state, ys, preds, sws, loss, n):
-    """The step's metric update on the host: predictions and loss copied back once, the
-    metric functions (fkeras ops on those copies) run on the cpu device."""
+    """The step's metric update on the host: predictions (when a metric reads them) and the
+    loss copied back once, the metric functions (fkeras ops on those copies) run on the cpu
+    device."""
+    cm = model.compiled_metrics
+    if not cm.built or cm.entries:
+        preds = to_host(preds)
     with on_host():
-        model._fk_update_metrics(state, ys, to_host(preds), sws, to_host([loss])[0], n)
+        model._fk_update_metrics(state, ys, preds, sws, to_host([loss])[0], n)
 
 
 def to_host(values):
