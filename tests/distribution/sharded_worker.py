@@ -37,6 +37,7 @@ OPTIMIZERS = {
     "ftrl": lambda: fkeras.optimizers.Ftrl(0.05, l1_regularization_strength=0.01),
     "adam_clipvalue_losscale": lambda: fkeras.optimizers.Adam(0.01, clipvalue=0.05,
                                                               loss_scale_factor=8.0),
+    "loss_scale": lambda: fkeras.optimizers.LossScaleOptimizer(fkeras.optimizers.Adam(0.01)),
     "clipnorm": lambda: fkeras.optimizers.Adam(0.01, clipnorm=1.0),
     "lamb": lambda: fkeras.optimizers.Lamb(0.01),
 }
@@ -71,7 +72,8 @@ def main(scenario, outdir):
               tiny=scenario == "tiny")
     m.fit(x, y, batch_size=BATCH, epochs=6, shuffle=True, verbose=0)
     opt = m.optimizer
-    out = {"sharded": np.array(bool(getattr(opt, "_fk_sharded", None)))}
+    inner = getattr(opt, "inner_optimizer", opt)
+    out = {"sharded": np.array(bool(getattr(inner, "_fk_sharded", None)))}
     if scenario == "detach":
         fkeras.distribution.set_distribution(None)
         comm = fkeras.distribution.get_communicator()

@@ -158,3 +158,32 @@ def test_tape_reports_each_gradient_when_final():
             assert g is None and grads[4] is None
         else:
             np.testing.assert_array_equal(g, np.asarray(grads[j]))
+
+
+@pytest.mark.parametrize("bucket_mb, mode, bucketed", [
+    ("4", None, False),  # 15k parameters: one bucket, nothing to overlap
+    ("0.01", None, True),  # ~2.6k-element buckets: several
+    ("4", "1", True),  # forced
+    ("0.01", "0", False),  # off
+])
+def test_bucketing_only_where_there_is_something_to_overlap(monkeypatch, bucket_mb, mode,
+                                                            bucketed):
+    from fkeras.distribution import bucketing
+
+    class Comm(FakeComm):
+        def iallreduce_sum(self, array):
+            raise AssertionError("not called here")
+
+    monkeypatch.setenv("FKERAS_DIST_BUCKET_MB", bucket_mb)
+    if mode is None:
+        monkeypatch.delenv("FKERAS_DIST_OVERLAP", raising=False)
+    else:
+        monkeypatch.setenv("FKERAS_DIST_OVERLAP", mode)
+    variables = [fkeras.Variable(np.zeros(s, np.float32)) for s in ((100, 120), (120,), (3000,))]
+    monkeypatch.setattr(_state, "COMM", Comm(0, 2))
+    reducer = bucketing.reducer_for(variables)
+    assert (reducer is not None) == bucketed
+    if mode is None:
+        assert len(bucketing._cache[tuple(map(id, variables))].buckets) == (
+            2 if bucketed else 1)
+    bucketing._cache.clear()

@@ -15,7 +15,7 @@ pytest.importorskip("mpi4py", reason="mpi4py is not installed (pip install 'fker
 
 WORKER = "sharded_worker.py"
 SHARDED = ["sgd_momentum", "adam", "adam_amsgrad", "adamw", "adamax", "adagrad", "adadelta",
-           "rmsprop", "nadam", "lion", "ftrl", "adam_clipvalue_losscale", "tiny"]
+           "rmsprop", "nadam", "lion", "ftrl", "adam_clipvalue_losscale", "loss_scale", "tiny"]
 
 
 def _keys(res, prefix):

@@ -8,6 +8,8 @@ dynamic_scale, then the inner optimizer's variables (Keras's order).
 
 import numpy as np
 
+from fkeras.distribution import _state as _dist
+
 from fkeras.optimizers.optimizer import Optimizer
 from fkeras.optimizers.state import ScalarVariable
 
@@ -71,6 +73,8 @@ class LossScaleOptimizer(Optimizer):
                                  "must already be built on a list of variables.")
             self.build(trainable_variables)
         finite = all(bool(np.all(np.isfinite(np.asarray(g)))) for g in grads if g is not None)
+        if _dist.COMM is not None:  # DataParallel: every rank skips, or steps, together
+            finite = all(_dist.COMM.allgather(finite))
         if not finite:
             self.step_counter.assign(0)
             self.dynamic_scale.assign(float(self.dynamic_scale) * 0.5)
