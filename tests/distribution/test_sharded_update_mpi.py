@@ -82,3 +82,11 @@ def test_slices_cover_the_buffer_on_cache_lines(n, size):
         assert lo <= hi == lo2 and lo2 % 16 == 0
     if n >= 16 * size * 4:  # large buffers: near-equal shares
         assert max(hi - lo for lo, hi in bounds) - min(hi - lo for lo, hi in bounds) < 32
+
+
+def test_no_shared_memory_falls_back_to_mpi(tmp_path):
+    _ok(run("adam", tmp_path, 2, worker=WORKER, FKERAS_DIST_SHM_DIR=str(tmp_path / "none")))
+    runs = results(tmp_path, "adam", 2)
+    assert not any(bool(r["sharded"]) for r in runs)
+    for a, b in zip(_state(runs[0]), _state(runs[1])):
+        np.testing.assert_array_equal(a, b)

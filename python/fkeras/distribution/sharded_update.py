@@ -21,7 +21,9 @@ the optimizer's work. Parameters stay private to each rank (a rank's `set_weight
 own); after every step they are identical on every rank.
 
 `FKERAS_DIST_SHARDED=0` turns this off (MPI allreduce of the gradients, then the whole update
-on every rank). Ranks on several machines always use the MPI path.
+on every rank). Ranks on several machines use the MPI path, as do ranks whose shared-memory
+directory (`FKERAS_DIST_SHM_DIR`, default /dev/shm) cannot hold the block (its pages are
+reserved when it is created).
 """
 
 import mmap
@@ -133,12 +135,20 @@ def _shared_block(comm, nbytes):
     path = None
     if comm.rank == 0:
         try:
-            fd, path = tempfile.mkstemp(prefix="fkeras-dp-", dir="/dev/shm")
+            fd, path = tempfile.mkstemp(prefix="fkeras-dp-", dir=os.environ.get(
+                "FKERAS_DIST_SHM_DIR", "/dev/shm"))
             try:
-                os.ftruncate(fd, nbytes)
+                # Reserve the pages now: a sparse file on a full /dev/shm (containers often
+                # give it 64 MB) would fail later with SIGBUS on first touch instead.
+                os.posix_fallocate(fd, 0, nbytes)
             finally:
                 os.close(fd)
         except OSError:
+            if path is not None:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
             path = None
     path = comm.broadcast(path)
     if path is None:
