@@ -9,8 +9,9 @@ Scenarios:
   clipnorm          Adam(clipnorm=1.0): not sharded (norms need whole variables).
   lamb              Lamb: not sharded (per-variable trust ratios).
   detach            Adam under DataParallel, then the distribution is turned off: each
-                    rank's slots become its own again (rank 1 zeroes its slots, rank 0's
-                    stay) and a local step trains only on the rank's own data.
+                    rank's parameters and slots become its own again at once (rank 1 zeroes
+                    its slots, rank 0's stay) and a local step trains only on the rank's own
+                    data.
 """
 
 import os
@@ -76,6 +77,7 @@ def main(scenario, outdir):
     out = {"sharded": np.array(bool(getattr(inner, "_fk_sharded", None)))}
     if scenario == "detach":
         fkeras.distribution.set_distribution(None)
+        out["detached_at_once"] = np.array(getattr(opt, "_fk_sharded", None) is None)
         comm = fkeras.distribution.get_communicator()
         # A local step (each rank its own rows) moves the slots back to private buffers.
         m.fit(x[rank::2], y[rank::2], batch_size=BATCH, epochs=1, shuffle=False, verbose=0)

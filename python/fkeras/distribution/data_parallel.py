@@ -194,14 +194,19 @@ def broadcast_weights(model):
     comm = _state.COMM
     if comm is None:
         return
+    optimizer = getattr(model, "optimizer", None)
+    # Weights in an optimizer's shared buffers are one copy for the ranks of this machine.
+    shared = getattr(optimizer, "_where", {}) if getattr(optimizer, "_fk_sharded", None) \
+        else {}
     for w in model.weights:
+        if id(w) in shared:
+            continue
         value = w._value
         if isinstance(value, np.ndarray) and value.flags.c_contiguous:
             comm.broadcast_array(value)
         else:
             w.assign(comm.broadcast_array(np.ascontiguousarray(np.asarray(value))))
-    optimizer = getattr(model, "optimizer", None)
-    if getattr(optimizer, "_fk_sharded", None):
+    if shared:
         return  # the slots are one shared copy for every rank (sharded_update.py)
     for g in getattr(optimizer, "_groups", None) or []:
         for buf in g.slots.values():

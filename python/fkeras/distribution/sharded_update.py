@@ -8,17 +8,21 @@ shared-memory block (a file in /dev/shm, unlinked once every rank has mapped it)
 optimizer group of n elements:
 - one gradient region of n per rank: the optimizer's flat gradient buffer (`group.grad`) is
   this rank's region, so gathering the gradients writes them there;
-- the slots (momentum, velocity, ...): one copy for the whole machine, which every rank reads
-  in full (`optimizer.variables` and checkpoints see the whole, current state on every rank);
-- an exchange region of n for the updated parameters.
+- the packed trainable parameters (`group.param`, which the variables' values view) and the
+  slots (momentum, velocity, ...): one copy for the whole machine. Every rank reads them in
+  full (`model.weights`, `optimizer.variables` and checkpoints see the whole, current state
+  on every rank); a step writes each slice from one rank only.
 A step (`ShardedUpdate.apply`): each rank writes its share of the batch (the gradient
 weight) to shared memory; barrier; rank r sums the ranks' gradients on its slice r (rank
-order fixed: deterministic), scales by the weights, runs the optimizer's fused kernel on slice r
-of its parameters and of the shared slots, and publishes the slice's new parameters; barrier;
-each rank copies the other slices' parameters into its own (private) parameter buffer. The
-same bytes move as in an allreduce, without MPI's bounce buffers, and each rank runs 1/N of
-the optimizer's work. Parameters stay private to each rank (a rank's `set_weights` stays its
-own); after every step they are identical on every rank.
+order fixed: deterministic), scales by the weights and runs the optimizer's fused kernel on
+slice r of the shared parameters and slots; barrier (no rank starts its next forward before
+every slice is updated). The gradient bytes move once, without MPI's bounce buffers, no
+parameter is copied between ranks, and each rank runs 1/N of the optimizer's work.
+The trainable parameters being one copy is DataParallel's invariant made physical: a write
+to them on one rank (`set_weights`, `load_weights`) is seen by the other ranks of the machine,
+which hold the same values by construction (`load_weights` and fit's start broadcast rank 0's
+anyway). Non-trainable weights (batch-norm statistics) stay private. When the distribution is
+turned off (`set_distribution(None)`), every buffer becomes private again at once.
 
 `FKERAS_DIST_SHARDED=0` turns this off (MPI allreduce of the gradients, then the whole update
 on every rank). Ranks on several machines use the MPI path, as do ranks whose shared-memory
@@ -29,6 +33,7 @@ reserved when it is created).
 import mmap
 import os
 import tempfile
+import weakref
 
 import numpy as np
 
@@ -174,22 +179,41 @@ def _shared_block(comm, nbytes):
 class _Slice:
     """One rank's slice of a group: the attributes `Optimizer._update` reads."""
 
-    def __init__(self, group, lo, hi, slots, grad):
+    def __init__(self, group, lo, hi):
         self.dev = group.dev
         self.param = group.param[lo:hi]
-        self.slots = {name: buf[lo:hi] for name, buf in slots.items()}
-        self.grad = grad[lo:hi]
+        self.slots = {name: buf[lo:hi] for name, buf in group.slots.items()}
+        self.grad = group.grad[lo:hi]
         self.n = hi - lo
 
 
 class _GroupShards:
     """The shared regions of one optimizer group and every rank's slice bounds."""
 
-    def __init__(self, group, grads, slots, exchange, bounds, rank):
-        self.group, self.grads, self.slots, self.exchange = group, grads, slots, exchange
+    def __init__(self, group, grads, slots, param, bounds, rank):
+        self.group, self.grads, self.slots, self.param = group, grads, slots, param
         self.bounds = bounds
-        lo, hi = bounds[rank]
-        self.own = _Slice(group, lo, hi, slots, grads[rank])
+        self.own = None
+
+
+def _rehome(group, param, grad, slots):
+    """Moves a group's buffers (values already in the new ones); the variables' values
+    become views of the new parameter buffer."""
+    group.param, group.grad, group.slots = param, grad, dict(slots)
+    for v, off, size in zip(group.variables, group.offsets, group.sizes):
+        v._value = param[off:off + size].reshape(v.shape)
+
+
+_ATTACHED = weakref.WeakSet()  # optimizers whose buffers are shared now
+
+
+def detach_all(keep=None):
+    """Every optimizer not attached on communicator `keep` back to private buffers (called
+    when the distribution changes)."""
+    for optimizer in list(_ATTACHED):
+        current = optimizer.__dict__.get("_fk_sharded")
+        if not current or current.comm is not keep:
+            detach(optimizer)
 
 
 def _bounds(n, size, itemsize):
@@ -203,8 +227,8 @@ class ShardedUpdate:
 
     @classmethod
     def create(cls, comm, optimizer):
-        """Maps the shared block and moves the optimizer's gradient and slot buffers into it
-        (rank 0's slot values); None on every rank when shared memory is not available."""
+        """Maps the shared block and moves the optimizer's buffers into it (rank 0's
+        parameter and slot values); None on every rank when shared memory is not available."""
         size = comm.size
         layout, total = [], _ALIGN * size  # the ranks' gradient weights (float64) first
 
@@ -218,6 +242,7 @@ class ShardedUpdate:
             nbytes = g.n * g.param.itemsize
             layout.append(([region(nbytes) for _ in range(size)],
                            {name: region(nbytes) for name in g.slots}, region(nbytes)))
+        # (per group: the ranks' gradients, the slots, the parameters)
         block = _shared_block(comm, max(total, 1))
         if block is None:
             return None
@@ -225,7 +250,7 @@ class ShardedUpdate:
         self.comm, self.block = comm, block
         self.weights = np.frombuffer(block, np.float64, size, 0)
         self.groups = []
-        for g, (grad_at, slot_at, exchange_at) in zip(optimizer._groups, layout):
+        for g, (grad_at, slot_at, param_at) in zip(optimizer._groups, layout):
             dtype, n = g.param.dtype, g.n
 
             def view(at, dtype=dtype, n=n):
@@ -233,27 +258,31 @@ class ShardedUpdate:
 
             grads = [view(at) for at in grad_at]
             slots = {name: view(at) for name, at in slot_at.items()}
-            if comm.rank == 0:
+            param = view(param_at)
+            if comm.rank == 0:  # rank 0's state, as the broadcasts at fit's start
+                param[...] = g.param
                 for name, buf in slots.items():
                     buf[...] = g.slots[name]
             grads[comm.rank][...] = g.grad  # this step's gradients were gathered already
-            self.groups.append(_GroupShards(g, grads, slots, view(exchange_at),
+            self.groups.append(_GroupShards(g, grads, slots, param,
                                             _bounds(n, size, g.param.itemsize), comm.rank))
-        comm.barrier()  # rank 0's slot values are in place
+        comm.barrier()  # rank 0's values are in place
         for gs in self.groups:
-            gs.group.grad = gs.grads[comm.rank]
-            gs.group.slots = dict(gs.slots)
+            _rehome(gs.group, gs.param, gs.grads[comm.rank], gs.slots)
+            gs.own = _Slice(gs.group, *gs.bounds[comm.rank])
         optimizer._fk_buffers_changed()
+        _ATTACHED.add(optimizer)
         return self
 
     def detach(self, optimizer):
-        """Private copies of the slots and a private gradient buffer (values kept)."""
+        """Private copies of every buffer (values kept); no collective."""
         for gs in self.groups:
             g = gs.group
-            g.slots = {name: np.array(buf, copy=True) for name, buf in gs.slots.items()}
-            g.grad = np.array(g.grad, copy=True)
+            _rehome(g, np.array(g.param, copy=True), np.array(g.grad, copy=True),
+                    {name: np.array(buf, copy=True) for name, buf in g.slots.items()})
         optimizer._fk_buffers_changed()
         self.groups = []
+        _ATTACHED.discard(optimizer)
 
     def apply(self, optimizer):
         """One optimizer step from every rank's gathered gradients (see the module doc)."""
@@ -292,10 +321,5 @@ class ShardedUpdate:
                 np.clip(out, -clip, clip, out=out)
             wd = float(optimizer.weight_decay) if gs.group.use_decay else 0.0
             optimizer._update(own, lr, step, wd)
-            gs.exchange[lo:hi] = own.param
-        comm.barrier()  # every slice's new parameters are published
-        for gs in self.groups:
-            for k, (lo, hi) in enumerate(gs.bounds):
-                if k != rank:
-                    gs.group.param[lo:hi] = gs.exchange[lo:hi]
+        comm.barrier()  # every slice is updated: the next forward may read them all
         optimizer._after_update(step)

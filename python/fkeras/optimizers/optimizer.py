@@ -266,8 +266,9 @@ class Optimizer:
         self.built = True
 
     def _fk_buffers_changed(self):
-        """A group's gradient or slot buffers were replaced (DataParallel's sharded update):
-        the per-variable views follow."""
+        """A group's buffers were replaced (DataParallel's sharded update moves them to
+        shared memory and back): the per-variable views follow."""
+        self._values = [v._value for v in self._trainable_variables]
         if self._per_variable:
             self._segments = [_Segment(self._groups[0], i)
                               for i in range(len(self._trainable_variables))]
