@@ -63,7 +63,8 @@ def eligible(optimizer):
         and optimizer._groups and not (
             optimizer.clipnorm or optimizer.global_clipnorm or optimizer.use_ema
             or optimizer.gradient_accumulation_steps or optimizer._constrained)
-        and all(g.param.flags.c_contiguous for g in optimizer._groups))
+        and all(isinstance(g.param, np.ndarray) and g.param.flags.c_contiguous
+                for g in optimizer._groups))  # host memory (not a GPU group)
 
 
 def wanted(optimizer):
