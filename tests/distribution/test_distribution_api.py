@@ -187,3 +187,44 @@ def test_bucketing_only_where_there_is_something_to_overlap(monkeypatch, bucket_
         assert len(bucketing._cache[tuple(map(id, variables))].buckets) == (
             2 if bucketed else 1)
     bucketing._cache.clear()
+
+
+@pytest.mark.parametrize("n, size", [(83, 2), (6, 2), (1 << 20, 2), (1001, 3), (0, 2)])
+def test_slices_cover_the_buffer_on_cache_lines(n, size):
+    from fkeras.distribution import sharded_update
+
+    bounds = sharded_update._bounds(n, size, 4)
+    assert bounds[0][0] == 0 and bounds[-1][1] == n
+    for (lo, hi), (lo2, _) in zip(bounds, bounds[1:]):
+        assert lo <= hi == lo2 and lo2 % 16 == 0
+    if n >= 16 * size * 4:  # large buffers: near-equal shares
+        assert max(hi - lo for lo, hi in bounds) - min(hi - lo for lo, hi in bounds) < 32
+
+
+class _OwnUpdate(fkeras.optimizers.Adam):
+    def _update(self, g, lr, step, weight_decay):  # not known to be elementwise
+        super()._update(g, lr, step, weight_decay)
+
+
+@pytest.mark.parametrize("make, expected", [
+    (lambda: fkeras.optimizers.Adam(), True),
+    (lambda: fkeras.optimizers.AdamW(weight_decay=0.1), True),
+    (lambda: fkeras.optimizers.SGD(momentum=0.9), True),
+    (lambda: fkeras.optimizers.Ftrl(), True),
+    (lambda: fkeras.optimizers.Adam(clipvalue=0.5), True),
+    (lambda: fkeras.optimizers.Adam(clipnorm=1.0), False),
+    (lambda: fkeras.optimizers.Adam(global_clipnorm=1.0), False),
+    (lambda: fkeras.optimizers.Adam(use_ema=True), False),
+    (lambda: fkeras.optimizers.Adam(gradient_accumulation_steps=2), False),
+    (lambda: fkeras.optimizers.Lamb(), False),
+    (lambda: fkeras.optimizers.Adafactor(), False),
+    (lambda: _OwnUpdate(), False),
+])
+def test_sharded_update_only_for_elementwise_updates(make, expected):
+    from fkeras.distribution import sharded_update
+
+    opt = make()
+    opt.build([fkeras.Variable(np.zeros((3, 5), np.float32)),
+               fkeras.Variable(np.zeros((5,), np.float32))])
+    assert sharded_update.eligible(opt) is expected
+    assert not sharded_update.wanted(opt)  # no distribution: never
