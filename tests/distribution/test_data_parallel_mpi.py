@@ -42,10 +42,10 @@ def _env(**extra):
     return env
 
 
-def run(scenario, outdir, ranks, **env):
-    """Runs the worker on `ranks` processes (1: without mpiexec); returns the completed
-    process (the run must end within TIMEOUT)."""
-    cmd = [sys.executable, str(WORKER), scenario, str(outdir)]
+def run(scenario, outdir, ranks, worker=WORKER, **env):
+    """Runs `worker` (a script beside this file) on `ranks` processes (1: without mpiexec);
+    returns the completed process (the run must end within TIMEOUT)."""
+    cmd = [sys.executable, str(WORKER.with_name(Path(worker).name)), scenario, str(outdir)]
     if ranks > 1:
         cmd = [MPIEXEC, "-n", str(ranks)] + cmd
     return subprocess.run(cmd, env=_env(**env), capture_output=True, text=True,
@@ -97,11 +97,14 @@ def test_two_ranks_train_like_one(train_runs):
         np.testing.assert_array_equal(a, b)
 
 
-def test_one_allreduce_after_the_backward_gives_the_same_weights(train_runs, tmp_path):
-    _ok(run("train", tmp_path, 2, FKERAS_DIST_OVERLAP="0"))  # no bucketing
-    blocking = results(tmp_path, "train", 2)[0]
-    for a, b in zip(_weights(train_runs["two"][0]), _weights(blocking)):
-        _close(a, b, rtol=1e-6, atol=1e-7)
+@pytest.mark.parametrize("overlap", ["1", "0"])
+def test_mpi_allreduce_paths_give_the_same_weights(train_runs, tmp_path, overlap):
+    # The default on one machine is the sharded update in shared memory; without it the
+    # gradients are allreduced by MPI, bucket by bucket during the backward or in one call.
+    _ok(run("train", tmp_path, 2, FKERAS_DIST_SHARDED="0", FKERAS_DIST_OVERLAP=overlap))
+    for mpi in results(tmp_path, "train", 2):
+        for a, b in zip(_weights(train_runs["two"][0]), _weights(mpi)):
+            _close(a, b, rtol=1e-6, atol=1e-7)
 
 
 @pytest.mark.parametrize("key", ["hist_loss", "hist_accuracy", "hist_val_loss",

@@ -158,3 +158,73 @@ def test_tape_reports_each_gradient_when_final():
             assert g is None and grads[4] is None
         else:
             np.testing.assert_array_equal(g, np.asarray(grads[j]))
+
+
+@pytest.mark.parametrize("bucket_mb, mode, bucketed", [
+    ("4", None, False),  # 15k parameters: one bucket, nothing to overlap
+    ("0.01", None, True),  # ~2.6k-element buckets: several
+    ("4", "1", True),  # forced
+    ("0.01", "0", False),  # off
+])
+def test_bucketing_only_where_there_is_something_to_overlap(monkeypatch, bucket_mb, mode,
+                                                            bucketed):
+    from fkeras.distribution import bucketing
+
+    class Comm(FakeComm):
+        def iallreduce_sum(self, array):
+            raise AssertionError("not called here")
+
+    monkeypatch.setenv("FKERAS_DIST_BUCKET_MB", bucket_mb)
+    if mode is None:
+        monkeypatch.delenv("FKERAS_DIST_OVERLAP", raising=False)
+    else:
+        monkeypatch.setenv("FKERAS_DIST_OVERLAP", mode)
+    variables = [fkeras.Variable(np.zeros(s, np.float32)) for s in ((100, 120), (120,), (3000,))]
+    monkeypatch.setattr(_state, "COMM", Comm(0, 2))
+    reducer = bucketing.reducer_for(variables)
+    assert (reducer is not None) == bucketed
+    if mode is None:
+        assert len(bucketing._cache[tuple(map(id, variables))].buckets) == (
+            2 if bucketed else 1)
+    bucketing._cache.clear()
+
+
+@pytest.mark.parametrize("n, size", [(83, 2), (6, 2), (1 << 20, 2), (1001, 3), (0, 2)])
+def test_slices_cover_the_buffer_on_cache_lines(n, size):
+    from fkeras.distribution import sharded_update
+
+    bounds = sharded_update._bounds(n, size, 4)
+    assert bounds[0][0] == 0 and bounds[-1][1] == n
+    for (lo, hi), (lo2, _) in zip(bounds, bounds[1:]):
+        assert lo <= hi == lo2 and lo2 % 16 == 0
+    if n >= 16 * size * 4:  # large buffers: near-equal shares
+        assert max(hi - lo for lo, hi in bounds) - min(hi - lo for lo, hi in bounds) < 32
+
+
+class _OwnUpdate(fkeras.optimizers.Adam):
+    def _update(self, g, lr, step, weight_decay):  # not known to be elementwise
+        super()._update(g, lr, step, weight_decay)
+
+
+@pytest.mark.parametrize("make, expected", [
+    (lambda: fkeras.optimizers.Adam(), True),
+    (lambda: fkeras.optimizers.AdamW(weight_decay=0.1), True),
+    (lambda: fkeras.optimizers.SGD(momentum=0.9), True),
+    (lambda: fkeras.optimizers.Ftrl(), True),
+    (lambda: fkeras.optimizers.Adam(clipvalue=0.5), True),
+    (lambda: fkeras.optimizers.Adam(clipnorm=1.0), False),
+    (lambda: fkeras.optimizers.Adam(global_clipnorm=1.0), False),
+    (lambda: fkeras.optimizers.Adam(use_ema=True), False),
+    (lambda: fkeras.optimizers.Adam(gradient_accumulation_steps=2), False),
+    (lambda: fkeras.optimizers.Lamb(), False),
+    (lambda: fkeras.optimizers.Adafactor(), False),
+    (lambda: _OwnUpdate(), False),
+])
+def test_sharded_update_only_for_elementwise_updates(make, expected):
+    from fkeras.distribution import sharded_update
+
+    opt = make()
+    opt.build([fkeras.Variable(np.zeros((3, 5), np.float32)),
+               fkeras.Variable(np.zeros((5,), np.float32))])
+    assert sharded_update.eligible(opt) is expected
+    assert not sharded_update.wanted(opt)  # no distribution: never

@@ -194,24 +194,35 @@ def broadcast_weights(model):
     comm = _state.COMM
     if comm is None:
         return
+    optimizer = getattr(model, "optimizer", None)
+    # Weights in an optimizer's shared buffers are one copy for the ranks of this machine.
+    shared = getattr(optimizer, "_where", {}) if getattr(optimizer, "_fk_sharded", None) \
+        else {}
     for w in model.weights:
+        if id(w) in shared:
+            continue
         value = w._value
         if isinstance(value, np.ndarray) and value.flags.c_contiguous:
             comm.broadcast_array(value)
         else:
             w.assign(comm.broadcast_array(np.ascontiguousarray(np.asarray(value))))
-    optimizer = getattr(model, "optimizer", None)
+    if shared:
+        return  # the slots are one shared copy for every rank (sharded_update.py)
     for g in getattr(optimizer, "_groups", None) or []:
         for buf in g.slots.values():
             comm.broadcast_array(buf)
 
 
-def overlap_allreduce(tape, variables):
+def overlap_allreduce(tape, variables, optimizer=None):
     """Arms `tape` so that the gradients are allreduced bucket by bucket during its backward
-    (see bucketing.py); returns the reducer (call `finish()` after the backward) or None."""
+    (see bucketing.py); returns the reducer (call `finish()` after the backward) or None
+    (also when `optimizer` sums the gradients in shared memory: sharded_update.py)."""
     if _state.COMM is None:
         return None
-    from fkeras.distribution import bucketing
+    from fkeras.distribution import bucketing, sharded_update
+
+    if sharded_update.wanted(optimizer):
+        return None
 
     reducer = bucketing.reducer_for(variables)
     if reducer is not None:

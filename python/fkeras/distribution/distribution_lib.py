@@ -206,3 +206,6 @@ def _activate():
     dist, comm = _world["distribution"], _world["comm"]
     _state.COMM = comm if dist is not None and comm.size > 1 else None
     _state.GRAD_WEIGHT = 1.0 / comm.size
+    from fkeras.distribution import sharded_update
+
+    sharded_update.detach_all(keep=_state.COMM)  # shared buffers end with their job

@@ -9,6 +9,7 @@ dynamic_scale, then the inner optimizer's variables (Keras's order).
 import numpy as np
 
 from fkeras.backend import devices as _devices
+from fkeras.distribution import _state as _dist
 from fkeras.optimizers.optimizer import Optimizer
 from fkeras.optimizers.state import ScalarVariable
 
@@ -73,6 +74,8 @@ class LossScaleOptimizer(Optimizer):
             self.build(trainable_variables)
         grads = [None if g is None else _devices.host_array(g) for g in grads]  # (NumPy checks)
         finite = all(bool(np.all(np.isfinite(g))) for g in grads if g is not None)
+        if _dist.COMM is not None:  # DataParallel: every rank skips, or steps, together
+            finite = all(_dist.COMM.allgather(finite))
         if not finite:
             self.step_counter.assign(0)
             self.dynamic_scale.assign(float(self.dynamic_scale) * 0.5)

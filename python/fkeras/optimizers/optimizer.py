@@ -133,6 +133,9 @@ class Optimizer:
     # add_optimizer_variables, each a tuple of names created interleaved (Keras's order of
     # `optimizer.variables`). Subclasses return it from `_slot_calls()`.
     kernel = None
+    # The DataParallel sharded update this optimizer's buffers live in (None: private
+    # buffers; see fkeras/distribution/sharded_update.py).
+    _fk_sharded = None
 
     def __init__(self, learning_rate, weight_decay=None, clipnorm=None, clipvalue=None,
                  global_clipnorm=None, use_ema=False, ema_momentum=0.99,
@@ -309,6 +312,14 @@ class Optimizer:
         self._values = [v._value for v in variables]  # references: an id could be reused
         self.built = True
 
+    def _fk_buffers_changed(self):
+        """A group's buffers were replaced (DataParallel's sharded update moves them to
+        shared memory and back): the per-variable views follow."""
+        self._values = [v._value for v in self._trainable_variables]
+        if self._per_variable:
+            self._segments = [_Segment(self._groups[0], i)
+                              for i in range(len(self._trainable_variables))]
+
     def _ensure_packed(self):
         """Re-points variables whose value is no longer this optimizer's view (another
         optimizer packed them, or the value array was replaced): their current values are
@@ -357,6 +368,10 @@ class Optimizer:
         """Updates `trainable_variables` (default: those the optimizer was built with)."""
         if len(grads) == 0:
             return
+        if self._fk_sharded is not None and _dist.COMM is None:  # the distribution ended
+            from fkeras.distribution import sharded_update
+
+            sharded_update.detach(self)
         if trainable_variables is None:
             if not self.built:
                 raise ValueError(
@@ -450,7 +465,14 @@ class Optimizer:
 
     def _apply_flat(self):
         """One step over the already-gathered flat gradients of every group."""
-        if _dist.COMM is not None:  # DataParallel: the global batch's gradient
+        if _dist.COMM is not None or self._fk_sharded is not None:
+            # DataParallel: the global batch's gradient; on one machine a sharded update
+            from fkeras.distribution import sharded_update
+
+            sharded = sharded_update.for_step(self)
+            if sharded is not None:
+                sharded.apply(self)
+                return
             _dist.reduce_gradients([g.grad for g in self._groups])
         if self.loss_scale_factor is not None:
             with _host_buffers(self._groups, ("grad",)):

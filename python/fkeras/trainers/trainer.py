@@ -197,7 +197,7 @@ class Trainer:
         if _dp_state.COMM is None:  # one process (checked inline: this runs every step)
             grads = tape.gradient(loss, state.variables)
         else:
-            reducer = _dp.overlap_allreduce(tape, state.variables)
+            reducer = _dp.overlap_allreduce(tape, state.variables, self.optimizer)
             grads = tape.gradient(loss, state.variables)
             if reducer is not None:
                 grads = reducer.finish()
