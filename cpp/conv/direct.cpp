@@ -106,7 +106,7 @@ void run_direct(const Path& path, float* y, const float* x, const float* w, cons
   const int64_t per_image = (P + rb - 1) / rb;
   // Filter slices over 24 KB are swept one filter row at a time (half of a 48 KB L1; measured
   // no worse than whole slices, within the noise, on the shapes of bench_conv.py).
-  const direct::Geom g{C, K, R, S, Q, sw, dh, dw, ld, 24 * 1024};
+  direct::Geom g{C, K, R, S, Q, sw, dh, dw, ld, 24 * 1024};
   direct::Bf16Kernels bk{};
   std::vector<uint32_t> wp;  // bf16: (R, taps, ceil(run / 2), K) tap pairs
   if (path.bf16) {
@@ -114,13 +114,16 @@ void run_direct(const Path& path, float* y, const float* x, const float* w, cons
     const int64_t taps = dw == 1 ? 1 : S, run = dw == 1 ? S * C : C;
     wp.resize(static_cast<size_t>(R * taps * ((run + 1) / 2) * K));
     bk.pack_filter(wp.data(), w, g);
+    // An odd run's last pair may read one more input value (times a zero weight) when the
+    // input is finite (one vectorized pass, only then).
+    g.finite_input = (run & 1) && !any_non_finite(x, N * H * W * C);
   }
   parallel_for(N * per_image, 1, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t n = t / per_image, p0 = (t % per_image) * rb, p1 = std::min(P, p0 + rb);
       const int64_t h_lo = p0 * sh - pt, rows = (p1 - 1 - p0) * sh + (R - 1) * dh + 1;
-      float* buf = scratch(1, static_cast<size_t>(rows * ld));  // (rows, Wp, C)
-      uint16_t* hbuf = reinterpret_cast<uint16_t*>(buf);        // bf16: half of it
+      float* buf = scratch(1, static_cast<size_t>(rows * ld + 1));  // (rows, Wp, C)
+      uint16_t* hbuf = reinterpret_cast<uint16_t*>(buf);            // bf16: half of it
       if (path.bf16) {
         bk.pad_rows(hbuf, x, n, h_lo, rows, -pl, Wp, H, W, C);
       } else {

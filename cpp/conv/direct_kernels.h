@@ -20,6 +20,7 @@ struct Geom {
   int64_t sw, dh, dw;      // column stride, dilations
   int64_t ld_row;          // floats between two rows of the padded input copy (Wp * C)
   int64_t slice_bytes;     // filter slices larger than this are taken one filter row at a time
+  bool finite_input = false;  // bf16 row kernel: the input holds no Inf / NaN (see its file)
 };
 
 // y (Q, K) of one output row = bias (K) [opt] + sum over taps of xr * w, no activation.
@@ -52,7 +53,8 @@ Kernels kernels_avx512();
 // (uint32_t, low half first), the filter and dy packed as pairs along their reduction. Needs
 // K % 16 == 0 (w's K, dy's K). See the file comment for the layouts.
 struct Bf16Kernels {
-  // buf (rows, Wp, C) = bf16 of the padded input rows (direct.cpp pad_rows, rounded).
+  // buf (rows, Wp, C) = bf16 of the padded input rows (direct.cpp pad_rows, rounded), then
+  // one zero (buf holds rows * Wp * C + 1 values).
   void (*pad_rows)(uint16_t* buf, const float* x, int64_t n, int64_t h_lo, int64_t rows,
                    int64_t w_lo, int64_t Wp, int64_t H, int64_t W, int64_t C);
   // xq (rows, Wp, C) pairs (x[col], x[col + sw]) of the padded rows; tmp: rows*(Wp+sw)*C bf16.
