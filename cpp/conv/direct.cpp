@@ -231,17 +231,9 @@ void direct_backward_weight(float* dw, const float* dy, const float* x, const Sh
   // 0: dw itself); the buffers are added into dw at the end.
   const int64_t nslices = std::max<int64_t>(1, std::min<int64_t>(steps, 2 * num_threads()));
   std::vector<float> partial(static_cast<size_t>((nslices - 1) * size));  // (nslices-1, T, K)
-  // bf16: dy packed once as pairs of adjacent pixels (N * P rows of ceil(Q / 2) x K pairs).
   direct::Bf16Kernels bk{};
   const int64_t Qp = (s.Q + 1) / 2;
-  std::vector<uint32_t> dyp;
-  if (kern.bf16) {
-    bk = direct::kernels_avx512_bf16();
-    dyp.resize(static_cast<size_t>(s.N * s.P * Qp * s.K));
-    parallel_for(s.N * s.P, 16, [&](int64_t r0, int64_t r1) {
-      bk.pack_dy(dyp.data() + r0 * Qp * s.K, dy + r0 * s.Q * s.K, r1 - r0, s.Q, s.K);
-    });
-  }
+  if (kern.bf16) bk = direct::kernels_avx512_bf16();
   parallel_for(nslices, 1, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
       float* out = i == 0 ? dw : partial.data() + (i - 1) * size;  // (T, K)
@@ -256,8 +248,13 @@ void direct_backward_weight(float* dw, const float* dy, const float* x, const Sh
           uint16_t* tmp = reinterpret_cast<uint16_t*>(
               scratch(0, static_cast<size_t>((rows * (Wp + s.sw) * s.C + 1) / 2)));
           uint32_t* xq = reinterpret_cast<uint32_t*>(buf);
+          // This step's dy rows as pairs of adjacent pixels (rb, ceil(Q / 2), K), packed here
+          // so that they stay in cache for the kernel (~8K floats).
+          uint32_t* dyp = reinterpret_cast<uint32_t*>(
+              scratch(2, static_cast<size_t>((p1 - p0) * Qp * s.K)));
           bk.pair_rows(xq, tmp, x, n, p0 * s.sh - s.pt, rows, -s.pl, Wp, s.H, s.W, s.C, s.sw);
-          bk.weight(out, xq, dyp.data() + (n * s.P + p0) * Qp * s.K, off.data(), g, p1 - p0);
+          bk.pack_dy(dyp, dy + (n * s.P + p0) * s.Q * s.K, p1 - p0, s.Q, s.K);
+          bk.weight(out, xq, dyp, off.data(), g, p1 - p0);
         } else {
           pad_rows(buf, x, n, p0 * s.sh - s.pt, rows, -s.pl, Wp, s.H, s.W, s.C);
           kern.fp32.weight(out, buf, dy + (n * s.P + p0) * s.Q * s.K, off.data(), g, p1 - p0);

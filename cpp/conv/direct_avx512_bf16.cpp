@@ -16,8 +16,9 @@
 //   (rows, ceil(Q / 2), K) pairs (partner of an odd Q's last pixel: zero); the input copy is
 //   (rows, Wp, C) pairs (x[col], x[col + sw]): the pair of filter row t for pixels (q, q+1) is
 //   the one at the fp32 copy's offset of (t, q). An odd Q's last pair keeps the low half only.
-// Register blocks as direct_impl.h (32 zmm: PB pixels or RB filter rows x NV vectors, PB * NV
-// <= 24 accumulators).
+// Register blocks as direct_impl.h (32 zmm: PB pixels or RB filter rows x NV vectors), but the
+// pixels of a row (the filter rows) are split into balanced blocks (Split), no overlapped or
+// short tail blocks.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
@@ -33,10 +34,6 @@ namespace direct {
 namespace {
 
 constexpr int kNvMax = 4;
-template <int NV>
-constexpr int pb_max() {
-  return 24 / NV;
-}
 
 inline __mmask16 lanes(int64_t n) {
   return n >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << n) - 1u);
@@ -223,35 +220,54 @@ void block(float* __restrict y, const uint16_t* __restrict xr, const uint32_t* _
     for (int j = 0; j < NV; ++j) _mm512_storeu_ps(yb + i * K + 16 * j, acc[i][j]);
 }
 
-// All columns of the row for channels [k0, k0 + 16 NV), as direct_impl.h's columns (filter rows
-// one at a time when the packed slice outgrows g.slice_bytes; an overlapping tail block only
-// in one pass).
+// Blocks of at most kMaxBlock[NV - 1] pixels (forward) or filter rows (backward-weight): the
+// NV * B accumulators, the NV vectors of the other operand and a broadcast fill the 32 zmm
+// registers (NV = 1 stops at 24).
+constexpr int kMaxBlock[kNvMax] = {24, 14, 9, 6};
+
+// n items in the fewest blocks of at most `most`, balanced: sizes differ by at most one (a
+// short tail block would run its few accumulator chains at the dpbf16 latency, not its
+// throughput: measured 2.5x slower at C = 1's 9 filter rows as 8 + 1).
+struct Split {
+  int64_t blocks, base, extra;  // the first `extra` blocks have base + 1 items
+  Split(int64_t n, int64_t most)
+      : blocks((n + most - 1) / most), base(n / blocks), extra(n % blocks) {}
+  int64_t start(int64_t i) const { return i * base + (i < extra ? i : extra); }
+  int64_t size(int64_t i) const { return base + (i < extra ? 1 : 0); }
+};
+
+using BlockFn = void (*)(float*, const uint16_t*, const uint32_t*, const float*, const Geom&,
+                         int64_t, int64_t, int64_t, int64_t, bool);
+
+// fn[b - 1] = block<NV, b>, built at compile time (no static initializer runs AVX-512 code).
+template <int NV>
+struct BlockTable {
+  BlockFn fn[kMaxBlock[NV - 1]] = {};
+  template <int B>
+  constexpr void fill() {
+    if constexpr (B >= 1) {
+      fn[B - 1] = &block<NV, B>;
+      fill<B - 1>();
+    }
+  }
+  constexpr BlockTable() { fill<kMaxBlock[NV - 1]>(); }
+};
+
+// All columns of the row for channels [k0, k0 + 16 NV), in balanced pixel blocks; when the
+// packed filter slice outgrows g.slice_bytes, the filter rows one at a time over all blocks
+// (partial sums through y, which stays in L1), as direct_impl.h's columns.
 template <int NV>
 void columns(float* y, const uint16_t* xr, const uint32_t* wp, const float* bias, const Geom& g,
              int64_t k0) {
-  constexpr int PB = pb_max<NV>();
-  const int64_t Q = g.Q;
+  static constexpr BlockTable<NV> table;
   const int64_t taps = g.dw == 1 ? 1 : g.S, run = g.dw == 1 ? g.S * g.C : g.C;
   const int64_t slice_bytes = g.R * taps * ((run + 1) / 2) * NV * 64;
   const int64_t rstep = (slice_bytes > g.slice_bytes && g.R > 1) ? 1 : g.R;
-  for (int64_t r0 = 0; r0 < g.R; r0 += rstep) {
-    const int64_t r1 = r0 + rstep;
-    const bool first = r0 == 0;
-    if (rstep == g.R && Q >= PB && (Q % PB == 0 || 2 * (Q % PB) >= PB)) {
-      int64_t q0 = 0;
-      for (; q0 + PB <= Q; q0 += PB) block<NV, PB>(y, xr, wp, bias, g, q0, k0, r0, r1, first);
-      if (q0 < Q) block<NV, PB>(y, xr, wp, bias, g, Q - PB, k0, r0, r1, first);
-      continue;
-    }
-    int64_t q0 = 0;
-    for (; q0 + PB <= Q; q0 += PB) block<NV, PB>(y, xr, wp, bias, g, q0, k0, r0, r1, first);
-    for (; q0 + 8 <= Q; q0 += 8)
-      block<NV, (PB >= 8 ? 8 : 1)>(y, xr, wp, bias, g, q0, k0, r0, r1, first);
-    for (; q0 + 4 <= Q; q0 += 4)
-      block<NV, (PB >= 4 ? 4 : 1)>(y, xr, wp, bias, g, q0, k0, r0, r1, first);
-    for (; q0 + 2 <= Q; q0 += 2) block<NV, 2>(y, xr, wp, bias, g, q0, k0, r0, r1, first);
-    for (; q0 < Q; ++q0) block<NV, 1>(y, xr, wp, bias, g, q0, k0, r0, r1, first);
-  }
+  const Split split(g.Q, kMaxBlock[NV - 1]);
+  for (int64_t r0 = 0; r0 < g.R; r0 += rstep)
+    for (int64_t i = 0; i < split.blocks; ++i)
+      table.fn[split.size(i) - 1](y, xr, wp, bias, g, split.start(i), k0, r0, r0 + rstep,
+                                  r0 == 0);
 }
 
 void row_impl(float* y, const uint16_t* xr, const uint32_t* wp, const float* bias,
@@ -306,17 +322,30 @@ void wblock(float* __restrict dwp, const uint32_t* __restrict xq, const uint32_t
     for (int j = 0; j < NV; ++j) _mm512_storeu_ps(dwp + (t0 + i) * K + k0 + 16 * j, acc[i][j]);
 }
 
+using WBlockFn = void (*)(float*, const uint32_t*, const uint32_t*, const int64_t*,
+                          const WGeom&, int64_t, int64_t, int64_t);
+
+template <int NV>
+struct WBlockTable {
+  WBlockFn fn[kMaxBlock[NV - 1]] = {};
+  template <int B>
+  constexpr void fill() {
+    if constexpr (B >= 1) {
+      fn[B - 1] = &wblock<NV, B>;
+      fill<B - 1>();
+    }
+  }
+  constexpr WBlockTable() { fill<kMaxBlock[NV - 1]>(); }
+};
+
+// All filter rows for channels [k0, k0 + 16 NV), in balanced blocks of rows.
 template <int NV>
 void wrows(float* dwp, const uint32_t* xq, const uint32_t* dyp, const int64_t* off,
            const WGeom& g, int64_t rows, int64_t k0) {
-  constexpr int RB = pb_max<NV>();
-  const int64_t T = g.T;
-  int64_t t0 = 0;
-  for (; t0 + RB <= T; t0 += RB) wblock<NV, RB>(dwp, xq, dyp, off, g, rows, t0, k0);
-  for (; t0 + 8 <= T; t0 += 8) wblock<NV, (RB >= 8 ? 8 : 1)>(dwp, xq, dyp, off, g, rows, t0, k0);
-  for (; t0 + 4 <= T; t0 += 4) wblock<NV, (RB >= 4 ? 4 : 1)>(dwp, xq, dyp, off, g, rows, t0, k0);
-  for (; t0 + 2 <= T; t0 += 2) wblock<NV, 2>(dwp, xq, dyp, off, g, rows, t0, k0);
-  for (; t0 < T; ++t0) wblock<NV, 1>(dwp, xq, dyp, off, g, rows, t0, k0);
+  static constexpr WBlockTable<NV> table;
+  const Split split(g.T, kMaxBlock[NV - 1]);
+  for (int64_t i = 0; i < split.blocks; ++i)
+    table.fn[split.size(i) - 1](dwp, xq, dyp, off, g, rows, split.start(i), k0);
 }
 
 void weight_impl(float* dwp, const uint32_t* xq, const uint32_t* dyp, const int64_t* off,
