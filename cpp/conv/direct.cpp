@@ -14,6 +14,12 @@
 // block of filter rows x channels per sweep over the pixels of a few output rows (same padded
 // copy of x), partial sums per slice of the batch added at the end.
 //
+// bf16 products (runtime.h gemm_bf16_active()): the same schedule on the VDPBF16PS kernels
+// (direct_avx512_bf16.cpp): the padded copy is rounded to bf16 (backward-weight: bf16 pairs of
+// columns (col, col + sw)), the filter packed as tap pairs once per call, dy as pixel pairs per
+// step. Its choice per shape (measured against the im2col + bf16 GEMM path): forward and
+// backward-input while the packed bf16 filter fits half of a 1 MB L2 (bf16_filter_fits),
+// backward-weight from K = 16; stride 1, no dilation, not 1x1, as fp32.
 // Switch: FKERAS_CONV_DIRECT=0 never takes this path, =1 takes it whenever it applies (tests
 // use both), unset: where it was measured faster: K (dx: C) a multiple of the vector width,
 // stride 1, dilation 1, not 1x1, forward C <= 32, backward-input K <= 64, backward-weight
@@ -61,6 +67,15 @@ bool active(Path* out) {
 // Automatic choice: the direct forward only up to kMaxForwardC input channels, backward-input
 // up to kMaxInputK output channels (the reductions of their register blocks per filter tap).
 constexpr int64_t kMaxForwardC = 32, kMaxInputK = 64;
+
+// The bf16 forward and backward-input (their reductions R*S*C and R*S*K): the direct kernel
+// sweeps the whole packed filter (R*S*C*K bf16) once per output row, the GEMM path blocks it
+// for the caches. Measured (bench_bf16.py --only paths, one core, paired): the direct path
+// 1.04-2.4x the im2col + bf16 GEMM up to C = K = 128 (a 288 KB packed filter), 0.66-0.72x at
+// C = K = 256 (1.1 MB, past a 1 MB L2): it serves filters up to half of that L2.
+bool bf16_filter_fits(const Shape& s) {
+  return s.R * s.S * s.C * s.K * 2 <= 512 * 1024;
+}
 
 // -1: unset (automatic), 0: off, 1: forced where applicable.
 int mode() {
@@ -154,8 +169,8 @@ bool direct_forward_ok(const Shape& s) {
   // path up to 32 input channels; at 64 1.07x on 1 thread but 0.95x on 2 (32x56x56x64); at 128
   // (8x9x9x128 -> 256) half its speed, the filter slices no longer staying in L1/L2 across the
   // column blocks.
-  return !s.pointwise() && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1 &&
-         s.C <= kMaxForwardC;
+  const bool plain = !s.pointwise() && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1;
+  return plain && (kern.bf16 ? bf16_filter_fits(s) : s.C <= kMaxForwardC);
 }
 
 bool direct_backward_weight_ok(const Shape& s) {
@@ -165,7 +180,9 @@ bool direct_backward_weight_ok(const Shape& s) {
   if (s.M() == 0 || s.K == 0 || s.row_len() == 0) return false;
   if (m == 1) return true;
   // Measured 1.04-3.5x the GEMM path from K = 32 (also C = 128, K = 256), 0.94x at K = 16.
-  return !s.pointwise() && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1 && s.K >= 32;
+  // bf16: 1.0-3.6x from K = 16 (bench_bf16.py --only paths).
+  return !s.pointwise() && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1 &&
+         (kern.bf16 || s.K >= 32);
 }
 
 bool direct_backward_input_ok(const Shape& s) {
@@ -178,7 +195,7 @@ bool direct_backward_input_ok(const Shape& s) {
   if (m == 1) return true;
   // Its reduction runs over K: 1.0-1.2x the GEMM path up to K = 64, 0.91x at K = 128
   // (8x14x14x64 -> 128).
-  return s.dh == 1 && s.dw == 1 && s.K <= kMaxInputK;
+  return s.dh == 1 && s.dw == 1 && (kern.bf16 ? bf16_filter_fits(s) : s.K <= kMaxInputK);
 }
 
 void direct_forward(float* y, const float* x, const float* w, const float* bias, const Shape& s,
