@@ -261,9 +261,9 @@ void direct_backward_weight(float* dw, const float* dy, const float* x, const Sh
         const int64_t rows = (p1 - 1 - p0) * s.sh + (s.R - 1) * s.dh + 1;
         float* buf = scratch(1, static_cast<size_t>(rows * ld));  // (rows, Wp, C)
         if (kern.bf16) {
-          // (rows, Wp + sw, C) bf16 staging for the pairs (rows, Wp, C).
+          // (rows, Wp + sw, C) bf16 staging for the pairs (rows, Wp, C), and pad_rows' zero.
           uint16_t* tmp = reinterpret_cast<uint16_t*>(
-              scratch(0, static_cast<size_t>((rows * (Wp + s.sw) * s.C + 1) / 2)));
+              scratch(0, static_cast<size_t>(rows * (Wp + s.sw) * s.C / 2 + 1)));
           uint32_t* xq = reinterpret_cast<uint32_t*>(buf);
           // This step's dy rows as pairs of adjacent pixels (rb, ceil(Q / 2), K), packed here
           // so that they stay in cache for the kernel (~8K floats).
