@@ -172,3 +172,47 @@ def test_conv_flag_without_native_is_bit_identical_fp32(c, isa_name):
         _C.set_cpu_isa(before)
     for plain, flagged in zip(*outs):
         np.testing.assert_array_equal(flagged, plain)
+
+
+def _random_cases(n, seed=20261126):
+    # Shapes around the bf16 direct kernel's edges: K a multiple of 16 (1..5 vectors) or not
+    # (GEMM path), C from 1 (odd tap runs) to 40, filters 1..5 (even ones too), strides and
+    # dilations 1..2, 'same' or 'valid', output widths odd and even.
+    rng = np.random.default_rng(seed)
+    cases = []
+    while len(cases) < n:
+        K = int(rng.choice([16, 32, 48, 64, 80, 24]))
+        C = int(rng.choice([1, 2, 3, 5, 16, 17, 32, 40]))
+        R, S = (int(v) for v in rng.integers(1, 6, 2))
+        sh, dh = (int(v) for v in rng.integers(1, 3, 2))
+        H, W = (int(v) for v in rng.integers(1, 14, 2))
+        padding = str(rng.choice(["same", "valid"]))
+        c = conv_problem(int(rng.integers(1, 3)), H, W, C, K, R, S, sh, sh, dh, dh, padding)
+        if c["P"] > 0 and c["Q"] > 0:
+            cases.append(c)
+    return cases
+
+
+@needs_native
+@pytest.mark.parametrize("direct", ["0", "1"])
+@pytest.mark.parametrize("c", _random_cases(24), ids=case_id)
+def test_conv_bf16_random_shapes(c, direct, monkeypatch):
+    monkeypatch.setenv("FKERAS_CONV_DIRECT", direct)
+    rng = np.random.default_rng(c["K"] * 7 + c["C"] * 3 + c["R"])
+    xs, ws, ys = shapes(c)
+    x, w, dy = low_bits(rand(rng, xs)), low_bits(rand(rng, ws)), low_bits(rand(rng, ys))
+    args = conv_args(c)
+    y, dx, dw = nans(ys), nans(xs), nans(ws)
+    with bf16():
+        _C.conv2d_forward(y, x, w, None, *args, codes.LINEAR, 0.0)
+        _C.conv2d_backward_input(dx, dy, w, *args)
+        _C.conv2d_backward_weight(dw, dy, x, *args)
+
+    def fwd(out, a, b, *rest):
+        ref.conv2d_forward(out, a, b, None, *rest, codes.LINEAR, 0.0)
+
+    for name, got, fn, a, b, shape in (("y", y, fwd, x, w, ys),
+                                       ("dx", dx, ref.conv2d_backward_input, dy, w, xs),
+                                       ("dw", dw, ref.conv2d_backward_weight, dy, x, ws)):
+        want, bound, _ = rounded_refs(fn, a, b, shape, *args)
+        assert_bf16_close(got, want, bound, name)
