@@ -1,15 +1,17 @@
 """bf16 products against fp32 at kernel level, in one process (not a test).
 
-    python bench/bench_bf16.py [--threads 1] [--repeats 5]
+    python bench/bench_bf16.py [--threads 1] [--repeats 5] [--only gemm,conv,rnn,paths]
 
 For each case the same call runs with the bf16-products flag off and on
 (fkeras._C.set_gemm_bf16), taking turns, and the best of `--repeats` timed blocks of >= 50 ms
 is kept (the machine is shared: the best sample is the one least disturbed). Cases: square
 GEMMs and small-M GEMMs (where rounding B costs more than it saves); the benchmark CNN's conv1
-and conv2 (forward, backward-input, backward-weight; fp32 takes its automatic path, which may
-be the direct convolution, bf16 always takes im2col + GEMM); LSTM and GRU(reset_after)
+and conv2 (forward, backward-input, backward-weight; both take their automatic path: the
+direct convolution, fp32 or bf16, where it serves the shape); LSTM and GRU(reset_after)
 sequences of bench_fit's LSTM workload (forward, then backward on the saved state).
 Prints fp32 and bf16 times and the speed-up fp32 / bf16. Needs a CPU with avx512_bf16.
+`paths`: under bf16, the direct convolution (FKERAS_CONV_DIRECT=1) against im2col + bf16 GEMM
+(=0) on 3x3 stride-1 shapes around the automatic choice's limits (what it rests on).
 """
 
 import argparse
@@ -79,6 +81,37 @@ def conv_cases(rng, repeats):
                 lambda: _C.conv2d_backward_weight(dw, dy, x, *args), repeats, flops)
 
 
+def conv_path_cases(rng, repeats):
+    # (N, H, W, C, K), 'valid' 3x3 stride 1: the CNN's convolutions, then C and K from 3 to 256.
+    for N, H, W, C, K in ((64, 28, 28, 1, 32), (64, 26, 26, 32, 64), (32, 34, 34, 3, 64),
+                          (32, 18, 18, 32, 32), (32, 18, 18, 16, 16), (32, 30, 30, 64, 64),
+                          (16, 30, 30, 64, 128), (8, 16, 16, 128, 128), (8, 9, 9, 256, 256)):
+        R = S = 3
+        P, Q = H - R + 1, W - S + 1
+        args = (N, H, W, C, K, R, S, P, Q, 1, 1, 1, 1, 0, 0, 1)
+        x = rng.standard_normal((N, H, W, C)).astype(np.float32)
+        w = rng.standard_normal((R, S, C, K)).astype(np.float32)
+        dy = rng.standard_normal((N, P, Q, K)).astype(np.float32)
+        y, dx, dw = np.empty_like(dy), np.empty_like(x), np.empty_like(w)
+        for name, fn in (("forward", lambda: _C.conv2d_forward(y, x, w, None, *args,
+                                                                codes.LINEAR, 0.0)),
+                         ("backward_input", lambda: _C.conv2d_backward_input(dx, dy, w, *args)),
+                         ("backward_weight",
+                          lambda: _C.conv2d_backward_weight(dw, dy, x, *args))):
+            times = []
+            for direct in ("0", "1"):
+                os.environ["FKERAS_CONV_DIRECT"] = direct
+                _C.set_gemm_bf16(True)
+                try:
+                    times.append(best_seconds(fn, repeats))
+                finally:
+                    _C.set_gemm_bf16(False)
+            os.environ.pop("FKERAS_CONV_DIRECT", None)
+            print(f"{f'bf16 {N}x{H}x{W}x{C}->{K} {name}':>44}: gemm {1e3 * times[0]:8.3f}"
+                  f" direct {1e3 * times[1]:8.3f} ms  direct x{times[0] / times[1]:5.2f}",
+                  flush=True)
+
+
 def rnn_cases(rng, repeats):
     N, T, F, U = 64, 50, 32, 128  # bench_fit's "lstm": LSTM(128) over 50 steps of 32 features
     f32 = lambda *s: (rng.standard_normal(s) * 0.3).astype(np.float32)  # noqa: E731
@@ -116,16 +149,19 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--only", default="gemm,conv,rnn", help="of gemm,conv,rnn,paths")
     args = p.parse_args()
+    only = args.only.split(",")
     if not _C.gemm_bf16_native():
         sys.exit("no VDPBF16PS here (fkeras._C.gemm_bf16_native() is False): nothing to compare")
     _C.set_num_threads(args.threads)
     os.environ.pop("FKERAS_CONV_DIRECT", None)
     print(f"fp32 -> bf16 products, {args.threads} thread(s), best of {args.repeats} blocks")
     rng = np.random.default_rng(0)
-    gemm_cases(rng, args.repeats)
-    conv_cases(rng, args.repeats)
-    rnn_cases(rng, args.repeats)
+    for name, cases in (("gemm", gemm_cases), ("conv", conv_cases), ("rnn", rnn_cases),
+                        ("paths", conv_path_cases)):
+        if name in only:
+            cases(rng, args.repeats)
 
 
 if __name__ == "__main__":

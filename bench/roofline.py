@@ -2,6 +2,7 @@
 and how far each kernel is from the machine's limits.
 
     python bench/roofline.py [--threads 2] [--steps 20] [--only mlp,cnn,cnnbn,lstm,tiny]
+                             [--dtype-policy mixed_bfloat16]
 
 1. Measures this machine: the practical SGEMM peak (fkeras's own `gemm` on 2048^3 float32 and
    NumPy/OpenBLAS's, best of several runs, the larger taken as the peak), and the memory
@@ -15,6 +16,8 @@ and how far each kernel is from the machine's limits.
    GB/s and % of the bandwidth, and its lower bound max(FLOPs / peak, bytes / bandwidth); then
    the step: kernels' sum, the rest (Python, NumPy structural ops, the tape), the sum of the
    kernels' lower bounds, and the useful FLOP rate of the whole step against the peak.
+--dtype-policy mixed_bfloat16 builds the models under that policy (bf16 products): the kernels
+of the bf16-products device are timed too (their bound is still the fp32 SGEMM peak's).
 Timings are wall clock: run on a quiet machine (the figures in bench/README.md say the load).
 """
 
@@ -149,16 +152,22 @@ def report(name, steps, machine):
     steps = max(1, min(steps, len(x) // batch))  # the data holds this many batches
     model = bench_fit.keras_like_model(fkeras, name)
     step = step_time(model, x, y, batch, steps)
-    dev = devices.get_device("cpu")
     recorder = Recorder(_signatures())
-    original = dict(dev.kernels)
-    for key, fn in original.items():
-        dev.kernels[key] = recorder.wrap(key, fn)
+    # The cpu device and, under mixed_bfloat16, its bf16-products variant (created by the
+    # first bf16 layer call above).
+    tables = [dev.kernels for dev in {id(d): d for d in (devices.get_device("cpu"),
+                                                          devices._devices.get(devices._BF16))
+                                      if d is not None}.values()]
+    originals = [dict(t) for t in tables]
+    for table, original in zip(tables, originals):
+        for key, fn in original.items():
+            table[key] = recorder.wrap(key, fn)
     try:
         model.fit(x[:batch * steps], y[:batch * steps], batch_size=batch, epochs=1, verbose=0,
                   shuffle=False)
     finally:
-        dev.kernels.update(original)
+        for table, original in zip(tables, originals):
+            table.update(original)
     peak, bw = machine["peak"], machine["bandwidth"]
     rows, kernel_sum, bound_sum, flop_sum = [], 0.0, 0.0, 0.0
     for key in sorted(recorder.time, key=recorder.time.get, reverse=True):
@@ -188,9 +197,13 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--only", default="mlp,cnn,cnnbn,lstm,tiny")
+    p.add_argument("--dtype-policy", default=None,
+                   help="e.g. mixed_bfloat16: the models' global dtype policy")
     args = p.parse_args()
     import fkeras
 
+    if args.dtype_policy:
+        fkeras.config.set_dtype_policy(args.dtype_policy)
     fkeras.config.set_num_threads(args.threads)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", str(args.threads))
     machine = measure_peaks()

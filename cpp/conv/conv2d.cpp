@@ -54,7 +54,7 @@ struct Scratch {
 }  // namespace
 
 float* scratch(int slot, size_t n) {
-  thread_local Scratch bufs[2];
+  thread_local Scratch bufs[3];
   Scratch& b = bufs[slot];
   if (b.size < n) {
     const size_t bytes = (n * sizeof(float) + 63) / 64 * 64;

@@ -56,7 +56,7 @@ void direct_forward(float* y, const float* x, const float* w, const float* bias,
 void direct_backward_input(float* dx, const float* dy, const float* w, const Shape& s);
 
 // A per-thread, 64-byte aligned scratch buffer of at least n floats (contents undefined).
-// slot 0 and 1 are independent buffers. Grows on demand and is kept for the next call: a cache
+// slots 0, 1 and 2 are independent buffers. Grows on demand and is kept for the next call: a cache
 // bounded by the block budget, never state that a kernel reads across calls.
 float* scratch(int slot, size_t n);
 

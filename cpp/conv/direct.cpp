@@ -14,6 +14,12 @@
 // block of filter rows x channels per sweep over the pixels of a few output rows (same padded
 // copy of x), partial sums per slice of the batch added at the end.
 //
+// bf16 products (runtime.h gemm_bf16_active()): the same schedule on the VDPBF16PS kernels
+// (direct_avx512_bf16.cpp): the padded copy is rounded to bf16 (backward-weight: bf16 pairs of
+// columns (col, col + sw)), the filter packed as tap pairs once per call, dy as pixel pairs per
+// step. Its choice per shape (measured against the im2col + bf16 GEMM path): forward and
+// backward-input while the packed bf16 filter fits half of a 1 MB L2 (bf16_filter_fits),
+// backward-weight from K = 16; stride 1, no dilation, not 1x1, as fp32.
 // Switch: FKERAS_CONV_DIRECT=0 never takes this path, =1 takes it whenever it applies (tests
 // use both), unset: where it was measured faster: K (dx: C) a multiple of the vector width,
 // stride 1, dilation 1, not 1x1, forward C <= 32, backward-input K <= 64, backward-weight
@@ -34,19 +40,42 @@ namespace fk {
 namespace conv {
 namespace {
 
-bool active(direct::Kernels* out) {
-  // The direct kernels are fp32: bf16 products (runtime.h) take the im2col + GEMM path.
-  if (gemm_bf16_active()) return false;
+// The kernels that serve this call: fp32 (AVX2 / AVX-512), or under bf16 products (runtime.h
+// gemm_bf16_active(), which implies AVX-512 and avx512_bf16) the VDPBF16PS ones. false: none
+// (the scalar ISA: the GEMM path serves it).
+struct Path {
+  bool bf16 = false;
+  direct::Kernels fp32{};
+  int64_t vector_width = 0;
+};
+
+bool active(Path* out) {
+  if (gemm_bf16_active()) {
+    out->bf16 = true;
+    out->vector_width = 16;
+    return true;
+  }
   switch (cpu_isa()) {
-    case Isa::kAvx512: *out = direct::kernels_avx512(); return true;
-    case Isa::kAvx2: *out = direct::kernels_avx2(); return true;
+    case Isa::kAvx512: out->fp32 = direct::kernels_avx512(); break;
+    case Isa::kAvx2: out->fp32 = direct::kernels_avx2(); break;
     default: return false;
   }
+  out->vector_width = out->fp32.vector_width;
+  return true;
 }
 
 // Automatic choice: the direct forward only up to kMaxForwardC input channels, backward-input
 // up to kMaxInputK output channels (the reductions of their register blocks per filter tap).
 constexpr int64_t kMaxForwardC = 32, kMaxInputK = 64;
+
+// The bf16 forward and backward-input (their reductions R*S*C and R*S*K): the direct kernel
+// sweeps the whole packed filter (R*S*C*K bf16) once per output row, the GEMM path blocks it
+// for the caches. Measured (bench_bf16.py --only paths, one core, paired): the direct path
+// 1.04-2.4x the im2col + bf16 GEMM up to C = K = 128 (a 288 KB packed filter), 0.66-0.72x at
+// C = K = 256 (1.1 MB, past a 1 MB L2): it serves filters up to half of that L2.
+bool bf16_filter_fits(const Shape& s) {
+  return s.R * s.S * s.C * s.K * 2 <= 512 * 1024;
+}
 
 // -1: unset (automatic), 0: off, 1: forced where applicable.
 int mode() {
@@ -75,31 +104,53 @@ void pad_rows(float* buf, const float* x, int64_t n, int64_t h_lo, int64_t rows,
 }
 
 // The direct convolution of x (N, H, W, C) with w (R, S, C, K) into y (N, P, Q, K), any
-// strides, dilations and leading pads (taps outside the input read zero).
-void run_direct(const direct::Kernels& kern, float* y, const float* x, const float* w,
-                const float* bias, int64_t N, int64_t H, int64_t W, int64_t C, int64_t K,
-                int64_t R, int64_t S, int64_t P, int64_t Q, int64_t sh, int64_t sw, int64_t dh,
-                int64_t dw, int64_t pt, int64_t pl, int64_t activation, float alpha) {
+// strides, dilations and leading pads (taps outside the input read zero). Under bf16 the
+// padded copy is rounded to bf16 and the filter packed as tap pairs once per call.
+void run_direct(const Path& path, float* y, const float* x, const float* w, const float* bias,
+                int64_t N, int64_t H, int64_t W, int64_t C, int64_t K, int64_t R, int64_t S,
+                int64_t P, int64_t Q, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
+                int64_t pt, int64_t pl, int64_t activation, float alpha) {
   const int64_t Wp = (Q - 1) * sw + (S - 1) * dw + 1, ld = Wp * C;
   // Output rows per task: enough tasks for a dynamic hand-out (8 per thread), a padded copy of
-  // at most ~64K floats (L2), else whole images (the copy's (R-1)*dh extra rows amortized).
-  const int64_t threads = num_threads();
+  // at most ~64K floats (L2; bf16: the same bytes), else whole images (the copy's (R-1)*dh
+  // extra rows amortized).
+  const int64_t threads = num_threads(), max_copy = path.bf16 ? 2 * 65536 : 65536;
   int64_t rb = std::max<int64_t>(1, (N * P + 8 * threads - 1) / (8 * threads));
   rb = std::min(rb, P);
-  while (rb > 1 && ((rb - 1) * sh + (R - 1) * dh + 1) * ld > 65536) --rb;
+  while (rb > 1 && ((rb - 1) * sh + (R - 1) * dh + 1) * ld > max_copy) --rb;
   const int64_t per_image = (P + rb - 1) / rb;
   // Filter slices over 24 KB are swept one filter row at a time (half of a 48 KB L1; measured
   // no worse than whole slices, within the noise, on the shapes of bench_conv.py).
-  const direct::Geom g{C, K, R, S, Q, sw, dh, dw, ld, 24 * 1024};
+  direct::Geom g{C, K, R, S, Q, sw, dh, dw, ld, 24 * 1024};
+  direct::Bf16Kernels bk{};
+  std::vector<uint32_t> wp;  // bf16: (R, taps, ceil(run / 2), K) tap pairs
+  if (path.bf16) {
+    bk = direct::kernels_avx512_bf16();
+    const int64_t taps = dw == 1 ? 1 : S, run = dw == 1 ? S * C : C;
+    wp.resize(static_cast<size_t>(R * taps * ((run + 1) / 2) * K));
+    bk.pack_filter(wp.data(), w, g);
+    // An odd run's last pair may read one more input value (times a zero weight) when the
+    // input is finite (one vectorized pass, only then).
+    g.finite_input = (run & 1) && !any_non_finite(x, N * H * W * C);
+  }
   parallel_for(N * per_image, 1, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t n = t / per_image, p0 = (t % per_image) * rb, p1 = std::min(P, p0 + rb);
       const int64_t h_lo = p0 * sh - pt, rows = (p1 - 1 - p0) * sh + (R - 1) * dh + 1;
-      float* buf = scratch(1, static_cast<size_t>(rows * ld));  // (rows, Wp, C)
-      pad_rows(buf, x, n, h_lo, rows, -pl, Wp, H, W, C);
+      float* buf = scratch(1, static_cast<size_t>(rows * ld + 1));  // (rows, Wp, C)
+      uint16_t* hbuf = reinterpret_cast<uint16_t*>(buf);            // bf16: half of it
+      if (path.bf16) {
+        bk.pad_rows(hbuf, x, n, h_lo, rows, -pl, Wp, H, W, C);
+      } else {
+        pad_rows(buf, x, n, h_lo, rows, -pl, Wp, H, W, C);
+      }
       for (int64_t p = p0; p < p1; ++p) {
         float* yr = y + (n * P + p) * Q * K;  // (Q, K)
-        kern.row(yr, buf + (p - p0) * sh * ld, w, bias, g);
+        if (path.bf16) {
+          bk.row(yr, hbuf + (p - p0) * sh * ld, wp.data(), bias, g);
+        } else {
+          path.fp32.row(yr, buf + (p - p0) * sh * ld, w, bias, g);
+        }
         if (activation != kLinear) activation_inplace(yr, Q * K, activation, alpha);
       }
     }
@@ -109,7 +160,7 @@ void run_direct(const direct::Kernels& kern, float* y, const float* x, const flo
 }  // namespace
 
 bool direct_forward_ok(const Shape& s) {
-  direct::Kernels kern;
+  Path kern;
   const int m = mode();
   if (m == 0 || s.G != 1 || !active(&kern) || s.K % kern.vector_width != 0) return false;
   if (s.M() == 0 || s.K == 0 || s.row_len() == 0) return false;
@@ -118,22 +169,24 @@ bool direct_forward_ok(const Shape& s) {
   // path up to 32 input channels; at 64 1.07x on 1 thread but 0.95x on 2 (32x56x56x64); at 128
   // (8x9x9x128 -> 256) half its speed, the filter slices no longer staying in L1/L2 across the
   // column blocks.
-  return !s.pointwise() && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1 &&
-         s.C <= kMaxForwardC;
+  const bool plain = !s.pointwise() && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1;
+  return plain && (kern.bf16 ? bf16_filter_fits(s) : s.C <= kMaxForwardC);
 }
 
 bool direct_backward_weight_ok(const Shape& s) {
-  direct::Kernels kern;
+  Path kern;
   const int m = mode();
   if (m == 0 || s.G != 1 || !active(&kern) || s.K % kern.vector_width != 0) return false;
   if (s.M() == 0 || s.K == 0 || s.row_len() == 0) return false;
   if (m == 1) return true;
   // Measured 1.04-3.5x the GEMM path from K = 32 (also C = 128, K = 256), 0.94x at K = 16.
-  return !s.pointwise() && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1 && s.K >= 32;
+  // bf16: 1.0-3.6x from K = 16 (bench_bf16.py --only paths).
+  return !s.pointwise() && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1 &&
+         (kern.bf16 || s.K >= 32);
 }
 
 bool direct_backward_input_ok(const Shape& s) {
-  direct::Kernels kern;
+  Path kern;
   const int m = mode();
   if (m == 0 || s.G != 1 || !active(&kern) || s.C % kern.vector_width != 0) return false;
   if (s.sh != 1 || s.sw != 1 || s.pt > (s.R - 1) * s.dh || s.pl > (s.S - 1) * s.dw) return false;
@@ -142,19 +195,19 @@ bool direct_backward_input_ok(const Shape& s) {
   if (m == 1) return true;
   // Its reduction runs over K: 1.0-1.2x the GEMM path up to K = 64, 0.91x at K = 128
   // (8x14x14x64 -> 128).
-  return s.dh == 1 && s.dw == 1 && s.K <= kMaxInputK;
+  return s.dh == 1 && s.dw == 1 && (kern.bf16 ? bf16_filter_fits(s) : s.K <= kMaxInputK);
 }
 
 void direct_forward(float* y, const float* x, const float* w, const float* bias, const Shape& s,
                     int64_t activation, float alpha) {
-  direct::Kernels kern;
+  Path kern;
   FK_CHECK(active(&kern), "conv2d_forward: the direct path needs AVX2 or AVX-512");
   run_direct(kern, y, x, w, bias, s.N, s.H, s.W, s.C, s.K, s.R, s.S, s.P, s.Q, s.sh, s.sw, s.dh,
              s.dw, s.pt, s.pl, activation, alpha);
 }
 
 void direct_backward_input(float* dx, const float* dy, const float* w, const Shape& s) {
-  direct::Kernels kern;
+  Path kern;
   FK_CHECK(active(&kern), "conv2d_backward_input: the direct path needs AVX2 or AVX-512");
   // wt[r, s, k, c] = w[R-1-r, S-1-s, c, k]: (R, S, K, C), small (one filter).
   std::vector<float> wt(static_cast<size_t>(s.R * s.S * s.K * s.C));
@@ -176,7 +229,7 @@ namespace fk {
 namespace conv {
 
 void direct_backward_weight(float* dw, const float* dy, const float* x, const Shape& s) {
-  direct::Kernels kern;
+  Path kern;
   FK_CHECK(active(&kern), "conv2d_backward_weight: the direct path needs AVX2 or AVX-512");
   const int64_t T = s.row_len(), size = T * s.K;
   const int64_t Wp = (s.Q - 1) * s.sw + (s.S - 1) * s.dw + 1, ld = Wp * s.C;
@@ -195,6 +248,9 @@ void direct_backward_weight(float* dw, const float* dy, const float* x, const Sh
   // 0: dw itself); the buffers are added into dw at the end.
   const int64_t nslices = std::max<int64_t>(1, std::min<int64_t>(steps, 2 * num_threads()));
   std::vector<float> partial(static_cast<size_t>((nslices - 1) * size));  // (nslices-1, T, K)
+  direct::Bf16Kernels bk{};
+  const int64_t Qp = (s.Q + 1) / 2;
+  if (kern.bf16) bk = direct::kernels_avx512_bf16();
   parallel_for(nslices, 1, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
       float* out = i == 0 ? dw : partial.data() + (i - 1) * size;  // (T, K)
@@ -204,8 +260,22 @@ void direct_backward_weight(float* dw, const float* dy, const float* x, const Sh
         const int64_t p1 = std::min(s.P, p0 + rb);
         const int64_t rows = (p1 - 1 - p0) * s.sh + (s.R - 1) * s.dh + 1;
         float* buf = scratch(1, static_cast<size_t>(rows * ld));  // (rows, Wp, C)
-        pad_rows(buf, x, n, p0 * s.sh - s.pt, rows, -s.pl, Wp, s.H, s.W, s.C);
-        kern.weight(out, buf, dy + (n * s.P + p0) * s.Q * s.K, off.data(), g, p1 - p0);
+        if (kern.bf16) {
+          // (rows, Wp + sw, C) bf16 staging for the pairs (rows, Wp, C), and pad_rows' zero.
+          uint16_t* tmp = reinterpret_cast<uint16_t*>(
+              scratch(0, static_cast<size_t>(rows * (Wp + s.sw) * s.C / 2 + 1)));
+          uint32_t* xq = reinterpret_cast<uint32_t*>(buf);
+          // This step's dy rows as pairs of adjacent pixels (rb, ceil(Q / 2), K), packed here
+          // so that they stay in cache for the kernel (~8K floats).
+          uint32_t* dyp = reinterpret_cast<uint32_t*>(
+              scratch(2, static_cast<size_t>((p1 - p0) * Qp * s.K)));
+          bk.pair_rows(xq, tmp, x, n, p0 * s.sh - s.pt, rows, -s.pl, Wp, s.H, s.W, s.C, s.sw);
+          bk.pack_dy(dyp, dy + (n * s.P + p0) * s.Q * s.K, p1 - p0, s.Q, s.K);
+          bk.weight(out, xq, dyp, off.data(), g, p1 - p0);
+        } else {
+          pad_rows(buf, x, n, p0 * s.sh - s.pt, rows, -s.pl, Wp, s.H, s.W, s.C);
+          kern.fp32.weight(out, buf, dy + (n * s.P + p0) * s.Q * s.K, off.data(), g, p1 - p0);
+        }
       }
     }
   });

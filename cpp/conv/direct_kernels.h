@@ -20,6 +20,7 @@ struct Geom {
   int64_t sw, dh, dw;      // column stride, dilations
   int64_t ld_row;          // floats between two rows of the padded input copy (Wp * C)
   int64_t slice_bytes;     // filter slices larger than this are taken one filter row at a time
+  bool finite_input = false;  // bf16 row kernel: the input holds no Inf / NaN (see its file)
 };
 
 // y (Q, K) of one output row = bias (K) [opt] + sum over taps of xr * w, no activation.
@@ -46,6 +47,33 @@ struct Kernels {
 
 Kernels kernels_avx2();
 Kernels kernels_avx512();
+
+// The bf16-products variant (direct_avx512_bf16.cpp, VDPBF16PS; entered only under
+// gemm_bf16_active()). Same geometry; the input copies are bf16 (uint16_t) or bf16 pairs
+// (uint32_t, low half first), the filter and dy packed as pairs along their reduction. Needs
+// K % 16 == 0 (w's K, dy's K). See the file comment for the layouts.
+struct Bf16Kernels {
+  // buf (rows, Wp, C) = bf16 of the padded input rows (direct.cpp pad_rows, rounded), then
+  // one zero (buf holds rows * Wp * C + 1 values).
+  void (*pad_rows)(uint16_t* buf, const float* x, int64_t n, int64_t h_lo, int64_t rows,
+                   int64_t w_lo, int64_t Wp, int64_t H, int64_t W, int64_t C);
+  // xq (rows, Wp, C) pairs (x[col], x[col + sw]) of the padded rows; tmp: rows*(Wp+sw)*C bf16.
+  void (*pair_rows)(uint32_t* xq, uint16_t* tmp, const float* x, int64_t n, int64_t h_lo,
+                    int64_t rows, int64_t w_lo, int64_t Wp, int64_t H, int64_t W, int64_t C,
+                    int64_t sw);
+  // wp (R, taps, ceil(run / 2), K) of w (R, S, C, K); run = S*C (dw == 1) or C (taps = S).
+  void (*pack_filter)(uint32_t* wp, const float* w, const Geom& g);
+  // dyp (rows, ceil(Q / 2), K) pairs of adjacent pixels of dy (rows, Q, K).
+  void (*pack_dy)(uint32_t* dyp, const float* dy, int64_t rows, int64_t Q, int64_t K);
+  // As RowFn on the bf16 copy and the packed filter.
+  void (*row)(float* y, const uint16_t* xr, const uint32_t* wp, const float* bias,
+              const Geom& g);
+  // As WeightFn on the pair copy xq and the packed dy of the same rows.
+  void (*weight)(float* dwp, const uint32_t* xq, const uint32_t* dyp, const int64_t* off,
+                 const WGeom& g, int64_t rows);
+};
+
+Bf16Kernels kernels_avx512_bf16();
 
 }  // namespace direct
 }  // namespace fk

@@ -1,8 +1,10 @@
 """conv2d forward and both backwards with bf16 products (fkeras._C.set_gemm_bf16): the float64
-reference on bf16-rounded operands, on shapes that the direct (fp32) convolution would serve
-(under the flag they must take the im2col + GEMM path), grouped, strided, dilated and pointwise
-convolutions, both backward-input forms, 1 and 2 threads; far from the unrounded result; and
-bit-identical fp32 where the bf16 path is not native.
+reference on bf16-rounded operands, on the direct convolution's shapes (under the flag its
+VDPBF16PS variant, cpp/conv/direct_avx512_bf16.cpp, forced with FKERAS_CONV_DIRECT=1, or the
+im2col + bf16 GEMM path with =0), its pair edges (odd tap runs: C = 1 or 3, odd output widths
+for the backward-weight pixel pairs), grouped, strided, dilated and pointwise convolutions, both
+backward-input forms, 1 and 2 threads; far from the unrounded result; Inf where the reference
+has it and nowhere else; and bit-identical fp32 where the bf16 path is not native.
 """
 
 import numpy as np
@@ -22,6 +24,13 @@ CASES = DIRECT[::2] + [
     conv_problem(1, 8, 8, 5, 16, 1, 1),                              # pointwise
     conv_problem(2, 7, 9, 8, 12, 3, 3, padding="same", groups=2),    # grouped
     conv_problem(4, 26, 26, 32, 64, 3, 3),                           # the benchmark CNN's conv2
+    conv_problem(3, 28, 28, 1, 32, 3, 3),                            # conv1: odd run, C = 1
+    conv_problem(2, 9, 7, 3, 16, 5, 5, padding="same"),              # odd run, odd Q
+    conv_problem(1, 11, 9, 1, 48, 2, 3, padding="same"),             # even filter, odd Q
+    conv_problem(2, 13, 12, 3, 32, 3, 3, 2, 2, padding="same"),      # strided, odd C
+    conv_problem(1, 12, 13, 3, 16, 3, 3, 1, 1, 2, 2, "same"),        # dilated, odd C
+    conv_problem(1, 10, 11, 16, 32, 3, 3, 1, 1, 1, 2, "same"),       # column dilation only
+    conv_problem(2, 7, 9, 32, 80, 3, 3),                             # NV 4 + 1 blocks, odd Q
 ]
 
 
@@ -30,12 +39,12 @@ def case_id(c):
         f"_s{c['stride_h']}_d{c['dil_h']}_g{c['groups']}"
 
 
-@pytest.fixture(params=["auto", "direct=1", "gather", "col2im"])
+@pytest.fixture(params=["auto", "direct=1", "direct=0", "gather", "col2im"])
 def conv_env(request, monkeypatch):
-    """The kernels' path switches (read at each call): with the flag set, the direct
-    convolution must step aside even when forced (FKERAS_CONV_DIRECT=1)."""
-    if request.param == "direct=1":
-        monkeypatch.setenv("FKERAS_CONV_DIRECT", "1")
+    """The kernels' path switches (read at each call): FKERAS_CONV_DIRECT=1 forces the bf16
+    direct convolution wherever it applies, =0 the im2col + bf16 GEMM path."""
+    if request.param.startswith("direct="):
+        monkeypatch.setenv("FKERAS_CONV_DIRECT", request.param[-1])
     elif request.param != "auto":
         monkeypatch.setenv("FKERAS_CONV_BACKWARD_INPUT", request.param)
     return request.param
@@ -93,6 +102,52 @@ def test_conv_bf16_bias_and_activation_stay_fp32(activation):
     assert_bf16_close(y, want, bound, "y", slack=2.0**-21 * (np.abs(want) + 1.0))
 
 
+NON_FINITE = [conv_problem(2, 9, 8, 1, 32, 3, 3),                     # odd run, even Q
+              conv_problem(1, 6, 5, 1, 16, 3, 3),                     # odd run, odd Q = 3
+              conv_problem(1, 7, 9, 3, 16, 3, 3, padding="same"),     # odd run, odd Q = 9
+              conv_problem(1, 8, 8, 16, 32, 3, 3, padding="same")]    # even run
+
+
+@needs_native
+@pytest.mark.parametrize("direct", ["0", "1"])
+@pytest.mark.parametrize("c", NON_FINITE, ids=case_id)
+def test_conv_bf16_non_finite_input_only_where_reached(c, direct, monkeypatch):
+    # An Inf in the last input column (the value after an odd tap run, and the partner of an
+    # odd output width's last pixel) and one in dy: every output is the reference's,
+    # non-finite exactly where it is. A kernel that multiplied its zero pair partners by the
+    # input would put NaN next to the Inf (checked: both bf16 guards removed fail 3 cases).
+    monkeypatch.setenv("FKERAS_CONV_DIRECT", direct)
+    rng = np.random.default_rng(7)
+    xs, ws, ys = shapes(c)
+    x, w, dy = low_bits(rand(rng, xs)), low_bits(rand(rng, ws)), low_bits(rand(rng, ys))
+    x[0, c["H"] // 2, -1, 0] = np.inf
+    args = conv_args(c)
+    y, dx, dw = nans(ys), nans(xs), nans(ws)
+    with bf16():
+        _C.conv2d_forward(y, x, w, None, *args, codes.LINEAR, 0.0)
+        _C.conv2d_backward_weight(dw, dy, x, *args)
+    x_inf, dy_inf = x, dy.copy()
+    dy_inf[0, c["P"] // 2, -1, 1] = np.inf
+    with bf16():
+        _C.conv2d_backward_input(dx, dy_inf, w, *args)
+
+    def fwd(out, a, b, *rest):
+        ref.conv2d_forward(out, a, b, None, *rest, codes.LINEAR, 0.0)
+
+    for name, got, fn, a, b, shape in (("y", y, fwd, x_inf, w, ys),
+                                       ("dx", dx, ref.conv2d_backward_input, dy_inf, w, xs),
+                                       ("dw", dw, ref.conv2d_backward_weight, dy, x_inf, ws)):
+        want = np.empty(shape)
+        bound = np.empty(shape)
+        fn(want, rne(a), rne(b), *args)
+        fn(bound, np.abs(rne(a)), np.abs(rne(b)), *args)
+        finite = np.isfinite(want)
+        assert not finite.all(), f"{name}: the case does not reach the Inf"
+        np.testing.assert_array_equal(np.isfinite(got), finite, err_msg=name)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=name)
+        assert_bf16_close(got[finite], want[finite], bound[finite], name)
+
+
 @pytest.mark.parametrize("isa_name", [i for i in ("avx2", "avx512") if _C.isa_supported(i)
                                       and not (i == "avx512" and NATIVE)])
 @pytest.mark.parametrize("c", CASES[:3] + CASES[-3:-1], ids=case_id)
@@ -117,3 +172,47 @@ def test_conv_flag_without_native_is_bit_identical_fp32(c, isa_name):
         _C.set_cpu_isa(before)
     for plain, flagged in zip(*outs):
         np.testing.assert_array_equal(flagged, plain)
+
+
+def _random_cases(n, seed=20261126):
+    # Shapes around the bf16 direct kernel's edges: K a multiple of 16 (1..5 vectors) or not
+    # (GEMM path), C from 1 (odd tap runs) to 40, filters 1..5 (even ones too), strides and
+    # dilations 1..2, 'same' or 'valid', output widths odd and even.
+    rng = np.random.default_rng(seed)
+    cases = []
+    while len(cases) < n:
+        K = int(rng.choice([16, 32, 48, 64, 80, 24]))
+        C = int(rng.choice([1, 2, 3, 5, 16, 17, 32, 40]))
+        R, S = (int(v) for v in rng.integers(1, 6, 2))
+        sh, dh = (int(v) for v in rng.integers(1, 3, 2))
+        H, W = (int(v) for v in rng.integers(1, 14, 2))
+        padding = str(rng.choice(["same", "valid"]))
+        c = conv_problem(int(rng.integers(1, 3)), H, W, C, K, R, S, sh, sh, dh, dh, padding)
+        if c["P"] > 0 and c["Q"] > 0:
+            cases.append(c)
+    return cases
+
+
+@needs_native
+@pytest.mark.parametrize("direct", ["0", "1"])
+@pytest.mark.parametrize("c", _random_cases(24), ids=case_id)
+def test_conv_bf16_random_shapes(c, direct, monkeypatch):
+    monkeypatch.setenv("FKERAS_CONV_DIRECT", direct)
+    rng = np.random.default_rng(c["K"] * 7 + c["C"] * 3 + c["R"])
+    xs, ws, ys = shapes(c)
+    x, w, dy = low_bits(rand(rng, xs)), low_bits(rand(rng, ws)), low_bits(rand(rng, ys))
+    args = conv_args(c)
+    y, dx, dw = nans(ys), nans(xs), nans(ws)
+    with bf16():
+        _C.conv2d_forward(y, x, w, None, *args, codes.LINEAR, 0.0)
+        _C.conv2d_backward_input(dx, dy, w, *args)
+        _C.conv2d_backward_weight(dw, dy, x, *args)
+
+    def fwd(out, a, b, *rest):
+        ref.conv2d_forward(out, a, b, None, *rest, codes.LINEAR, 0.0)
+
+    for name, got, fn, a, b, shape in (("y", y, fwd, x, w, ys),
+                                       ("dx", dx, ref.conv2d_backward_input, dy, w, xs),
+                                       ("dw", dw, ref.conv2d_backward_weight, dy, x, ws)):
+        want, bound, _ = rounded_refs(fn, a, b, shape, *args)
+        assert_bf16_close(got, want, bound, name)

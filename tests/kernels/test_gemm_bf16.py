@@ -24,7 +24,8 @@ LAYOUTS = list(itertools.product([False, True], repeat=2))
 # 1000-wide operands.
 SHAPES = [(1, 1, 1), (1, 7, 33), (7, 33, 1), (7, 33, 5), (33, 100, 257), (100, 257, 33),
           (8, 48, 512), (9, 49, 513), (16, 96, 1024), (17, 97, 1025), (257, 1000, 100),
-          (1000, 33, 7), (1, 1000, 257), (5, 3, 4000), (130, 200, 700)]
+          (1000, 33, 7), (1, 1000, 257), (5, 3, 4000), (130, 200, 700),
+          (40, 100, 2501)]  # 15 tiles, long odd K: split K under bf16 only
 
 
 def op(X, trans):
@@ -145,9 +146,10 @@ def test_gemm_bf16_inside_a_parallel_region(M, N, K):
         assert_far(C[i], unrounded, bound, f"C[{i}]")
 
 
-def test_gemm_bf16_same_result_for_every_thread_count():
+@pytest.mark.parametrize("M, N, K", [(300, 400, 600),
+                                     (64, 128, 4100)])  # long K, few tiles: split K (bf16)
+def test_gemm_bf16_same_result_for_every_thread_count(M, N, K):
     rng = np.random.default_rng(5)
-    M, N, K = 300, 400, 600
     A, B = rand(rng, (M, K)), rand(rng, (K, N))
     results = []
     for n in (1, 2, 3):
