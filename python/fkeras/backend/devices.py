@@ -118,6 +118,7 @@ class Device:
 
 
 _BUFFER_TYPES = set()  # the buffer types of the non-host devices created so far
+NON_HOST = _BUFFER_TYPES  # truthy once a non-host device exists (a cheap check for hot paths)
 
 
 def is_buffer(x):

@@ -53,7 +53,7 @@ def _buffer(x):
 
 def as_tensor(x):
     """Arrays and KerasTensors pass through; lists and scalars become device arrays."""
-    if isinstance(x, KerasTensor) or _devices.is_buffer(x):
+    if type(x) is np.ndarray or isinstance(x, KerasTensor) or _devices.is_buffer(x):
         return x
     if _devices.is_buffer(getattr(x, "_value", None)):
         return _buffer(x)
@@ -65,7 +65,7 @@ def as_tensor(x):
 
 def as_pred(x):
     """Predictions: arrays of the device's float type (integers converted), KerasTensors."""
-    if isinstance(x, KerasTensor):
+    if type(x) is np.ndarray and x.dtype.kind == "f" or isinstance(x, KerasTensor):
         return x
     if _devices.is_buffer(getattr(x, "_value", None)):
         return _buffer(x)

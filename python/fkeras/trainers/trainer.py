@@ -186,7 +186,7 @@ class Trainer:
         n = len(xs[0]) if xs and np.ndim(xs[0]) else 1
         if state.needs_build:
             state.build_with(xs)
-        dev = placement.step_device()
+        dev = placement.step_device() if _devices.NON_HOST else None
         if dev is not None:  # the batch moves once; metrics read host copies (placement.py)
             host_ys, host_sws = ys, sws
             xs, ys, sws = placement.upload(dev, xs, ys, sws)
@@ -216,7 +216,7 @@ class Trainer:
         n = len(xs[0]) if xs and np.ndim(xs[0]) else 1
         if state.needs_build:
             state.build_with(xs)
-        dev = placement.step_device()
+        dev = placement.step_device() if _devices.NON_HOST else None
         if dev is None:
             preds = state.forward(xs, training=False)
             loss = state.total_loss(ys, preds, sws, batch_size=n)
@@ -242,12 +242,11 @@ class Trainer:
             cm.update_flat(ys, state.probabilities(preds), sws)
 
     def _fk_predict_step(self, state, xs):
-        dev = placement.step_device()
-        if dev is not None:  # the batch up once, the outputs back once (predict's NumPy)
-            return placement.to_host(self._fk_predict_on_device(state, placement.upload(dev, xs)))
-        return self._fk_predict_on_device(state, xs)
-
-    def _fk_predict_on_device(self, state, xs):
+        dev = placement.step_device() if _devices.NON_HOST else None
+        if dev is not None:  # the batch up once, the outputs back once
+            xs = placement.upload(dev, xs)
+            with _tensor_mode.array_mode():
+                return placement.to_host(state.forward(xs, training=False, logits=False))
         mode = _tensor_mode._MODE  # array mode, inline: this runs once per predict batch
         if mode.array:
             return state.forward(xs, training=False, logits=False)
