@@ -62,17 +62,21 @@ def gemm_cases(rng, repeats):
                 repeats, 2.0 * M * N * K)
 
 
+def _conv3x3_operands(rng, N, H, W, C, K):
+    """The kernel arguments and operands of a 'valid' 3x3 stride-1 convolution."""
+    P, Q = H - 2, W - 2
+    args = (N, H, W, C, K, 3, 3, P, Q, 1, 1, 1, 1, 0, 0, 1)
+    x = rng.standard_normal((N, H, W, C)).astype(np.float32)
+    w = rng.standard_normal((3, 3, C, K)).astype(np.float32)
+    dy = rng.standard_normal((N, P, Q, K)).astype(np.float32)
+    return args, x, w, dy, np.empty_like(dy), np.empty_like(x), np.empty_like(w)
+
+
 def conv_cases(rng, repeats):
     # 'valid' 3x3, stride 1: the benchmark CNN's two convolutions at batch 64.
     for name, (N, H, W, C, K) in (("conv1", (64, 28, 28, 1, 32)), ("conv2", (64, 26, 26, 32, 64))):
-        R = S = 3
-        P, Q = H - R + 1, W - S + 1
-        args = (N, H, W, C, K, R, S, P, Q, 1, 1, 1, 1, 0, 0, 1)
-        x = rng.standard_normal((N, H, W, C)).astype(np.float32)
-        w = rng.standard_normal((R, S, C, K)).astype(np.float32)
-        dy = rng.standard_normal((N, P, Q, K)).astype(np.float32)
-        y, dx, dw = np.empty_like(dy), np.empty_like(x), np.empty_like(w)
-        flops = 2.0 * N * P * Q * K * R * S * C
+        args, x, w, dy, y, dx, dw = _conv3x3_operands(rng, N, H, W, C, K)
+        flops = 2.0 * N * (H - 2) * (W - 2) * K * 9 * C
         compare(f"{name} forward", lambda: _C.conv2d_forward(y, x, w, None, *args, codes.RELU,
                                                                0.0), repeats, flops)
         compare(f"{name} backward_input",
@@ -86,13 +90,7 @@ def conv_path_cases(rng, repeats):
     for N, H, W, C, K in ((64, 28, 28, 1, 32), (64, 26, 26, 32, 64), (32, 34, 34, 3, 64),
                           (32, 18, 18, 32, 32), (32, 18, 18, 16, 16), (32, 30, 30, 64, 64),
                           (16, 30, 30, 64, 128), (8, 16, 16, 128, 128), (8, 9, 9, 256, 256)):
-        R = S = 3
-        P, Q = H - R + 1, W - S + 1
-        args = (N, H, W, C, K, R, S, P, Q, 1, 1, 1, 1, 0, 0, 1)
-        x = rng.standard_normal((N, H, W, C)).astype(np.float32)
-        w = rng.standard_normal((R, S, C, K)).astype(np.float32)
-        dy = rng.standard_normal((N, P, Q, K)).astype(np.float32)
-        y, dx, dw = np.empty_like(dy), np.empty_like(x), np.empty_like(w)
+        args, x, w, dy, y, dx, dw = _conv3x3_operands(rng, N, H, W, C, K)
         for name, fn in (("forward", lambda: _C.conv2d_forward(y, x, w, None, *args,
                                                                 codes.LINEAR, 0.0)),
                          ("backward_input", lambda: _C.conv2d_backward_input(dx, dy, w, *args)),
