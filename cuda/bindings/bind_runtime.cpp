@@ -156,6 +156,7 @@ std::vector<int64_t> shape_arg(const py::args& args) {
 // a[key] for key an int or a step-1 slice on the first axis: a view (contiguous by
 // construction); anything else is a TypeError (fkeras ops index device arrays only so).
 DeviceArray first_axis_view(const DeviceArray& a, const py::object& key) {
+  if (key.is(py::ellipsis())) return DeviceArray::view(a, a.shape(), 0);  // any rank, 0-d too
   if (a.ndim() == 0) throw py::type_error("DeviceArray: a 0-d array cannot be indexed");
   int64_t n = a.shape()[0];
   int64_t inner = n ? a.size() / n : 0;
@@ -181,7 +182,6 @@ DeviceArray first_axis_view(const DeviceArray& a, const py::object& key) {
     shape.insert(shape.end(), rest.begin(), rest.end());
     return DeviceArray::view(a, shape, static_cast<int64_t>(start) * inner);
   }
-  if (key.is(py::ellipsis())) return DeviceArray::view(a, a.shape(), 0);
   throw py::type_error("DeviceArray: indices must be an int, a step-1 slice or ..., received " +
                        std::string(py::str(py::type::of(key))));
 }

@@ -78,6 +78,8 @@ class EmulatedArray:
     def __getitem__(self, key):
         if key is Ellipsis:
             return self._view(self._a[...], self._block)
+        if self._a.ndim == 0:
+            raise TypeError("DeviceArray: a 0-d array cannot be indexed")
         if isinstance(key, slice) and key.step not in (None, 1):
             raise TypeError("DeviceArray: only step-1 slices are views")
         if not isinstance(key, (int, np.integer, slice)):

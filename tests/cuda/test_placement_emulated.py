@@ -173,6 +173,17 @@ def test_variable_updates_on_the_device(cuda, update, expected):
     assert "value=" in repr(v)
 
 
+def test_scalar_variables_on_the_device(cuda):
+    with keras.device("cuda"):
+        v = keras.Variable(0.5)
+        v.assign(2.0)
+        v.assign_add(1.0)
+        steps = keras.Variable(0, dtype="int32")
+        steps.assign(7)
+    assert isinstance(v._value, EmulatedArray) and v._value.shape == ()
+    assert float(v) == 3.0 and int(steps) == 7 and steps.dtype == "int32"
+
+
 def test_custom_train_step_on_the_device(cuda):
     class Custom(keras.Model):
         def train_step(self, data):

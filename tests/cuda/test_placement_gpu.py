@@ -43,6 +43,17 @@ def test_views_share_the_block(gpu, dtype):
     np.testing.assert_array_equal(b.to_host(), expected[:2])
 
 
+def test_scalar_arrays_take_assignments(gpu):
+    s = gpu.DeviceArray.zeros((), "float32")
+    s[...] = 3.0
+    assert s.to_host() == 3.0
+    s[...] = np.float32(2.0)
+    s[...] = gpu.DeviceArray.from_host(np.array(5.0, np.float32))
+    assert s.shape == () and s.to_host() == 5.0
+    with pytest.raises(TypeError):
+        s[0]
+
+
 @pytest.mark.parametrize("bad, error", [
     (lambda a: a.reshape(5, 5), ValueError),
     (lambda a: a.reshape(-1, -1), ValueError),
