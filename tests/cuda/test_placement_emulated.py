@@ -180,8 +180,20 @@ def test_scalar_variables_on_the_device(cuda):
         v.assign_add(1.0)
         steps = keras.Variable(0, dtype="int32")
         steps.assign(7)
+        steps.assign_add(2)
     assert isinstance(v._value, EmulatedArray) and v._value.shape == ()
-    assert float(v) == 3.0 and int(steps) == 7 and steps.dtype == "int32"
+    assert float(v) == 3.0 and int(steps) == 9 and steps.dtype == "int32"
+
+
+def test_assign_add_and_sub_broadcast_on_the_device(cuda):
+    with keras.device("cuda"):
+        v = keras.Variable(np.ones((2, 3), np.float32))
+        buf = v._value
+        EmulatedArray.downloads = 0
+        v.assign_add(np.arange(3, dtype=np.float32))  # broadcast over the rows
+        v.assign_sub(keras.ops.convert_to_tensor(np.full((2, 1), 0.5, np.float32)))
+    assert v._value is buf and EmulatedArray.downloads == 0  # computed on the device
+    np.testing.assert_array_equal(v.numpy(), np.ones((2, 3)) + np.arange(3) - 0.5)
 
 
 def test_custom_train_step_on_the_device(cuda):

@@ -145,12 +145,16 @@ class Variable(TensorOperators):
                              f"cannot broadcast a value of shape {arr.shape} to it.")
         if _replay.active():
             _replay.note_assign(self)
-        if self._device.is_host:
+        dev = self._device
+        if dev.is_host:
             ufunc(self._value, arr, out=self._value, casting="unsafe")
-        else:  # computed on the host, stored back (no broadcasting kernels on the device)
-            host = self._device.to_numpy(self._value)
-            ufunc(host, self._device.to_numpy(arr), out=host, casting="unsafe")
-            self._device.copy_into(self._value, host)
+        elif self._value.dtype == np.float32:  # the device's broadcasting kernel (dev.xp)
+            xp = dev.xp
+            dev.copy_into(self._value, getattr(xp, ufunc.__name__)(self._value, dev.asarray(arr)))
+        else:  # integer state: computed on the host, stored back (float32-only kernels)
+            host = dev.to_numpy(self._value)
+            ufunc(host, dev.to_numpy(arr), out=host, casting="unsafe")
+            dev.copy_into(self._value, host)
         return self._result()
 
     def _result(self):
