@@ -150,7 +150,8 @@ class Variable(TensorOperators):
             ufunc(self._value, arr, out=self._value, casting="unsafe")
         elif self._value.dtype == np.float32:  # the device's broadcasting kernel (dev.xp)
             xp = dev.xp
-            dev.copy_into(self._value, getattr(xp, ufunc.__name__)(self._value, dev.asarray(arr)))
+            value = dev.asarray(arr, np.float32)  # (casting="unsafe", as on the host)
+            dev.copy_into(self._value, getattr(xp, ufunc.__name__)(self._value, value))
         else:  # integer state: computed on the host, stored back (float32-only kernels)
             host = dev.to_numpy(self._value)
             ufunc(host, dev.to_numpy(arr), out=host, casting="unsafe")
