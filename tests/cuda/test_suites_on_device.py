@@ -38,14 +38,6 @@ CPU_ONLY = {
     "tests/optimizers/test_optimizer_steps.py::test_packing_keeps_values_shapes_and_views":
         "inspects the flat buffers with NumPy",
     "tests/callbacks/test_swap_ema_remote.py": "inspects the optimizer buffers with NumPy",
-    # on the device the kernel checks embedding indices (no copy back): its message differs
-    "tests/ops/test_random_lookup_ops.py::test_embedding_values_gradient_and_range_check":
-        "the device kernel's own index message",
-    "tests/layers/test_embedding.py::test_mask_config_errors":
-        "the device kernel's own index message",
-    "tests/layers/test_integer_layer_inputs.py::"
-    "test_errors_name_the_layer_not_a_kernel[embedding-out-of-range]":
-        "the device kernel's own index message",
     "tests/backend/test_devices.py": "asserts the default device is the cpu",
 }
 

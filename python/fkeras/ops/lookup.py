@@ -24,7 +24,11 @@ class Embedding(Op):
             else:  # no cast kernel on the device: converted on the host
                 idx = dev.asarray(self._host_indices(dev.to_numpy(indices), V))
             y = dev.empty((idx.size, D))
-            dev.kernels["embedding_forward"](y, idx, table, idx.size, V, D)
+            try:
+                dev.kernels["embedding_forward"](y, idx, table, idx.size, V, D)
+            except ValueError:  # an index out of range: the same message as on the host
+                self._host_indices(dev.to_numpy(idx), V)
+                raise
             return y.reshape(tuple(indices.shape) + (D,)), (idx, V, D)
         idx = self._host_indices(indices, V)
         y = dev.empty((idx.size, D))
