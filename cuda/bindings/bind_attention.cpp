@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../kernels/attention.cuh"
+#include "fk_cuda/bind_checks.h"
 #include "fk_cuda/binders.h"
 #include "fk_cuda/device_array.h"
 #include "fk_cuda/dropout_math.h"
@@ -26,9 +27,7 @@ using fk_cuda::DType;
 
 namespace {
 
-[[noreturn]] void fail(const char* fn, const std::string& what) {
-  throw py::value_error(std::string(fn) + ": " + what);
-}
+using fk_cuda::bind::fail;
 
 struct Sizes {
   int64_t N, Tq, Tk, heads, kv_heads, D, Dv, mask_batch, mask_heads;

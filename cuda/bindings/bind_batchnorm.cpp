@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../kernels/batchnorm.cuh"
+#include "fk_cuda/bind_checks.h"
 #include "fk_cuda/binders.h"
 #include "fk_cuda/device_array.h"
 #include "fk_cuda/runtime.h"
@@ -21,7 +22,7 @@ using fk_cuda::DType;
 
 namespace {
 
-using Named = std::pair<const char*, const DeviceArray*>;
+using fk_cuda::bind::Named;
 
 int64_t view_size(const char* fn, int64_t outer, int64_t C, int64_t inner) {
   if (outer < 0 || C < 0 || inner < 0)
@@ -35,36 +36,8 @@ int64_t view_size(const char* fn, int64_t outer, int64_t C, int64_t inner) {
   return t;
 }
 
-// Checks a (possibly null) float32 array of `count` elements; returns its data or null.
-template <class A>
-auto f32(A* a, const char* fn, const char* arg, int64_t count, bool optional = false)
-    -> decltype(a->template data_as<float>()) {
-  if (!a) {
-    if (optional) return nullptr;
-    throw py::value_error(std::string(fn) + ": argument '" + arg + "' must be a DeviceArray, "
-                          "received None");
-  }
-  fk_cuda::check_dtype(*a, DType::Float32, fn, arg);
-  if (a->size() != count)
-    throw py::value_error(std::string(fn) + ": argument '" + arg + "' must have " +
-                          std::to_string(count) + " elements, received shape " +
-                          fk_cuda::shape_str(a->shape()));
-  return a->template data_as<float>();
-}
-
-void check_distinct(const char* fn, const std::vector<Named>& outs, const std::vector<Named>& ins) {
-  for (size_t i = 0; i < outs.size(); ++i) {
-    if (!outs[i].second || outs[i].second->size() == 0) continue;
-    for (size_t j = 0; j < outs.size(); ++j)
-      if (j != i && outs[j].second == outs[i].second)
-        throw py::value_error(std::string(fn) + ": outputs '" + outs[i].first + "' and '" +
-                              outs[j].first + "' must be different arrays");
-    for (const Named& in : ins)
-      if (in.second == outs[i].second)
-        throw py::value_error(std::string(fn) + ": output '" + outs[i].first +
-                              "' must not be the input '" + in.first + "'");
-  }
-}
+using fk_cuda::bind::check_distinct;
+using fk_cuda::bind::f32;
 
 void check_epsilon(const char* fn, float eps) {
   if (!(eps >= 0.f) || !std::isfinite(eps))

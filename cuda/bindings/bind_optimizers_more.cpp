@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../kernels/optimizers_more.cuh"
+#include "fk_cuda/bind_checks.h"
 #include "fk_cuda/binders.h"
 #include "fk_cuda/device_array.h"
 #include "fk_cuda/optimizer_more_math.h"
@@ -21,9 +22,7 @@ using fk_cuda::DType;
 
 namespace {
 
-[[noreturn]] void fail(const char* fn, const std::string& what) {
-  throw py::value_error(std::string(fn) + ": " + what);
-}
+using fk_cuda::bind::fail;
 
 void check_n(const char* fn, int64_t n) {
   if (n < 0) fail(fn, "size 'n' must be >= 0, received " + std::to_string(n));

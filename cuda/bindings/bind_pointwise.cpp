@@ -9,6 +9,7 @@
 #include <cmath>
 #include <string>
 
+#include "fk_cuda/bind_checks.h"
 #include "fk_cuda/binders.h"
 #include "fk_cuda/device_array.h"
 #include "fk_cuda/optimizer_math.h"
@@ -21,9 +22,7 @@ using fk_cuda::DType;
 
 namespace {
 
-[[noreturn]] void fail(const char* fn, const std::string& what) {
-  throw py::value_error(std::string(fn) + ": " + what);
-}
+using fk_cuda::bind::fail;
 
 void check_sizes(const char* fn, std::initializer_list<std::pair<const char*, int64_t>> sizes) {
   for (const auto& s : sizes)
