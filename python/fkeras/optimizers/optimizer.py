@@ -15,7 +15,6 @@ of a step is the schedule evaluated at `iterations` before the increment.
 """
 
 import contextlib
-import copy
 import re
 import warnings
 
@@ -70,11 +69,13 @@ def _is_view(dev, value, view, param):
 
 
 @contextlib.contextmanager
-def _host_buffers(groups, names):
-    """The NumPy code of the rarer step features (loss scaling, accumulation, clipping, EMA)
-    on groups of a non-host device: the named buffers ("grad", "param" or a slot) are
-    replaced by host copies for the block and copied back after it."""
-    swapped = []
+def _host_buffers(groups, names, read_only=(), cpu_kernels=False):
+    """NumPy code on groups of a non-host device (the rarer step features: loss scaling,
+    accumulation, clipping, EMA; NumPy-computing updates): the named buffers ("grad",
+    "param" or a slot) are replaced by host copies for the block and copied back after it,
+    except those in `read_only`; `cpu_kernels` also makes the group's device the cpu for the
+    block (an update that calls kernels between its NumPy)."""
+    swapped, devices = [], []
     for g in groups:
         if g.dev.is_host:
             continue
@@ -82,12 +83,20 @@ def _host_buffers(groups, names):
             buf = getattr(g, name) if name in ("grad", "param") else g.slots[name]
             host = np.array(g.dev.to_numpy(buf), copy=True)
             _set_buffer(g, name, host)
-            swapped.append((g, name, buf, host))
+            swapped.append((g, g.dev, name, buf, host))
+        if cpu_kernels:
+            from fkeras.backend import devices as _devices
+
+            devices.append((g, g.dev))
+            g.dev = _devices.get_device("cpu")
     try:
         yield
     finally:
-        for g, name, buf, host in swapped:
-            g.dev.copy_into(buf, host)
+        for g, dev in devices:
+            g.dev = dev
+        for g, dev, name, buf, host in swapped:
+            if name not in read_only:
+                dev.copy_into(buf, host)
             _set_buffer(g, name, buf)
 
 
@@ -566,23 +575,14 @@ class Optimizer:
     native_update = True
 
     def _update_on_device(self, group, lr, step, weight_decay):
-        """`_update`, or, for a NumPy-computing update on a non-host device, `_update` on a
-        host twin of the group (its buffers copied to the host and back after)."""
+        """`_update`, or, for a NumPy-computing update on a non-host device, `_update` on host
+        copies of the group's buffers with the cpu kernels (param and slots copied back)."""
         if self.native_update or group.dev.is_host:
             self._update(group, lr, step, weight_decay)
             return
-        from fkeras.backend import devices
-
-        dev = group.dev
-        twin = copy.copy(group)
-        twin.dev = devices.get_device("cpu")
-        twin.param = np.array(dev.to_numpy(group.param), copy=True)
-        twin.grad = np.array(dev.to_numpy(group.grad), copy=True)
-        twin.slots = {k: np.array(dev.to_numpy(v), copy=True) for k, v in group.slots.items()}
-        self._update(twin, lr, step, weight_decay)
-        dev.copy_into(group.param, twin.param)
-        for k, v in group.slots.items():
-            dev.copy_into(v, twin.slots[k])
+        names = ("grad", "param", *group.slots)
+        with _host_buffers([group], names, read_only=("grad",), cpu_kernels=True):
+            self._update(group, lr, step, weight_decay)
 
     def _update_ema(self, step):
         momentum = self.ema_momentum if step > 1 else 0.0
