@@ -23,6 +23,9 @@ a warm-up. Missing frameworks are skipped. `--frameworks fkeras,fkeras-bf16` add
 Keras 3's mixed_bfloat16 dtype policy (bf16 products). --leak runs 21 epochs of the CNN in fkeras and
 reports the resident-memory growth after the first epoch. --first-step times, in fresh
 processes (median of --repeats), import + build + compile + one fit step of the tiny model.
+--rss runs each workload's fit in a fresh process per framework and reports the peak resident
+set (the kernel's VmHWM: imports, data and model included, as a user's process sees it) and the
+part above the resident set right after the framework's import (data, model, fit, predict).
 """
 
 import argparse
@@ -233,6 +236,54 @@ def worker(framework, names, repeats, threads):
     print("RESULT " + json.dumps(results))
 
 
+def _vm_kb(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"/proc/self/status has no {field}")
+
+
+def rss_worker(framework, name, repeats, threads):
+    """Peak resident set of one process that fits `name` (`repeats` timed epochs after the
+    warm-up, as in the speed runs, then predict): VmHWM at the end, and the part above the
+    resident set right after the framework's import (data, model, fit, predict)."""
+    if framework == "torch":
+        import torch
+
+        torch.set_num_threads(threads)
+        before = _vm_kb("VmRSS")
+        time_torch(name, repeats, threads)
+    else:
+        import importlib
+
+        lib = importlib.import_module("fkeras" if framework.startswith("fkeras") else "keras")
+        if framework.startswith("fkeras"):
+            lib.config.set_num_threads(threads)
+            if framework == "fkeras-bf16":
+                lib.config.set_dtype_policy("mixed_bfloat16")
+        before = _vm_kb("VmRSS")
+        time_keras_like(lib, name, repeats)
+    peak = _vm_kb("VmHWM")
+    print("RESULT " + json.dumps({name: (peak / 1024, (peak - before) / 1024)}))
+
+
+def rss_report(frameworks, names, args):
+    print(f"\npeak resident set (MB) of a process fitting each workload, {args.threads} "
+          "threads, one fresh process per framework and workload; 'after import': the peak "
+          "minus the resident set right after the framework's import")
+    print(f"{'workload':8s} {'framework':16s} {'peak MB':>9s} {'after import':>12s} {'fkeras/other':>13s}")
+    for name in names:
+        rows = {}
+        for fw in frameworks:
+            label, res = run(fw, [name], args, extra=["--rss"])
+            if res:
+                rows[label] = res[name]
+        ours = rows.get("fkeras", (float("nan"),))[0]
+        for label, (peak, grown) in rows.items():
+            print(f"{name:8s} {label:16s} {peak:9.0f} {grown:12.0f} {ours / peak:13.2f}")
+
+
 def leak_check(threads):
     import resource
 
@@ -350,7 +401,7 @@ def profile_step(name, threads, steps=10):
               f"{ev.count // steps:3d} calls")
 
 
-def run(framework, names, args):
+def run(framework, names, args, extra=()):
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads),
                FKERAS_NUM_THREADS=str(args.threads))
     if args.gpu:
@@ -361,7 +412,7 @@ def run(framework, names, args):
         label = f"keras ({env['KERAS_BACKEND']})"
     cmd = [sys.executable, __file__, "--worker", framework, "--only", ",".join(names),
            "--repeats", str(args.repeats), "--threads", str(args.threads),
-           "--batch-scale", str(args.batch_scale)]
+           "--batch-scale", str(args.batch_scale), *extra]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=3600)
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):
@@ -387,6 +438,8 @@ def main():
     p.add_argument("--only", default=",".join(WORKLOADS))
     p.add_argument("--worker")
     p.add_argument("--leak", action="store_true")
+    p.add_argument("--rss", action="store_true",
+                   help="peak resident set of a fit, per framework and workload")
     p.add_argument("--first-step", action="store_true")
     p.add_argument("--profile", metavar="WORKLOAD")
     p.add_argument("--gpu", action="store_true",
@@ -401,6 +454,8 @@ def main():
             WORKLOADS[key] = (batch * scale, *rest)
     args.batch_scale = scale
     names = [n for n in args.only.split(",") if n]
+    if args.worker and args.rss:
+        return rss_worker(args.worker, names[0], args.repeats, args.threads)
     if args.worker:
         return worker(args.worker, names, args.repeats, args.threads)
     if args.leak:
@@ -420,6 +475,8 @@ def main():
         # "fkeras-bf16" (the mixed_bfloat16 policy) runs only when named here.
         frameworks = [f for f in frameworks + ["fkeras-bf16"]
                       if f in args.frameworks.split(",")]
+    if args.rss:
+        return rss_report(frameworks, names, args)
     # Frameworks take turns for --rounds rounds (each a fresh process per framework) and the
     # medians of the rounds are reported: on a shared machine the load changes by the minute,
     # and one process per framework run back to back would compare different loads.
