@@ -18,14 +18,17 @@ FUSED = ("batchnorm_relu_forward_train", "batchnorm_relu_forward_infer",
 
 @pytest.fixture
 def spy(monkeypatch):
-    """{kernel name: calls} of the fused kernels on the cpu device."""
+    """{kernel name: calls} of the fused kernels on the cpu device (and on its bf16-products
+    twin, which mixed_bfloat16 layers run on)."""
     calls = dict.fromkeys(FUSED, 0)
-    table = devices.get_device("cpu").kernels
-    for name in FUSED:
-        def counted(*args, _name=name, _fn=table[name]):
-            calls[_name] += 1
-            return _fn(*args)
-        monkeypatch.setitem(table, name, counted)
+    with devices.bf16_products():
+        bf16 = devices.get_device()
+    for table in {id(d.kernels): d.kernels for d in (devices.get_device("cpu"), bf16)}.values():
+        for name in FUSED:
+            def counted(*args, _name=name, _fn=table[name]):
+                calls[_name] += 1
+                return _fn(*args)
+            monkeypatch.setitem(table, name, counted)
     return calls
 
 
@@ -203,11 +206,14 @@ def test_custom_train_step_with_gradient_tape():
     _assert_weights_close(custom, builtin, atol=1e-4)
 
 
-def test_mixed_bfloat16_fit_runs(unfused):
+def test_mixed_bfloat16_fit_fuses_and_equals_unfused(spy, unfused):
+    # The direct calls run in the bf16-products scope; BN + ReLU has no products to change.
     x, y = _data()
     keras.mixed_precision.set_global_policy("mixed_bfloat16")
     try:
         fused = _fit(cnn_bn(), x, y, epochs=1)
+        assert fused.__dict__["_fk_step_state"]._train_plan.fused_bn_relu == 2
+        assert spy["batchnorm_relu_backward"] == 2 * 3
         unfused()
         plain = _fit(cnn_bn(), x, y, epochs=1)
     finally:

@@ -9,15 +9,17 @@ ReLU happens in BN's write pass and its mask gates the cotangent inside BN's bac
 The ReLU step is removed; the BN step produces the ReLU's output tensor.
 
 The pair is fused only when nothing can tell the difference: both steps call the layers' own
-`call` directly (no masks in the graph, no activity regularizer, no remat, no bf16 policy, no
-nested plan), the BN layer is exactly `BatchNormalization` called on one tensor, the BN output
+`call` directly (no masks in the graph, no activity regularizer, no remat, no nested plan; a
+mixed_bfloat16 layer's products scope is kept, and BN has no products), the BN layer is exactly `BatchNormalization` called on one tensor, the BN output
 is not a model output and has no other consumer. At run time, a BN configuration other than the
 plain training/inference ones (renorm, ghost batches, adjustment, `fused=False`, synchronized
 statistics under a distribution) runs the unfused pair. Eager `model(x)` outside the plan,
 subclassed models and custom `train_step`s calling `self(x)` are untouched.
 """
 
+from fkeras.backend.devices import bf16_products
 from fkeras.distribution import _state as _dist
+from fkeras.layers.layer import Layer
 
 __all__ = ["fuse_bn_relu"]
 
@@ -52,7 +54,7 @@ def fuse_bn_relu(plan, model):
         t = step_of.get(id(users[0]))
         if t is None or not _plain_relu_step(t, out):
             continue
-        s.fn = _bn_relu_runner(s.layer, t.fn)
+        s.fn = _bn_relu_runner(s.layer, t.fn, bf16=s.fn.__func__ is not type(s.layer).call)
         s.out_ids = list(t.out_ids)
         fused.add(id(t))
     if fused:
@@ -61,9 +63,12 @@ def fuse_bn_relu(plan, model):
 
 
 def _direct(s):
-    """The step calls its layer's own `call` (not `__call__`, a bf16 scope or a sub-plan)."""
-    return getattr(s.fn, "__self__", None) is s.layer and getattr(
-        s.fn, "__func__", None) is type(s.layer).call
+    """The step calls its layer's own `call` (plain, or in a mixed_bfloat16 layer's products
+    scope), not `__call__` or a sub-plan."""
+    if getattr(s.fn, "__self__", None) is not s.layer:
+        return False
+    func = getattr(s.fn, "__func__", None)
+    return func is type(s.layer).call or func is Layer._fk_call_direct
 
 
 def _plain_bn_step(s):
@@ -97,11 +102,18 @@ def _plain_training(layer):
                 or (layer.synchronized and _dist.COMM is not None))
 
 
-def _bn_relu_runner(layer, relu_call):
-    """The fused step: `layer.call` followed by `relu_call`, as one op where it applies."""
+def _bn_relu_runner(layer, relu_call, bf16=False):
+    """The fused step: `layer.call` followed by `relu_call`, as one op where it applies
+    (`bf16`: in the layer's bf16-products scope, as its direct call runs)."""
     from fkeras.ops import normalization
 
     def run(inputs, training=None):
+        if bf16:
+            with bf16_products():
+                return fused(inputs, training)
+        return fused(inputs, training)
+
+    def fused(inputs, training):
         if not (training and layer.trainable):
             return normalization.batch_normalization_relu(
                 inputs, layer.moving_mean, layer.moving_variance, axis=layer._axes,
