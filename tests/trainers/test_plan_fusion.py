@@ -169,6 +169,19 @@ def test_not_fused_or_fallback_where_it_does_not_apply(spy, unfused, case):
     _assert_weights_close(got, fit(build()))
 
 
+def test_remat_layers_are_not_fused(unfused):
+    x, y = _data()
+
+    def build():
+        with keras.RematScope(mode="full"):
+            return _fit(cnn_bn(), x, y, epochs=1)
+
+    got = build()
+    assert got.__dict__["_fk_step_state"]._train_plan.fused_bn_relu == 0
+    unfused()
+    _assert_weights_close(got, build())
+
+
 def test_masked_graph_is_not_fused():
     inp = keras.Input((5,), dtype="int64")
     h = L.Embedding(10, 4, mask_zero=True)(inp)
