@@ -22,6 +22,11 @@
 //                       folded into dx = a * (dy + b * (x - mean_f) + c) per channel, the
 //                       factor a = gamma * inv_std applied last as in the formula (so that an
 //                       infinite gamma gives +/-inf, not inf - inf).
+// BN + ReLU (batchnorm_relu_*): the forward's write pass stores max(y, 0) and saves its per-
+// channel coefficients scale (C) and shift (C) (y = (x - mean_f) * scale + shift before the
+// clamp); the backward recomputes the mask (x - mean_f) * scale + shift > 0 with the same
+// float32 operations (bit for bit the forward's, on the same ISA) and gates dy with it in both
+// of its passes: g = dy * [mask] replaces dy above. No pass reads y or writes the gated dy.
 // Work is split into tiles (rows x columns for inner < 16, runs of one channel otherwise);
 // every tile writes its own float64 partial sums, merged in a fixed order, so the results do
 // not depend on the thread count.
@@ -59,6 +64,8 @@ struct VScalar {
   static F add(F a, F b) { return a + b; }
   static F mul(F a, F b) { return a * b; }
   static F first_n(F v, int n) { return n > 0 ? v : 0.f; }
+  static F relu(F v) { return v < 0.f ? 0.f : v; }
+  static F gate(F pre, F g) { return g * (pre > 0.f ? 1.f : 0.f); }
   static D widen(F v) { return static_cast<double>(v); }
   static D dzero() { return 0.0; }
   static D dadd(D a, D b) { return a + b; }
@@ -193,17 +200,19 @@ std::vector<float> per_column(const Plan& p, const std::vector<float>& v) {
 
 // y = (x - m) * s + t with per-channel m, s, t (C).
 void apply_forward(const Plan& p, float* y, const float* x, const std::vector<float>& m,
-                   const std::vector<float>& s, const std::vector<float>& t) {
+                   const std::vector<float>& s, const std::vector<float>& t, bool relu) {
   const bn::BlockKernels& K = block_kernels();
   if (p.rows) {
     const std::vector<float> mc = per_column(p, m), sc = per_column(p, s), tc = per_column(p, t);
     for_tiles(p, [&](const Tile& k) {
-      K.rows_forward(y + k.offset, x + k.offset, k.rows, k.cols, p.W, mc.data() + k.j0,
-                     sc.data() + k.j0, tc.data() + k.j0);
+      (relu ? K.rows_forward_relu : K.rows_forward)(y + k.offset, x + k.offset, k.rows, k.cols,
+                                                     p.W, mc.data() + k.j0, sc.data() + k.j0,
+                                                     tc.data() + k.j0);
     });
   } else {
     for_tiles(p, [&](const Tile& k) {
-      K.plane_forward(y + k.offset, x + k.offset, k.rows, k.cols, p.W, m[k.c], s[k.c], t[k.c]);
+      (relu ? K.plane_forward_relu : K.plane_forward)(y + k.offset, x + k.offset, k.rows,
+                                                       k.cols, p.W, m[k.c], s[k.c], t[k.c]);
     });
   }
 }
@@ -216,14 +225,18 @@ double plain_mean(const float* x, int64_t outer, int64_t C, int64_t inner, int64
   return sum / static_cast<double>(outer * inner);
 }
 
-// Plain float64 sum of dy * ((x - m) - delta) over channel c of (outer, C, inner).
+// Plain float64 sum of g * ((x - m) - delta) over channel c of (outer, C, inner), g = dy, or
+// with relu_s: dy gated as the block kernels gate it (fmaf rounds as the vector FMA does).
 double plain_centred_dot(const float* dy, const float* x, int64_t outer, int64_t C,
-                         int64_t inner, int64_t c, float m, double delta) {
+                         int64_t inner, int64_t c, float m, double delta, const float* relu_s,
+                         const float* relu_t) {
   double sum = 0.0;
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
       const int64_t k = (o * C + c) * inner + i;
-      sum += dy[k] * ((static_cast<double>(x[k]) - m) - delta);
+      float g = dy[k];
+      if (relu_s) g *= std::fmaf(x[k] - m, relu_s[c], relu_t[c]) > 0.f ? 1.f : 0.f;
+      sum += g * ((static_cast<double>(x[k]) - m) - delta);
     }
   return sum;
 }
@@ -233,19 +246,23 @@ void check_sizes(const char* kernel, int64_t outer, int64_t C, int64_t inner) {
            outer, ", C=", C, ", inner=", inner);
 }
 
-}  // namespace
-
-void batchnorm_forward_train(float* y, float* var, float* mean, float* inv_std, const float* x,
-                             const float* gamma, const float* beta, int64_t outer, int64_t C,
-                             int64_t inner, float epsilon) {
-  check_sizes("batchnorm_forward_train", outer, C, inner);
+// The training forward; relu clamps y at 0 and saves the write pass's coefficients in
+// save_scale / save_shift (C) for the backward's mask (both null without relu).
+void forward_train(const char* kernel, float* y, float* var, float* mean, float* inv_std,
+                   float* save_scale, float* save_shift, const float* x, const float* gamma,
+                   const float* beta, int64_t outer, int64_t C, int64_t inner, float epsilon,
+                   bool relu) {
+  check_sizes(kernel, outer, C, inner);
   const int64_t n = outer * inner;
   if (C == 0) return;
   if (n == 0) {
     for (int64_t c = 0; c < C; ++c) {
       mean[c] = 0.f;
       var[c] = 0.f;
-      inv_std[c] = static_cast<float>(1.0 / std::sqrt(static_cast<double>(epsilon)));
+      const double inv = 1.0 / std::sqrt(static_cast<double>(epsilon));
+      inv_std[c] = static_cast<float>(inv);
+      if (save_scale) save_scale[c] = static_cast<float>((gamma ? gamma[c] : 1.0) * inv);
+      if (save_shift) save_shift[c] = beta ? beta[c] : 0.f;
     }
     return;
   }
@@ -288,14 +305,16 @@ void batchnorm_forward_train(float* y, float* var, float* mean, float* inv_std, 
     // zero remainder would turn every y of the channel into NaN, where y = +/-inf.
     const double remainder = std::isfinite(scale) ? scale * (mean64 - m[c]) : 0.0;
     t[c] = static_cast<float>((beta ? beta[c] : 0.0) - remainder);
+    if (save_scale) save_scale[c] = s[c];
+    if (save_shift) save_shift[c] = t[c];
   }
-  apply_forward(p, y, x, m, s, t);
+  apply_forward(p, y, x, m, s, t, relu);
 }
 
-void batchnorm_forward_infer(float* y, const float* x, const float* mean, const float* var,
-                             const float* gamma, const float* beta, int64_t outer, int64_t C,
-                             int64_t inner, float epsilon) {
-  check_sizes("batchnorm_forward_infer", outer, C, inner);
+void forward_infer(const char* kernel, float* y, const float* x, const float* mean,
+                   const float* var, const float* gamma, const float* beta, int64_t outer,
+                   int64_t C, int64_t inner, float epsilon, bool relu) {
+  check_sizes(kernel, outer, C, inner);
   if (C == 0 || outer * inner == 0) return;
   std::vector<float> m(mean, mean + C), s(C), t(C);
   for (int64_t c = 0; c < C; ++c) {
@@ -303,13 +322,16 @@ void batchnorm_forward_infer(float* y, const float* x, const float* mean, const 
     s[c] = static_cast<float>((gamma ? gamma[c] : 1.0) * inv);
     t[c] = beta ? beta[c] : 0.f;
   }
-  apply_forward(make_plan(outer, C, inner), y, x, m, s, t);
+  apply_forward(make_plan(outer, C, inner), y, x, m, s, t, relu);
 }
 
-void batchnorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x,
-                        const float* mean, const float* inv_std, const float* gamma,
-                        int64_t outer, int64_t C, int64_t inner) {
-  check_sizes("batchnorm_backward", outer, C, inner);
+// The backward; relu_s / relu_t (C, or null): the forward's scale / shift, whose ReLU mask
+// gates dy in both passes.
+void backward(const char* kernel, float* dx, float* dgamma, float* dbeta, const float* dy,
+              const float* x, const float* mean, const float* inv_std, const float* gamma,
+              const float* relu_s, const float* relu_t, int64_t outer, int64_t C,
+              int64_t inner) {
+  check_sizes(kernel, outer, C, inner);
   const int64_t n = outer * inner;
   if (C == 0) return;
   if (n == 0) {
@@ -325,17 +347,36 @@ void batchnorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy,
   const std::vector<float> m(mean, mean + C);
 
   std::vector<double> partial(static_cast<size_t>(p.partial_size(3)));
+  const bool relu = relu_s != nullptr;
+  // Per-column copies of the mask's coefficients (rows mode), empty without relu.
+  std::vector<float> rs, rt;
+  if (relu) {
+    rs.assign(relu_s, relu_s + C);
+    rt.assign(relu_t, relu_t + C);
+  }
+  const std::vector<float> rsc = relu ? per_column(p, rs) : rs;
+  const std::vector<float> rtc = relu ? per_column(p, rt) : rt;
+  const float* rsp = relu ? rsc.data() : nullptr;
+  const float* rtp = relu ? rtc.data() : nullptr;
   if (p.rows) {
     const std::vector<float> mc = per_column(p, m);
     for_tiles(p, [&](const Tile& k) {
       double* s = partial.data() + (k.chunk * 3) * p.W + k.j0;
-      K.rows_reduce(dy + k.offset, x + k.offset, k.rows, k.cols, p.W, mc.data() + k.j0, s,
-                    s + p.W, s + 2 * p.W);
+      if (relu)
+        K.rows_reduce_relu(dy + k.offset, x + k.offset, k.rows, k.cols, p.W, mc.data() + k.j0,
+                           rsp + k.j0, rtp + k.j0, s, s + p.W, s + 2 * p.W);
+      else
+        K.rows_reduce(dy + k.offset, x + k.offset, k.rows, k.cols, p.W, mc.data() + k.j0, s,
+                      s + p.W, s + 2 * p.W);
     });
   } else {
     for_tiles(p, [&](const Tile& k) {
-      K.plane_reduce(dy + k.offset, x + k.offset, k.rows, k.cols, p.W, m[k.c],
-                     partial.data() + k.index * 3);
+      double* out = partial.data() + k.index * 3;
+      if (relu)
+        K.plane_reduce_relu(dy + k.offset, x + k.offset, k.rows, k.cols, p.W, m[k.c], rs[k.c],
+                            rt[k.c], out);
+      else
+        K.plane_reduce(dy + k.offset, x + k.offset, k.rows, k.cols, p.W, m[k.c], out);
     });
   }
   const std::vector<double> sums = channel_sums(p, partial, 3);
@@ -348,7 +389,8 @@ void batchnorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy,
     // sum dy * xhat. Folded as sum dy d - delta sum dy, an infinite dy gives inf - inf = NaN;
     // then (a rare pass) the centred sum is taken directly, +/-inf as in IEEE arithmetic.
     double dg = inv * (sums[2 * C + c] - delta * sum_dy);
-    if (!std::isfinite(dg)) dg = inv * plain_centred_dot(dy, x, outer, C, inner, c, m[c], delta);
+    if (!std::isfinite(dg))
+      dg = inv * plain_centred_dot(dy, x, outer, C, inner, c, m[c], delta, relu_s, relu_t);
     if (dgamma) dgamma[c] = static_cast<float>(dg);
     if (dbeta) dbeta[c] = static_cast<float>(sum_dy);
     const double A = (gamma ? gamma[c] : 1.0) * inv;
@@ -364,15 +406,70 @@ void batchnorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy,
     const std::vector<float> mc = per_column(p, m), ac = per_column(p, a),
                              bc = per_column(p, b), ccc = per_column(p, cc);
     for_tiles(p, [&](const Tile& k) {
-      K.rows_backward(dx + k.offset, dy + k.offset, x + k.offset, k.rows, k.cols, p.W,
-                      mc.data() + k.j0, ac.data() + k.j0, bc.data() + k.j0, ccc.data() + k.j0);
+      if (relu)
+        K.rows_backward_relu(dx + k.offset, dy + k.offset, x + k.offset, k.rows, k.cols, p.W,
+                             mc.data() + k.j0, ac.data() + k.j0, bc.data() + k.j0,
+                             ccc.data() + k.j0, rsp + k.j0, rtp + k.j0);
+      else
+        K.rows_backward(dx + k.offset, dy + k.offset, x + k.offset, k.rows, k.cols, p.W,
+                        mc.data() + k.j0, ac.data() + k.j0, bc.data() + k.j0, ccc.data() + k.j0);
     });
   } else {
     for_tiles(p, [&](const Tile& k) {
-      K.plane_backward(dx + k.offset, dy + k.offset, x + k.offset, k.rows, k.cols, p.W, m[k.c],
-                       a[k.c], b[k.c], cc[k.c]);
+      if (relu)
+        K.plane_backward_relu(dx + k.offset, dy + k.offset, x + k.offset, k.rows, k.cols, p.W,
+                              m[k.c], a[k.c], b[k.c], cc[k.c], rs[k.c], rt[k.c]);
+      else
+        K.plane_backward(dx + k.offset, dy + k.offset, x + k.offset, k.rows, k.cols, p.W,
+                         m[k.c], a[k.c], b[k.c], cc[k.c]);
     });
   }
+}
+
+}  // namespace
+
+void batchnorm_forward_train(float* y, float* var, float* mean, float* inv_std, const float* x,
+                             const float* gamma, const float* beta, int64_t outer, int64_t C,
+                             int64_t inner, float epsilon) {
+  forward_train("batchnorm_forward_train", y, var, mean, inv_std, nullptr, nullptr, x, gamma,
+                beta, outer, C, inner, epsilon, false);
+}
+
+void batchnorm_relu_forward_train(float* y, float* var, float* mean, float* inv_std,
+                                  float* scale, float* shift, const float* x, const float* gamma,
+                                  const float* beta, int64_t outer, int64_t C, int64_t inner,
+                                  float epsilon) {
+  forward_train("batchnorm_relu_forward_train", y, var, mean, inv_std, scale, shift, x, gamma,
+                beta, outer, C, inner, epsilon, true);
+}
+
+void batchnorm_forward_infer(float* y, const float* x, const float* mean, const float* var,
+                             const float* gamma, const float* beta, int64_t outer, int64_t C,
+                             int64_t inner, float epsilon) {
+  forward_infer("batchnorm_forward_infer", y, x, mean, var, gamma, beta, outer, C, inner,
+                epsilon, false);
+}
+
+void batchnorm_relu_forward_infer(float* y, const float* x, const float* mean, const float* var,
+                                  const float* gamma, const float* beta, int64_t outer,
+                                  int64_t C, int64_t inner, float epsilon) {
+  forward_infer("batchnorm_relu_forward_infer", y, x, mean, var, gamma, beta, outer, C, inner,
+                epsilon, true);
+}
+
+void batchnorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x,
+                        const float* mean, const float* inv_std, const float* gamma,
+                        int64_t outer, int64_t C, int64_t inner) {
+  backward("batchnorm_backward", dx, dgamma, dbeta, dy, x, mean, inv_std, gamma, nullptr,
+           nullptr, outer, C, inner);
+}
+
+void batchnorm_relu_backward(float* dx, float* dgamma, float* dbeta, const float* dy,
+                             const float* x, const float* mean, const float* inv_std,
+                             const float* scale, const float* shift, const float* gamma,
+                             int64_t outer, int64_t C, int64_t inner) {
+  backward("batchnorm_relu_backward", dx, dgamma, dbeta, dy, x, mean, inv_std, gamma, scale,
+           shift, outer, C, inner);
 }
 
 }  // namespace fk

@@ -39,6 +39,12 @@ struct V256 {
   static F add(F a, F b) { return _mm256_add_ps(a, b); }
   static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
   static F first_n(F v, int n) { return _mm256_and_ps(v, _mm256_castsi256_ps(mask(n))); }
+  // max returns its second operand when either is NaN: a NaN v stays NaN.
+  static F relu(F v) { return _mm256_max_ps(_mm256_setzero_ps(), v); }
+  static F gate(F pre, F g) {
+    const __m256 open = _mm256_cmp_ps(pre, _mm256_setzero_ps(), _CMP_GT_OQ);
+    return _mm256_mul_ps(g, _mm256_and_ps(open, _mm256_set1_ps(1.f)));
+  }
 
   static D widen(F v) {
     return {_mm256_cvtps_pd(_mm256_castps256_ps128(v)),

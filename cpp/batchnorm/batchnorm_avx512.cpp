@@ -31,6 +31,12 @@ struct V512 {
   static F add(F a, F b) { return _mm512_add_ps(a, b); }
   static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
   static F first_n(F v, int n) { return _mm512_maskz_mov_ps(mask(n), v); }
+  // max returns its second operand when either is NaN: a NaN v stays NaN.
+  static F relu(F v) { return _mm512_max_ps(_mm512_setzero_ps(), v); }
+  static F gate(F pre, F g) {
+    const __mmask16 open = _mm512_cmp_ps_mask(pre, _mm512_setzero_ps(), _CMP_GT_OQ);
+    return _mm512_mul_ps(g, _mm512_maskz_mov_ps(open, _mm512_set1_ps(1.f)));
+  }
 
   static D widen(F v) {
     const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));

@@ -13,7 +13,9 @@
 //
 // Statistics and backward reductions accumulate in float64: each float32 product of two
 // float32 values is exact in float64, so the sums are exact up to the float64 additions.
-// Reductions OVERWRITE their outputs; the apply kernels overwrite y / dx.
+// Reductions OVERWRITE their outputs; the apply kernels overwrite y / dx. The relu variants
+// (batchnorm_relu_*) fuse a following ReLU: the forward clamps, the backward gates dy by the
+// mask it recomputes from x, so neither y nor a separate activation pass is needed.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +46,26 @@ struct BlockKernels {
                         float m, float s, float t);
   void (*plane_backward)(float* dx, const float* dy, const float* x, int64_t rows, int64_t len,
                          int64_t stride, float m, float a, float b, float c);
+
+  // BN + ReLU. forward: max((x - m) * s + t, 0), NaN kept. reduce / backward: as above with
+  // dy replaced by g = dy * [(x - m) * s + t > 0], the forward's mask recomputed with its
+  // float32 operations (an infinite or NaN dy stays NaN where the mask is closed, as
+  // dy * relu'(x) does in the unfused pair).
+  void (*rows_reduce_relu)(const float* dy, const float* x, int64_t rows, int64_t cols,
+                           int64_t ld, const float* m, const float* s, const float* t,
+                           double* sdy, double* sd, double* sdyd);
+  void (*rows_forward_relu)(float* y, const float* x, int64_t rows, int64_t cols, int64_t ld,
+                            const float* m, const float* s, const float* t);
+  void (*rows_backward_relu)(float* dx, const float* dy, const float* x, int64_t rows,
+                             int64_t cols, int64_t ld, const float* m, const float* a,
+                             const float* b, const float* c, const float* s, const float* t);
+  void (*plane_reduce_relu)(const float* dy, const float* x, int64_t rows, int64_t len,
+                            int64_t stride, float m, float s, float t, double* out);
+  void (*plane_forward_relu)(float* y, const float* x, int64_t rows, int64_t len,
+                             int64_t stride, float m, float s, float t);
+  void (*plane_backward_relu)(float* dx, const float* dy, const float* x, int64_t rows,
+                              int64_t len, int64_t stride, float m, float a, float b, float c,
+                              float s, float t);
 };
 
 extern const BlockKernels kScalarKernels;

@@ -5,7 +5,8 @@
 // namespace of its own, so the three instantiations never merge at link time) and its V inside
 // that namespace. V provides, for F (kF floats) and D (the same kF lanes widened to float64):
 //   F load(p), load_n(p, n), set1(a), sub(a, b), add(a, b), mul(a, b), fma(a, b, c) = a * b + c,
-//   first_n(v, n);
+//   first_n(v, n), relu(v) = v < 0 ? 0 : v (NaN kept), gate(pre, g) = g * (pre > 0 ? 1 : 0)
+//   (a NaN or infinite g stays NaN where the gate is closed, as dy * relu'(x) does);
 //   store(p, v), store_n(p, v, n)  (the _n forms touch lanes [0, n) only, n < kF);
 //   D widen(F), dzero(), dadd, dsub, dfma(a, b, c) = a * b + c; dload(p), dstore(p, d) (kF
 //   doubles), dload_n(p, n), dstore_n(p, d, n); double dsum(d);
@@ -59,13 +60,23 @@ inline void stats_block(const float* x, int64_t rows, int64_t ld, int tail, cons
   }
 }
 
-template <class V, int U, bool kTail>
+// kRelu: dy is first gated by the forward's ReLU, recomputed from x: (x - m) * s + t > 0 with
+// the same float32 operations as forward_vec, so the mask is the forward's bit for bit.
+template <class V, int U, bool kTail, bool kRelu>
 inline void reduce_block(const float* dy, const float* x, int64_t rows, int64_t ld, int tail,
-                         const float* m, double* sdy, double* sd, double* sdyd) {
+                         const float* m, const float* s, const float* t, double* sdy, double* sd,
+                         double* sdyd) {
   using D = typename V::D;
+  using F = typename V::F;
   D mu[U], ady[U], ad[U], adyd[U];
+  F mf[U], sf[U] = {}, tf[U] = {};
   for (int u = 0; u < U; ++u) {
-    mu[u] = V::widen(kTail ? V::load_n(m, tail) : V::load(m + u * V::kF));
+    mf[u] = kTail ? V::load_n(m, tail) : V::load(m + u * V::kF);
+    if (kRelu) {
+      sf[u] = kTail ? V::load_n(s, tail) : V::load(s + u * V::kF);
+      tf[u] = kTail ? V::load_n(t, tail) : V::load(t + u * V::kF);
+    }
+    mu[u] = V::widen(mf[u]);
     ady[u] = kTail ? V::dload_n(sdy, tail) : V::dload(sdy + u * V::kF);
     ad[u] = kTail ? V::dload_n(sd, tail) : V::dload(sd + u * V::kF);
     adyd[u] = kTail ? V::dload_n(sdyd, tail) : V::dload(sdyd + u * V::kF);
@@ -74,8 +85,11 @@ inline void reduce_block(const float* dy, const float* x, int64_t rows, int64_t 
     const float* px = x + r * ld;
     const float* pdy = dy + r * ld;
     for (int u = 0; u < U; ++u) {
-      const D g = V::widen(kTail ? V::load_n(pdy, tail) : V::load(pdy + u * V::kF));
-      const D d = V::dsub(V::widen(kTail ? V::load_n(px, tail) : V::load(px + u * V::kF)), mu[u]);
+      const F xv = kTail ? V::load_n(px, tail) : V::load(px + u * V::kF);
+      F gv = kTail ? V::load_n(pdy, tail) : V::load(pdy + u * V::kF);
+      if (kRelu) gv = V::gate(V::fma(V::sub(xv, mf[u]), sf[u], tf[u]), gv);
+      const D g = V::widen(gv);
+      const D d = V::dsub(V::widen(xv), mu[u]);
       ady[u] = V::dadd(ady[u], g);
       ad[u] = V::dadd(ad[u], d);
       adyd[u] = V::dfma(g, d, adyd[u]);
@@ -128,40 +142,79 @@ void rows_stats(const float* x, int64_t rows, int64_t cols, int64_t ld, const fl
   });
 }
 
+template <class V, bool kRelu>
+void rows_reduce_impl(const float* dy, const float* x, int64_t rows, int64_t cols, int64_t ld,
+                      const float* m, const float* s, const float* t, double* sdy, double* sd,
+                      double* sdyd) {
+  for_blocks<V>(rows, cols, [&](auto b, int64_t r, int64_t nr, int64_t j, int tail) {
+    using B = decltype(b);
+    reduce_block<V, B::kU, B::kTail, kRelu>(dy + r * ld + j, x + r * ld + j, nr, ld, tail,
+                                            m + j, kRelu ? s + j : s, kRelu ? t + j : t,
+                                            sdy + j, sd + j, sdyd + j);
+  });
+}
+
 template <class V>
 void rows_reduce(const float* dy, const float* x, int64_t rows, int64_t cols, int64_t ld,
                  const float* m, double* sdy, double* sd, double* sdyd) {
-  for_blocks<V>(rows, cols, [&](auto b, int64_t r, int64_t nr, int64_t j, int tail) {
-    using B = decltype(b);
-    reduce_block<V, B::kU, B::kTail>(dy + r * ld + j, x + r * ld + j, nr, ld, tail, m + j,
-                                     sdy + j, sd + j, sdyd + j);
-  });
+  rows_reduce_impl<V, false>(dy, x, rows, cols, ld, m, nullptr, nullptr, sdy, sd, sdyd);
+}
+
+template <class V>
+void rows_reduce_relu(const float* dy, const float* x, int64_t rows, int64_t cols, int64_t ld,
+                      const float* m, const float* s, const float* t, double* sdy, double* sd,
+                      double* sdyd) {
+  rows_reduce_impl<V, true>(dy, x, rows, cols, ld, m, s, t, sdy, sd, sdyd);
 }
 
 // The apply passes stream row by row over all columns (loads and stores in address order, which
 // the store prefetcher needs); the per-column coefficients come from L1 with each vector.
+// forward_vec is the one expression of the forward's pre-activation: the backward's ReLU mask
+// repeats it exactly.
 template <class V>
-void rows_forward(float* y, const float* x, int64_t rows, int64_t cols, int64_t ld,
-                  const float* m, const float* s, const float* t) {
+inline typename V::F forward_vec(typename V::F x, typename V::F m, typename V::F s,
+                                 typename V::F t) {
+  return V::fma(V::sub(x, m), s, t);
+}
+
+template <class V, bool kRelu>
+void rows_forward_impl(float* y, const float* x, int64_t rows, int64_t cols, int64_t ld,
+                       const float* m, const float* s, const float* t) {
   const int64_t full = cols - cols % V::kF;
   const int tail = static_cast<int>(cols - full);
   for (int64_t r = 0; r < rows; ++r) {
     const float* px = x + r * ld;
     float* py = y + r * ld;
-    for (int64_t j = 0; j < full; j += V::kF)
-      V::store(py + j, V::fma(V::sub(V::load(px + j), V::load(m + j)), V::load(s + j),
-                              V::load(t + j)));
+    for (int64_t j = 0; j < full; j += V::kF) {
+      const auto v = forward_vec<V>(V::load(px + j), V::load(m + j), V::load(s + j),
+                                    V::load(t + j));
+      V::store(py + j, kRelu ? V::relu(v) : v);
+    }
     if (tail) {
-      const auto d = V::sub(V::load_n(px + full, tail), V::load_n(m + full, tail));
-      V::store_n(py + full, V::fma(d, V::load_n(s + full, tail), V::load_n(t + full, tail)),
-                 tail);
+      const int64_t j = full;
+      const auto v = forward_vec<V>(V::load_n(px + j, tail), V::load_n(m + j, tail),
+                                    V::load_n(s + j, tail), V::load_n(t + j, tail));
+      V::store_n(py + j, kRelu ? V::relu(v) : v, tail);
     }
   }
 }
 
 template <class V>
-void rows_backward(float* dx, const float* dy, const float* x, int64_t rows, int64_t cols,
-                   int64_t ld, const float* m, const float* a, const float* b, const float* c) {
+void rows_forward(float* y, const float* x, int64_t rows, int64_t cols, int64_t ld,
+                  const float* m, const float* s, const float* t) {
+  rows_forward_impl<V, false>(y, x, rows, cols, ld, m, s, t);
+}
+
+template <class V>
+void rows_forward_relu(float* y, const float* x, int64_t rows, int64_t cols, int64_t ld,
+                       const float* m, const float* s, const float* t) {
+  rows_forward_impl<V, true>(y, x, rows, cols, ld, m, s, t);
+}
+
+template <class V, bool kRelu>
+void rows_backward_impl(float* dx, const float* dy, const float* x, int64_t rows, int64_t cols,
+                        int64_t ld, const float* m, const float* a, const float* b,
+                        const float* c, const float* s, const float* t) {
   const int64_t full = cols - cols % V::kF;
   const int tail = static_cast<int>(cols - full);
   for (int64_t r = 0; r < rows; ++r) {
@@ -169,19 +222,37 @@ void rows_backward(float* dx, const float* dy, const float* x, int64_t rows, int
     const float* pg = dy + r * ld;
     float* q = dx + r * ld;
     for (int64_t j = 0; j < full; j += V::kF) {
-      const auto d = V::sub(V::load(px + j), V::load(m + j));
-      V::store(q + j, V::mul(V::load(a + j),
-                             V::add(V::load(pg + j), V::fma(V::load(b + j), d, V::load(c + j)))));
+      const auto xv = V::load(px + j), mv = V::load(m + j);
+      auto g = V::load(pg + j);
+      if (kRelu) g = V::gate(forward_vec<V>(xv, mv, V::load(s + j), V::load(t + j)), g);
+      const auto d = V::sub(xv, mv);
+      V::store(q + j, V::mul(V::load(a + j), V::add(g, V::fma(V::load(b + j), d, V::load(c + j)))));
     }
     if (tail) {
       const int64_t j = full;
-      const auto d = V::sub(V::load_n(px + j, tail), V::load_n(m + j, tail));
+      const auto xv = V::load_n(px + j, tail), mv = V::load_n(m + j, tail);
+      auto g = V::load_n(pg + j, tail);
+      if (kRelu)
+        g = V::gate(forward_vec<V>(xv, mv, V::load_n(s + j, tail), V::load_n(t + j, tail)), g);
+      const auto d = V::sub(xv, mv);
       const auto v = V::mul(V::load_n(a + j, tail),
-                            V::add(V::load_n(pg + j, tail),
-                                   V::fma(V::load_n(b + j, tail), d, V::load_n(c + j, tail))));
+                            V::add(g, V::fma(V::load_n(b + j, tail), d, V::load_n(c + j, tail))));
       V::store_n(q + j, v, tail);
     }
   }
+}
+
+template <class V>
+void rows_backward(float* dx, const float* dy, const float* x, int64_t rows, int64_t cols,
+                   int64_t ld, const float* m, const float* a, const float* b, const float* c) {
+  rows_backward_impl<V, false>(dx, dy, x, rows, cols, ld, m, a, b, c, nullptr, nullptr);
+}
+
+template <class V>
+void rows_backward_relu(float* dx, const float* dy, const float* x, int64_t rows, int64_t cols,
+                        int64_t ld, const float* m, const float* a, const float* b,
+                        const float* c, const float* s, const float* t) {
+  rows_backward_impl<V, true>(dx, dy, x, rows, cols, ld, m, a, b, c, s, t);
 }
 
 // ---- plane (channels-first): vectors along each run, two accumulator sets for latency -------
@@ -220,33 +291,40 @@ void plane_stats(const float* x, int64_t rows, int64_t len, int64_t stride, floa
   out[1] = V::dsum(V::dadd(a2[0], a2[1]));
 }
 
-template <class V>
-void plane_reduce(const float* dy, const float* x, int64_t rows, int64_t len, int64_t stride,
-                  float m, double* out) {
+template <class V, bool kRelu>
+void plane_reduce_impl(const float* dy, const float* x, int64_t rows, int64_t len,
+                       int64_t stride, float m, float s, float t, double* out) {
   using D = typename V::D;
-  const auto ms = V::set1(m);
+  using F = typename V::F;
+  const F ms = V::set1(m), vs = V::set1(s), vt = V::set1(t);
   const D mu = V::widen(ms);
   D ady[2] = {V::dzero(), V::dzero()}, ad[2] = {V::dzero(), V::dzero()};
   D adyd[2] = {V::dzero(), V::dzero()};
-  auto step = [&](int s, const D& g, const D& d) {
-    ady[s] = V::dadd(ady[s], g);
-    ad[s] = V::dadd(ad[s], d);
-    adyd[s] = V::dfma(g, d, adyd[s]);
+  // g gated by the forward's ReLU when kRelu (see reduce_block); d = x - m in float64.
+  auto step = [&](int k, F gv, F xv, const D& d) {
+    if (kRelu) gv = V::gate(forward_vec<V>(xv, ms, vs, vt), gv);
+    const D g = V::widen(gv);
+    ady[k] = V::dadd(ady[k], g);
+    ad[k] = V::dadd(ad[k], d);
+    adyd[k] = V::dfma(g, d, adyd[k]);
   };
   for (int64_t r = 0; r < rows; ++r) {
     const float* px = x + r * stride;
     const float* pg = dy + r * stride;
     int64_t i = 0;
     for (; i + 2 * V::kF <= len; i += 2 * V::kF) {
-      step(0, V::widen(V::load(pg + i)), V::dsub(V::widen(V::load(px + i)), mu));
-      step(1, V::widen(V::load(pg + i + V::kF)), V::dsub(V::widen(V::load(px + i + V::kF)), mu));
+      const F x0 = V::load(px + i), x1 = V::load(px + i + V::kF);
+      step(0, V::load(pg + i), x0, V::dsub(V::widen(x0), mu));
+      step(1, V::load(pg + i + V::kF), x1, V::dsub(V::widen(x1), mu));
     }
-    for (; i + V::kF <= len; i += V::kF)
-      step(0, V::widen(V::load(pg + i)), V::dsub(V::widen(V::load(px + i)), mu));
+    for (; i + V::kF <= len; i += V::kF) {
+      const F x0 = V::load(px + i);
+      step(0, V::load(pg + i), x0, V::dsub(V::widen(x0), mu));
+    }
     if (i < len) {
       const int n = static_cast<int>(len - i);
-      step(1, V::widen(V::load_n(pg + i, n)),
-           V::dsub(V::widen(V::load_n(px + i, n)), V::widen(V::first_n(ms, n))));
+      const F x0 = V::load_n(px + i, n);
+      step(1, V::load_n(pg + i, n), x0, V::dsub(V::widen(x0), V::widen(V::first_n(ms, n))));
     }
   }
   out[0] = V::dsum(V::dadd(ady[0], ady[1]));
@@ -255,18 +333,71 @@ void plane_reduce(const float* dy, const float* x, int64_t rows, int64_t len, in
 }
 
 template <class V>
-void plane_forward(float* y, const float* x, int64_t rows, int64_t len, int64_t stride, float m,
-                   float s, float t) {
+void plane_reduce(const float* dy, const float* x, int64_t rows, int64_t len, int64_t stride,
+                  float m, double* out) {
+  plane_reduce_impl<V, false>(dy, x, rows, len, stride, m, 0.f, 0.f, out);
+}
+
+template <class V>
+void plane_reduce_relu(const float* dy, const float* x, int64_t rows, int64_t len,
+                       int64_t stride, float m, float s, float t, double* out) {
+  plane_reduce_impl<V, true>(dy, x, rows, len, stride, m, s, t, out);
+}
+
+template <class V, bool kRelu>
+void plane_forward_impl(float* y, const float* x, int64_t rows, int64_t len, int64_t stride,
+                        float m, float s, float t) {
   const auto vm = V::set1(m), vs = V::set1(s), vt = V::set1(t);
   for (int64_t r = 0; r < rows; ++r) {
     const float* p = x + r * stride;
     float* q = y + r * stride;
     int64_t i = 0;
-    for (; i + V::kF <= len; i += V::kF)
-      V::store(q + i, V::fma(V::sub(V::load(p + i), vm), vs, vt));
+    for (; i + V::kF <= len; i += V::kF) {
+      const auto v = forward_vec<V>(V::load(p + i), vm, vs, vt);
+      V::store(q + i, kRelu ? V::relu(v) : v);
+    }
     if (i < len) {
       const int n = static_cast<int>(len - i);
-      V::store_n(q + i, V::fma(V::sub(V::load_n(p + i, n), vm), vs, vt), n);
+      const auto v = forward_vec<V>(V::load_n(p + i, n), vm, vs, vt);
+      V::store_n(q + i, kRelu ? V::relu(v) : v, n);
+    }
+  }
+}
+
+template <class V>
+void plane_forward(float* y, const float* x, int64_t rows, int64_t len, int64_t stride, float m,
+                   float s, float t) {
+  plane_forward_impl<V, false>(y, x, rows, len, stride, m, s, t);
+}
+
+template <class V>
+void plane_forward_relu(float* y, const float* x, int64_t rows, int64_t len, int64_t stride,
+                        float m, float s, float t) {
+  plane_forward_impl<V, true>(y, x, rows, len, stride, m, s, t);
+}
+
+template <class V, bool kRelu>
+void plane_backward_impl(float* dx, const float* dy, const float* x, int64_t rows, int64_t len,
+                         int64_t stride, float m, float a, float b, float c, float s, float t) {
+  const auto vm = V::set1(m), va = V::set1(a), vb = V::set1(b), vc = V::set1(c);
+  const auto vs = V::set1(s), vt = V::set1(t);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* px = x + r * stride;
+    const float* pg = dy + r * stride;
+    float* q = dx + r * stride;
+    int64_t i = 0;
+    for (; i + V::kF <= len; i += V::kF) {
+      const auto xv = V::load(px + i);
+      auto g = V::load(pg + i);
+      if (kRelu) g = V::gate(forward_vec<V>(xv, vm, vs, vt), g);
+      V::store(q + i, V::mul(va, V::add(g, V::fma(vb, V::sub(xv, vm), vc))));
+    }
+    if (i < len) {
+      const int n = static_cast<int>(len - i);
+      const auto xv = V::load_n(px + i, n);
+      auto g = V::load_n(pg + i, n);
+      if (kRelu) g = V::gate(forward_vec<V>(xv, vm, vs, vt), g);
+      V::store_n(q + i, V::mul(va, V::add(g, V::fma(vb, V::sub(xv, vm), vc))), n);
     }
   }
 }
@@ -274,28 +405,22 @@ void plane_forward(float* y, const float* x, int64_t rows, int64_t len, int64_t 
 template <class V>
 void plane_backward(float* dx, const float* dy, const float* x, int64_t rows, int64_t len,
                     int64_t stride, float m, float a, float b, float c) {
-  const auto vm = V::set1(m), va = V::set1(a), vb = V::set1(b), vc = V::set1(c);
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* px = x + r * stride;
-    const float* pg = dy + r * stride;
-    float* q = dx + r * stride;
-    int64_t i = 0;
-    for (; i + V::kF <= len; i += V::kF)
-      V::store(q + i,
-               V::mul(va, V::add(V::load(pg + i), V::fma(vb, V::sub(V::load(px + i), vm), vc))));
-    if (i < len) {
-      const int n = static_cast<int>(len - i);
-      const auto d = V::sub(V::load_n(px + i, n), vm);
-      V::store_n(q + i, V::mul(va, V::add(V::load_n(pg + i, n), V::fma(vb, d, vc))), n);
-    }
-  }
+  plane_backward_impl<V, false>(dx, dy, x, rows, len, stride, m, a, b, c, 0.f, 0.f);
+}
+
+template <class V>
+void plane_backward_relu(float* dx, const float* dy, const float* x, int64_t rows, int64_t len,
+                         int64_t stride, float m, float a, float b, float c, float s, float t) {
+  plane_backward_impl<V, true>(dx, dy, x, rows, len, stride, m, a, b, c, s, t);
 }
 
 template <class V>
 constexpr bn::BlockKernels make_block_kernels() {
-  return bn::BlockKernels{&rows_stats<V>,   &rows_reduce<V>,   &rows_forward<V>,
-                          &rows_backward<V>, &plane_stats<V>,  &plane_reduce<V>,
-                          &plane_forward<V>, &plane_backward<V>};
+  return bn::BlockKernels{&rows_stats<V>,        &rows_reduce<V>,        &rows_forward<V>,
+                          &rows_backward<V>,      &plane_stats<V>,        &plane_reduce<V>,
+                          &plane_forward<V>,      &plane_backward<V>,     &rows_reduce_relu<V>,
+                          &rows_forward_relu<V>,  &rows_backward_relu<V>, &plane_reduce_relu<V>,
+                          &plane_forward_relu<V>, &plane_backward_relu<V>};
 }
 
 }  // namespace FK_BN_NS

@@ -83,4 +83,81 @@ void bind_batchnorm(py::module_& m) {
      py::arg("mean"), py::arg("inv_std"), py::arg("gamma"), py::arg("outer"), py::arg("C"),
      py::arg("inner"),
      "Batch norm backward: dx, dgamma, dbeta (each optional) from dy and the saved state.");
+  m.def("batchnorm_relu_forward_train", [](py::object y, py::object var, py::object mean,
+                                           py::object inv_std, py::object scale,
+                                           py::object shift, py::object x, py::object gamma,
+                                           py::object beta, int64_t outer, int64_t C,
+                                           int64_t inner, float epsilon) {
+    const char* k = "batchnorm_relu_forward_train";
+    fkb::check_sizes(k, {{"outer", outer}, {"C", C}, {"inner", inner}});
+    check_epsilon(k, epsilon);
+    float* py_ = fkb::out_f32(y, k, "y", {outer, C, inner});
+    float* pvar = fkb::out_f32(var, k, "var", {C});
+    float* pmean = fkb::out_f32(mean, k, "mean", {C});
+    float* pinv = fkb::out_f32(inv_std, k, "inv_std", {C});
+    float* pscale = fkb::out_f32(scale, k, "scale", {C});
+    float* pshift = fkb::out_f32(shift, k, "shift", {C});
+    const float* px = fkb::in_f32(x, k, "x", {outer, C, inner});
+    const float* pg = fkb::in_f32(gamma, k, "gamma", {C}, true);
+    const float* pb = fkb::in_f32(beta, k, "beta", {C}, true);
+    if (!fkb::check_outputs(k, {{"y", y}, {"var", var}, {"mean", mean}, {"inv_std", inv_std},
+                                 {"scale", scale}, {"shift", shift}},
+                            {{"x", x}, {"gamma", gamma}, {"beta", beta}})) return;
+    py::gil_scoped_release nogil;
+    fk::batchnorm_relu_forward_train(py_, pvar, pmean, pinv, pscale, pshift, px, pg, pb, outer,
+                                     C, inner, epsilon);
+  }, py::arg("y"), py::arg("var"), py::arg("mean"), py::arg("inv_std"), py::arg("scale"),
+     py::arg("shift"), py::arg("x"), py::arg("gamma"), py::arg("beta"), py::arg("outer"),
+     py::arg("C"), py::arg("inner"), py::arg("epsilon"),
+     "Training batch norm + ReLU: y = max(bn(x), 0), var; saves mean, inv_std, scale, shift.");
+
+  m.def("batchnorm_relu_forward_infer", [](py::object y, py::object x, py::object mean,
+                                           py::object var, py::object gamma, py::object beta,
+                                           int64_t outer, int64_t C, int64_t inner,
+                                           float epsilon) {
+    const char* k = "batchnorm_relu_forward_infer";
+    fkb::check_sizes(k, {{"outer", outer}, {"C", C}, {"inner", inner}});
+    check_epsilon(k, epsilon);
+    float* py_ = fkb::out_f32(y, k, "y", {outer, C, inner});
+    const float* px = fkb::in_f32(x, k, "x", {outer, C, inner});
+    const float* pmean = fkb::in_f32(mean, k, "mean", {C});
+    const float* pvar = fkb::in_f32(var, k, "var", {C});
+    const float* pg = fkb::in_f32(gamma, k, "gamma", {C}, true);
+    const float* pb = fkb::in_f32(beta, k, "beta", {C}, true);
+    if (!fkb::check_outputs(k, {{"y", y}}, {{"x", x}, {"mean", mean}, {"var", var},
+                                 {"gamma", gamma}, {"beta", beta}})) return;
+    py::gil_scoped_release nogil;
+    fk::batchnorm_relu_forward_infer(py_, px, pmean, pvar, pg, pb, outer, C, inner, epsilon);
+  }, py::arg("y"), py::arg("x"), py::arg("mean"), py::arg("var"), py::arg("gamma"),
+     py::arg("beta"), py::arg("outer"), py::arg("C"), py::arg("inner"), py::arg("epsilon"),
+     "Inference batch norm + ReLU with the given mean and var.");
+
+  m.def("batchnorm_relu_backward", [](py::object dx, py::object dgamma, py::object dbeta,
+                                      py::object dy, py::object x, py::object mean,
+                                      py::object inv_std, py::object scale, py::object shift,
+                                      py::object gamma, int64_t outer, int64_t C,
+                                      int64_t inner) {
+    const char* k = "batchnorm_relu_backward";
+    fkb::check_sizes(k, {{"outer", outer}, {"C", C}, {"inner", inner}});
+    float* pdx = fkb::out_f32(dx, k, "dx", {outer, C, inner}, true);
+    float* pdg = fkb::out_f32(dgamma, k, "dgamma", {C}, true);
+    float* pdb = fkb::out_f32(dbeta, k, "dbeta", {C}, true);
+    const float* pdy = fkb::in_f32(dy, k, "dy", {outer, C, inner});
+    const float* px = fkb::in_f32(x, k, "x", {outer, C, inner});
+    const float* pmean = fkb::in_f32(mean, k, "mean", {C});
+    const float* pinv = fkb::in_f32(inv_std, k, "inv_std", {C});
+    const float* pscale = fkb::in_f32(scale, k, "scale", {C});
+    const float* pshift = fkb::in_f32(shift, k, "shift", {C});
+    const float* pg = fkb::in_f32(gamma, k, "gamma", {C}, true);
+    if (!fkb::check_outputs(k, {{"dx", dx}, {"dgamma", dgamma}, {"dbeta", dbeta}},
+                            {{"dy", dy}, {"x", x}, {"mean", mean}, {"inv_std", inv_std},
+                             {"scale", scale}, {"shift", shift}, {"gamma", gamma}})) return;
+    py::gil_scoped_release nogil;
+    fk::batchnorm_relu_backward(pdx, pdg, pdb, pdy, px, pmean, pinv, pscale, pshift, pg, outer,
+                                C, inner);
+  }, py::arg("dx"), py::arg("dgamma"), py::arg("dbeta"), py::arg("dy"), py::arg("x"),
+     py::arg("mean"), py::arg("inv_std"), py::arg("scale"), py::arg("shift"), py::arg("gamma"),
+     py::arg("outer"), py::arg("C"), py::arg("inner"),
+     "Batch norm + ReLU backward: dx, dgamma, dbeta (each optional); the ReLU mask is "
+     "recomputed from x, mean, scale and shift.");
 }

@@ -132,6 +132,29 @@ def batchnorm_forward_train(
     """Training batch norm over (outer, C, inner): y, var (biased); saves mean, inv_std."""
 
 
+def batchnorm_relu_backward(
+    dx: Array | None, dgamma: Array | None, dbeta: Array | None, dy: Array | None,
+    x: Array | None, mean: Array | None, inv_std: Array | None, scale: Array | None,
+    shift: Array | None, gamma: Array | None, outer: int, C: int, inner: int
+) -> None:
+    """Batch norm + ReLU backward: dx, dgamma, dbeta (each optional); the ReLU mask is recomputed from x, mean, scale and shift."""
+
+
+def batchnorm_relu_forward_infer(
+    y: Array | None, x: Array | None, mean: Array | None, var: Array | None, gamma: Array | None,
+    beta: Array | None, outer: int, C: int, inner: int, epsilon: float
+) -> None:
+    """Inference batch norm + ReLU with the given mean and var."""
+
+
+def batchnorm_relu_forward_train(
+    y: Array | None, var: Array | None, mean: Array | None, inv_std: Array | None,
+    scale: Array | None, shift: Array | None, x: Array | None, gamma: Array | None,
+    beta: Array | None, outer: int, C: int, inner: int, epsilon: float
+) -> None:
+    """Training batch norm + ReLU: y = max(bn(x), 0), var; saves mean, inv_std, scale, shift."""
+
+
 def bias_add_backward(db: Array | None, dy: Array | None, rows: int, cols: int) -> None: ...
 
 

@@ -383,6 +383,36 @@ def batchnorm_backward(rng):
     return Case("batchnorm_backward", args, outs, tol=1e-3)
 
 
+def batchnorm_relu_forward_train(rng):
+    outer, C, inner = _bn_sizes(rng)
+    args = dict(y=nans(outer, C, inner), var=nans(C), mean=nans(C), inv_std=nans(C),
+                scale=nans(C), shift=nans(C), x=rand(rng, outer, C, inner, scale=2.0) + 1.0,
+                gamma=maybe(rng, rand(rng, C)), beta=maybe(rng, rand(rng, C)), outer=outer, C=C,
+                inner=inner, epsilon=float(rng.choice([1e-3, 1e-5])))
+    return Case("batchnorm_relu_forward_train", args,
+                ("y", "var", "mean", "inv_std", "scale", "shift"), tol=1e-3)
+
+
+def batchnorm_relu_forward_infer(rng):
+    case = batchnorm_forward_infer(rng)
+    return Case("batchnorm_relu_forward_infer", case.args, case.outputs, tol=case.tol)
+
+
+def batchnorm_relu_backward(rng):
+    outer, C, inner = _bn_sizes(rng)
+    x, gamma = rand(rng, outer, C, inner) + 0.5, maybe(rng, rand(rng, C))
+    fwd = dict(y=nans(outer, C, inner), var=nans(C), mean=nans(C), inv_std=nans(C),
+               scale=nans(C), shift=nans(C), x=x, gamma=gamma, beta=maybe(rng, rand(rng, C)),
+               outer=outer, C=C, inner=inner, epsilon=1e-3)
+    saved = ref_outputs("batchnorm_relu_forward_train", fwd,
+                        ("mean", "inv_std", "scale", "shift"))
+    args = dict(dx=maybe(rng, nans(outer, C, inner)), dgamma=maybe(rng, nans(C)),
+                dbeta=maybe(rng, nans(C)), dy=rand(rng, outer, C, inner), x=x, **saved,
+                gamma=gamma, outer=outer, C=C, inner=inner)
+    outs = tuple(k for k in ("dx", "dgamma", "dbeta") if args[k] is not None)
+    return Case("batchnorm_relu_backward", args, outs, tol=1e-3)
+
+
 # --- Layer normalization (last axis, rows of D) ---------------------------------------------
 
 
@@ -664,7 +694,8 @@ GENERATORS = {
               sigmoid_crossentropy_backward, conv2d_forward, conv2d_backward_input,
               conv2d_backward_weight, maxpool2d_forward, maxpool2d_backward, avgpool2d_forward,
               avgpool2d_backward, batchnorm_forward_train, batchnorm_forward_infer,
-              batchnorm_backward, layer_norm_forward, layer_norm_backward, sgd_update,
+              batchnorm_backward, batchnorm_relu_forward_train, batchnorm_relu_forward_infer,
+              batchnorm_relu_backward, layer_norm_forward, layer_norm_backward, sgd_update,
               adam_update, adamax_update, nadam_update,
               rmsprop_update, adagrad_update, adadelta_update, attention_forward,
               attention_backward, lion_update, ftrl_update, lamb_update, adafactor_update,

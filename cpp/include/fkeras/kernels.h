@@ -202,6 +202,22 @@ void batchnorm_forward_infer(float* y, const float* x, const float* mean, const 
 void batchnorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x,
                         const float* mean, const float* inv_std, const float* gamma,
                         int64_t outer, int64_t C, int64_t inner);
+// BatchNormalization followed by ReLU in one op (all outputs overwritten). The training forward
+// writes y = max(bn(x), 0), var, mean, inv_std as batchnorm_forward_train, and saves scale (C)
+// and shift (C), the coefficients of its write pass (bn(x) = (x - mean) * scale + shift).
+void batchnorm_relu_forward_train(float* y, float* var, float* mean, float* inv_std,
+                                  float* scale, float* shift, const float* x, const float* gamma,
+                                  const float* beta, int64_t outer, int64_t C, int64_t inner,
+                                  float epsilon);
+// y = max(batchnorm_forward_infer(x), 0).
+void batchnorm_relu_forward_infer(float* y, const float* x, const float* mean, const float* var,
+                                  const float* gamma, const float* beta, int64_t outer,
+                                  int64_t C, int64_t inner, float epsilon);
+// batchnorm_backward of dy * relu'(bn(x)), the mask recomputed from x, mean, scale, shift.
+void batchnorm_relu_backward(float* dx, float* dgamma, float* dbeta, const float* dy,
+                             const float* x, const float* mean, const float* inv_std,
+                             const float* scale, const float* shift, const float* gamma,
+                             int64_t outer, int64_t C, int64_t inner);
 
 // ---------------------------------------------------------------------------------------------
 // Layer normalization (cpp/layernorm/) over the last axis: x (rows, D), one row at a time

@@ -8,6 +8,7 @@ axes to the end, giving (outer, C, 1), and transposes the result back.
 
 import numpy as np
 
+from fkeras.backend import codes
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.engine.tape import zero_filled
 from fkeras.ops import shape_utils as su
@@ -196,6 +197,97 @@ class BatchNormInfer(Op):
         return (dx, *grads)
 
 
+# ---- BatchNormalization + ReLU as one op (trainers/plan_fusion.py applies them) ----
+
+def _relu_pair_forward(dev, y):
+    """relu(y) with the activation kernel: the fused ops' path on a device without the fused
+    kernels (the unfused pair's kernels, same results)."""
+    out = dev.empty(y.shape)
+    dev.kernels["activation_forward"](out, y, y.size, codes.RELU, 0.0)
+    return out
+
+
+def _relu_pair_backward(dev, g, y, out):
+    dx = dev.empty(y.shape)
+    dev.kernels["activation_backward"](dx, dev.contiguous(g), y, out, y.size, codes.RELU, 0.0)
+    return dx
+
+
+class BatchNormReluTrain(BatchNormTrain):
+    """(relu(y), mean, var): `batch_norm_train` followed by ReLU in one op. The fused kernels
+    write relu(y) in the normalization's write pass and gate the cotangent with the ReLU mask
+    inside the backward's two passes (recomputed from x, so y is never read back); a device
+    without them runs the unfused pair's kernels. Same results either way."""
+
+    name = "batch_norm_relu_train"
+
+    def forward(self, dev, x, gamma=None, beta=None, axis=(-1,), epsilon=1e-3):
+        kernel = dev.kernels.get("batchnorm_relu_forward_train")
+        if kernel is None:
+            (y, mean, var), saved = super().forward(dev, x, gamma, beta, axis, epsilon)
+            out = _relu_pair_forward(dev, y)
+            return (out, mean, var), ("pair", saved, y, out)
+        v = _View(x.shape, kept_axes(axis, x.ndim))
+        xv = v.to_kernel(x)
+        y = dev.empty(xv.shape)
+        var, mean, inv_std = dev.empty((v.C,)), dev.empty((v.C,)), dev.empty((v.C,))
+        scale, shift = dev.empty((v.C,)), dev.empty((v.C,))
+        kernel(y, var, mean, inv_std, scale, shift, xv, _flat(gamma), _flat(beta), v.outer, v.C,
+               v.inner, epsilon)
+        saved = ("fused", v, xv, mean, inv_std, scale, shift, gamma,
+                 None if beta is None else beta.shape)
+        return (v.from_kernel(y), dev.copy(mean).reshape(v.kept), var.reshape(v.kept)), saved
+
+    def backward(self, dev, saved, grads, needs, axis=(-1,), epsilon=1e-3):
+        if saved[0] == "pair":
+            _, bn_saved, y, out = saved
+            gy = _relu_pair_backward(dev, grads[0], y, out)
+            return super().backward(dev, bn_saved, [gy, grads[1], grads[2]], needs, axis=axis,
+                                    epsilon=epsilon)
+        _, v, xv, mean, inv_std, scale, shift, gamma, beta_shape = saved
+        gy, gmean, gvar = grads
+        dyv = v.to_kernel(gy)
+        dx = dev.empty(xv.shape) if needs[0] else None
+        dgamma = dev.empty((v.C,)) if needs[1] else None
+        dbeta = dev.empty((v.C,)) if needs[2] else None
+        dev.kernels["batchnorm_relu_backward"](dx, dgamma, dbeta, dyv, xv, mean, inv_std, scale,
+                                               shift, _flat(gamma), v.outer, v.C, v.inner)
+        if dx is not None and v.m and not (zero_filled(gmean) and zero_filled(gvar)):
+            dx = _statistics_gradient(dev, dx, gmean, gvar, xv, mean, v)
+        return (None if dx is None else v.from_kernel(dx),
+                None if dgamma is None else dgamma.reshape(gamma.shape),
+                None if dbeta is None else dbeta.reshape(beta_shape))
+
+
+class BatchNormReluInfer(BatchNormInfer):
+    """relu(batch_normalization(x, ...)) in one op: one pass over x with the fused kernel (the
+    unfused pair's kernels on a device without it). The backward (frozen statistics, rare)
+    gates the cotangent with relu(y) > 0, then runs batch_norm_infer's backward."""
+
+    name = "batch_norm_relu_infer"
+
+    def forward(self, dev, x, mean, variance, offset=None, scale=None, axis=(-1,),
+                epsilon=1e-3):
+        kernel = dev.kernels.get("batchnorm_relu_forward_infer")
+        if kernel is None:
+            y, saved = super().forward(dev, x, mean, variance, offset, scale, axis, epsilon)
+            out = _relu_pair_forward(dev, y)
+            return out, (saved, out)
+        v = _View(x.shape, kept_axes(axis, x.ndim))
+        xv = v.to_kernel(x)
+        y = dev.empty(xv.shape)
+        kernel(y, xv, _flat(mean), _flat(variance), _flat(scale), _flat(offset), v.outer, v.C,
+               v.inner, epsilon)
+        out = v.from_kernel(y)
+        return out, ((v, xv, mean, variance, offset, scale), out)
+
+    def backward(self, dev, saved, gy, needs, axis=(-1,), epsilon=1e-3):
+        bn_saved, out = saved
+        # relu'(pre) from the output: out > 0 exactly where pre > 0 (NaN: closed in both).
+        g = _relu_pair_backward(dev, gy, out, out)
+        return super().backward(dev, bn_saved, g, needs, axis=axis, epsilon=epsilon)
+
+
 # ---- public functions ----
 
 def batch_norm_train(x, gamma=None, beta=None, axis=-1, epsilon=1e-3):
@@ -231,6 +323,23 @@ def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilo
     """
     axes = tuple(axis) if isinstance(axis, (list, tuple)) else (axis,)
     return apply(_R["batch_norm_infer"], x, mean, variance, offset, scale, axis=axes,
+                 epsilon=float(epsilon))
+
+
+def batch_norm_relu_train(x, gamma=None, beta=None, axis=-1, epsilon=1e-3):
+    """relu of `batch_norm_train`'s y, in one op: returns (relu(y), batch_mean, batch_variance).
+
+    Internal (no Keras name): the training step's BatchNormalization + ReLU fusion
+    (fkeras/trainers/plan_fusion.py). Arguments as `batch_norm_train`.
+    """
+    axes = tuple(axis) if isinstance(axis, (list, tuple)) else (axis,)
+    return apply(_R["batch_norm_relu_train"], x, gamma, beta, axis=axes, epsilon=float(epsilon))
+
+
+def batch_normalization_relu(x, mean, variance, axis, offset=None, scale=None, epsilon=1e-3):
+    """relu(batch_normalization(x, ...)) in one op (internal, as `batch_norm_relu_train`)."""
+    axes = tuple(axis) if isinstance(axis, (list, tuple)) else (axis,)
+    return apply(_R["batch_norm_relu_infer"], x, mean, variance, offset, scale, axis=axes,
                  epsilon=float(epsilon))
 
 

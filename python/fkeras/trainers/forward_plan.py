@@ -26,6 +26,7 @@ from fkeras import activations
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.engine.masking import get_keras_mask, set_keras_mask
 from fkeras.layers.layer import cast_int_inputs, in_layer_call, layer_call_scope
+from fkeras.trainers import plan_fusion
 from fkeras.utils import nest
 
 LOGIT_LAYERS = frozenset((
@@ -120,6 +121,7 @@ class ForwardPlan:
             s.fn = _sub_plan_runner(s.layer) or (call if direct else s.layer)
             s.cast = s.fn is not s.layer and _casts_int_inputs(s.layer, node)
             self.steps.append(s)
+        self.fused_bn_relu = plan_fusion.fuse_bn_relu(self, model)  # BN + ReLU: one op
 
     def run(self, xs, training=False):
         """Flat list of output arrays (logits for the requested outputs). `training=None`

@@ -77,8 +77,38 @@ def batchnorm_backward(dx, dgamma, dbeta, dy, x, mean, inv_std, gamma, outer, C,
         dx.reshape(outer, C, inner)[...] = out
 
 
+# ---- BatchNormalization + ReLU in one op ----
+# The forward saves scale and shift (C), the float32 coefficients of its write pass
+# (bn(x) = (x - mean) * scale + shift); the backward gates dy with relu'(bn(x)) recomputed from
+# them. Here (float64) the saved values are the exact gamma * inv_std and beta.
+
+def batchnorm_relu_forward_train(y, var, mean, inv_std, scale, shift, x, gamma, beta, outer, C,
+                                 inner, epsilon):
+    batchnorm_forward_train(y, var, mean, inv_std, x, gamma, beta, outer, C, inner, epsilon)
+    np.maximum(y, 0.0, out=y)
+    g, b = _scale_shift(gamma, beta, C)
+    scale.reshape(C)[...] = g * np.asarray(inv_std, np.float64).reshape(C)
+    shift.reshape(C)[...] = b
+
+
+def batchnorm_relu_forward_infer(y, x, mean, var, gamma, beta, outer, C, inner, epsilon):
+    batchnorm_forward_infer(y, x, mean, var, gamma, beta, outer, C, inner, epsilon)
+    np.maximum(y, 0.0, out=y)
+
+
+def batchnorm_relu_backward(dx, dgamma, dbeta, dy, x, mean, inv_std, scale, shift, gamma, outer,
+                            C, inner):
+    pre = ((_view(x, outer, C, inner) - _channel(mean, C)) * _channel(scale, C)
+           + _channel(shift, C))
+    gated = _view(dy, outer, C, inner) * (pre > 0)
+    batchnorm_backward(dx, dgamma, dbeta, gated, x, mean, inv_std, gamma, outer, C, inner)
+
+
 KERNELS = {
     "batchnorm_forward_train": batchnorm_forward_train,
     "batchnorm_forward_infer": batchnorm_forward_infer,
     "batchnorm_backward": batchnorm_backward,
+    "batchnorm_relu_forward_train": batchnorm_relu_forward_train,
+    "batchnorm_relu_forward_infer": batchnorm_relu_forward_infer,
+    "batchnorm_relu_backward": batchnorm_relu_backward,
 }

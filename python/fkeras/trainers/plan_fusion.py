@@ -1,0 +1,129 @@
+"""Plan-level fusion: BatchNormalization followed by ReLU runs as one op.
+
+A ForwardPlan (forward_plan.py) calls each layer's `call` in turn; BN then ReLU costs four
+passes over the activation in the forward (BN statistics, BN write, ReLU read + write) and the
+backward adds a ReLU pass before BN's two. `fuse_bn_relu` rewrites the plan's steps so that a
+BatchNormalization step whose output feeds only an `Activation("relu")` (or a default `ReLU()`)
+step runs `batch_norm_relu_train` / `batch_normalization_relu` (ops/normalization.py): the
+ReLU happens in BN's write pass and its mask gates the cotangent inside BN's backward passes.
+The ReLU step is removed; the BN step produces the ReLU's output tensor.
+
+The pair is fused only when nothing can tell the difference: both steps call the layers' own
+`call` directly (no masks in the graph, no activity regularizer, no remat, no nested plan; a
+mixed_bfloat16 layer's products scope is kept, and BN has no products), the BN layer is exactly `BatchNormalization` called on one tensor, the BN output
+is not a model output and has no other consumer. At run time, a BN configuration other than the
+plain training/inference ones (renorm, ghost batches, adjustment, `fused=False`, synchronized
+statistics under a distribution) runs the unfused pair. Eager `model(x)` outside the plan,
+subclassed models and custom `train_step`s calling `self(x)` are untouched.
+"""
+
+from fkeras.backend.devices import bf16_products
+from fkeras.distribution import _state as _dist
+from fkeras.layers.layer import Layer
+
+__all__ = ["fuse_bn_relu"]
+
+
+def fuse_bn_relu(plan, model):
+    """Rewrites `plan.steps` in place, fusing each eligible BN -> ReLU pair (see above).
+
+    Args:
+        plan: a ForwardPlan, its steps built from `model._nodes` (non-input nodes, in order).
+        model: the Functional model of the plan.
+
+    Returns:
+        The number of pairs fused.
+    """
+    nodes = [n for n in model._nodes if not n.is_input]
+    if len(nodes) != len(plan.steps):
+        return 0
+    consumers = {}
+    for node in model._nodes:
+        for t in node.input_tensors:
+            consumers.setdefault(id(t), []).append(node)
+    outputs = set(plan.output_ids)
+    step_of = {id(node): s for node, s in zip(nodes, plan.steps)}
+    fused = set()
+    for s in plan.steps:
+        if id(s) in fused or not _plain_bn_step(s):
+            continue
+        out = s.out_ids[0]
+        users = consumers.get(out, [])
+        if out in outputs or len(users) != 1:
+            continue
+        t = step_of.get(id(users[0]))
+        if t is None or not _plain_relu_step(t, out):
+            continue
+        s.fn = _bn_relu_runner(s.layer, t.fn, bf16=s.fn.__func__ is not type(s.layer).call)
+        s.out_ids = list(t.out_ids)
+        fused.add(id(t))
+    if fused:
+        plan.steps = [s for s in plan.steps if id(s) not in fused]
+    return len(fused)
+
+
+def _direct(s):
+    """The step calls its layer's own `call` (plain, or in a mixed_bfloat16 layer's products
+    scope), not `__call__` or a sub-plan."""
+    if getattr(s.fn, "__self__", None) is not s.layer:
+        return False
+    func = getattr(s.fn, "__func__", None)
+    return func is type(s.layer).call or func is Layer._fk_call_direct
+
+
+def _plain_bn_step(s):
+    from fkeras.layers.normalization.batch_normalization import BatchNormalization
+
+    return (type(s.layer) is BatchNormalization and s.single and len(s.out_ids) == 1
+            and not s.logits and not s.cast and _direct(s))
+
+
+def _plain_relu_step(t, tensor_id):
+    from fkeras import activations
+    from fkeras.layers.activations.relu import ReLU
+    from fkeras.layers.core.activation import Activation
+
+    if not (t.single and t.args == tensor_id and len(t.out_ids) == 1 and not t.logits
+            and not t.cast and _direct(t)):
+        return False
+    layer = t.layer
+    if type(layer) is Activation:
+        return layer.activation is activations.relu
+    if type(layer) is ReLU:
+        return (layer.max_value is None and layer.negative_slope == 0
+                and layer.threshold == 0)
+    return False
+
+
+def _plain_training(layer):
+    """BN's training call is the single `batch_norm_train` op (batch_normalization.py)."""
+    return not (layer.renorm or layer.virtual_batch_size is not None
+                or layer.adjustment is not None or layer.fused is False
+                or (layer.synchronized and _dist.COMM is not None))
+
+
+def _bn_relu_runner(layer, relu_call, bf16=False):
+    """The fused step: `layer.call` followed by `relu_call`, as one op where it applies
+    (`bf16`: in the layer's bf16-products scope, as its direct call runs)."""
+    from fkeras.ops import normalization
+
+    def run(inputs, training=None):
+        if bf16:
+            with bf16_products():
+                return fused(inputs, training)
+        return fused(inputs, training)
+
+    def fused(inputs, training):
+        if not (training and layer.trainable):
+            return normalization.batch_normalization_relu(
+                inputs, layer.moving_mean, layer.moving_variance, axis=layer._axes,
+                offset=layer.beta, scale=layer.gamma, epsilon=layer.epsilon)
+        if not _plain_training(layer):
+            return relu_call(layer.call(inputs, training=training))
+        y, mean, var = normalization.batch_norm_relu_train(
+            inputs, layer.gamma, layer.beta, axis=layer._axes, epsilon=layer.epsilon)
+        layer._update_moving(layer.moving_mean, mean)
+        layer._update_moving(layer.moving_variance, var)
+        return y
+
+    return run
