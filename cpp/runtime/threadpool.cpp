@@ -9,15 +9,20 @@
 // after its wake-up, so a worker that just finished is kept awake briefly; never longer, so an
 // idle process does not burn a core (the machine is shared).
 //
-// Placement: worker i runs pinned to one CPU, the (i + 1)-th after the caller's current CPU in
-// the process's CPU set (read when the pool starts), re-pinned when a region finds the caller
-// on another CPU (a sched_getcpu per region; a sched_setaffinity only when the caller moved).
-// Why: measured on this project's 2-vCPU VMs, the guest scheduler packs a woken worker onto the
-// waking thread's CPU and keeps it there, even while both spin: a 2-thread LSTM forward then
-// runs at 1-thread speed (2.6 ms instead of 1.3 ms per call) for tens to hundreds of calls, until
-// the main thread happens to migrate (the "warm-up ramp" of LSTM predict). Pinned workers cannot
-// be packed, and the caller is never pinned. Opt out with FKERAS_PIN_THREADS=0 (also no pinning
-// when the process may use a single CPU).
+// Placement (opt-in: FKERAS_PIN_THREADS=1, or =always): a worker that joins a region on the
+// caller's CPU pins itself to one CPU, for worker i the (i + 1)-th after the caller's current
+// CPU in the process's CPU set (read when the pool starts), and is re-pinned when a region finds
+// the caller on another CPU (a sched_getcpu per region; a sched_setaffinity only when something
+// moved). Why: on this project's 2-vCPU VMs a woken worker was often placed on the caller's CPU
+// and kept there, even while both spun: a 2-thread LSTM forward then ran at 1-thread speed (2.6
+// ms instead of 1.3 ms per call) for tens to hundreds of calls, until the caller happened to
+// migrate; pinned, every call took 1.4 ms (measured at load 2-3, other processes running). But
+// a pinned worker cannot leave a CPU that other processes share: preempted inside a tile, it
+// holds up every thread waiting for that tile. So a pinned worker preempted kMaxPreemptions
+// times within kWindow unpins itself, and may pin again after a back-off that doubles while the
+// contention lasts (=always: no such guard). Not the default: on the same VMs oversubscribed
+// (load 6-27 on 2 CPUs) the LSTM fit step was slower pinned, guard or not (median 22-29 ms
+// against 17-22 ms), and the packing was never caught on an idle machine.
 //
 // Fork: a forked child inherits no threads. pthread_atfork marks the pool dead in the child; the
 // next parallel_for there builds a new pool.
@@ -28,7 +33,9 @@
 // condition variables.
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -123,7 +130,7 @@ struct Job {
 std::vector<int> pinning_cpus() {
   std::vector<int> cpus;
   const char* opt = std::getenv("FKERAS_PIN_THREADS");
-  if (opt && std::strcmp(opt, "0") == 0) return cpus;
+  if (!opt || (std::strcmp(opt, "1") != 0 && std::strcmp(opt, "always") != 0)) return cpus;
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
   for (int c = 0; c < CPU_SETSIZE; ++c)
@@ -132,33 +139,79 @@ std::vector<int> pinning_cpus() {
   return cpus;
 }
 
-// One worker's pin: moves the calling worker to the index-th CPU after `caller` in cpus.
+bool pin_always() {
+  const char* opt = std::getenv("FKERAS_PIN_THREADS");
+  return opt && std::strcmp(opt, "always") == 0;
+}
+
+long involuntary_switches() {
+  struct rusage u;
+  return getrusage(RUSAGE_THREAD, &u) == 0 ? u.ru_nivcsw : 0;
+}
+
+// One worker's pin (see the top of the file), updated when the worker joins a region.
 class Placement {
  public:
-  void follow(const std::vector<int>& cpus, int index, int caller) {
+  using Clock = std::chrono::steady_clock;
+  static constexpr std::chrono::milliseconds kWindow{20};
+  static constexpr long kMaxPreemptions = 3;
+  static constexpr std::chrono::milliseconds kFirstBackOff{200}, kMaxBackOff{3200};
+
+  void follow(const std::vector<int>& cpus, bool always, int index, int caller) {
     if (cpus.empty() || caller < 0) return;
-    if (caller == caller_) return;  // where it was last time: the pin is still right
+    const Clock::time_point now = Clock::now();
+    if (pinned_ >= 0 && !always && now - window_start_ >= kWindow) {
+      const long n = involuntary_switches();
+      const bool contended = n - window_switches_ >= kMaxPreemptions;
+      window_start_ = now;
+      window_switches_ = n;
+      if (contended) {
+        set_affinity(cpus);
+        pinned_ = caller_ = -1;
+        retry_at_ = now + back_off_;
+        back_off_ = std::min(2 * back_off_, std::chrono::milliseconds(kMaxBackOff));
+        return;
+      }
+      back_off_ = kFirstBackOff;  // a whole window without contention
+    }
+    // A free worker pins itself only when it finds itself on the caller's CPU (packed), and
+    // not during a back-off.
+    if (pinned_ < 0 && (now < retry_at_ || (!always && sched_getcpu() != caller))) return;
+    if (pinned_ >= 0 && caller == caller_) return;  // the pin is still right
     caller_ = caller;
     size_t at = 0;
     while (at < cpus.size() && cpus[at] != caller) ++at;
     if (at == cpus.size()) at = 0;  // the caller runs outside the set: any CPU of it
     const int target = cpus[(at + 1 + static_cast<size_t>(index)) % cpus.size()];
     if (target == pinned_) return;
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(target, &one);
-    if (pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0) pinned_ = target;
+    const bool was_free = pinned_ < 0;
+    if (!set_affinity(std::vector<int>{target})) return;
+    pinned_ = target;
+    if (was_free) {
+      window_start_ = now;
+      window_switches_ = involuntary_switches();
+    }
   }
 
  private:
+  static bool set_affinity(const std::vector<int>& cpus) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : cpus) CPU_SET(c, &set);
+    return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
+  }
+
   int caller_ = -1, pinned_ = -1;
+  Clock::time_point window_start_{}, retry_at_{};
+  long window_switches_ = 0;
+  std::chrono::milliseconds back_off_ = kFirstBackOff;
 };
 
 class Pool {
  public:
   // Starts up to `workers` threads; stops at the first one the OS refuses (workers() says how
   // many run). Never throws: a started worker must not outlive the members it waits on.
-  explicit Pool(int workers) : cpus_(pinning_cpus()) {
+  explicit Pool(int workers) : cpus_(pinning_cpus()), pin_always_(pin_always()) {
     try {
       threads_.reserve(static_cast<size_t>(workers));
       for (int i = 0; i < workers; ++i) threads_.emplace_back([this, i] { loop(i); });
@@ -213,7 +266,7 @@ class Pool {
         job = job_;
         job->active.fetch_add(1);
       }
-      placement.follow(cpus_, index, job->caller_cpu);
+      placement.follow(cpus_, pin_always_, index, job->caller_cpu);
       job->run_chunks();
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -224,6 +277,7 @@ class Pool {
   }
 
   const std::vector<int> cpus_;  // pinning_cpus() (before threads_: the workers read it)
+  const bool pin_always_;        // FKERAS_PIN_THREADS=always
   std::vector<std::thread> threads_;
   std::mutex mu_;
   std::condition_variable wake_, done_;

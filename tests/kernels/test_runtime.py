@@ -160,10 +160,11 @@ print(repr((cpus, caller, workers)))
 @pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
                     reason="pinning needs a process that may use two CPUs or more")
 @pytest.mark.parametrize("threads", [2, 3])
-def test_workers_are_pinned_beside_the_caller(threads):
-    # Each worker that joined a region runs pinned to one CPU after the caller's (threadpool.cpp:
-    # the guest scheduler of 2-vCPU VMs otherwise packs woken workers onto the caller's CPU);
-    # FKERAS_PIN_THREADS=0 leaves them on the whole CPU set.
+def test_workers_pinned_beside_the_caller_on_request(threads):
+    # FKERAS_PIN_THREADS=always: each worker that joined a region runs pinned to one CPU after
+    # the caller's (threadpool.cpp: the guest scheduler of 2-vCPU VMs may keep a woken worker
+    # on the caller's CPU). =1 pins a worker found on the caller's CPU, and unpins it when it is
+    # preempted there (a busy machine). Unset or 0: the workers keep the whole CPU set.
     import ast
     import subprocess
     import sys
@@ -174,7 +175,7 @@ def test_workers_are_pinned_beside_the_caller(threads):
                              env=dict(clean, **env), capture_output=True, text=True, check=True)
         return ast.literal_eval(out.stdout.strip().splitlines()[-1])
 
-    cpus, caller, workers = run()
+    cpus, caller, workers = run(FKERAS_PIN_THREADS="always")
     assert len(workers) == threads - 1
     at = cpus.index(caller)
     # A worker pins itself when it joins a region; one that joined none keeps the full set.
@@ -187,5 +188,11 @@ def test_workers_are_pinned_beside_the_caller(threads):
         assert w == cpus or w == [expected[i]], (cpus, caller, workers)
     if threads == 2:
         assert workers == [[cpus[(at + 1) % len(cpus)]]], (cpus, caller, workers)
-    cpus, caller, workers = run(FKERAS_PIN_THREADS="0")
-    assert workers == [cpus] * (threads - 1), (cpus, caller, workers)
+    cpus, caller, workers = run(FKERAS_PIN_THREADS="1")
+    at = cpus.index(caller)
+    expected = [cpus[(at + 1 + i) % len(cpus)] for i in range(threads - 1)]
+    for i, w in enumerate(workers):
+        assert w == cpus or w == [expected[i]], (cpus, caller, workers)
+    for env in ({}, {"FKERAS_PIN_THREADS": "0"}):
+        cpus, caller, workers = run(**env)
+        assert workers == [cpus] * (threads - 1), (env, cpus, caller, workers)
