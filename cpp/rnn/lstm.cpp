@@ -5,8 +5,9 @@
 // are indexed by step. Math (Keras LSTM):
 //   z = x_t @ kernel + h @ recurrent_kernel + bias; i, f, o = rec_act(z_i, z_f, z_o);
 //   g = act(z_c); c' = f * c + i * g; h' = o * act(c').
-// Saved state: gates (N, T, 4U) after their activations, cs (N, T, U) = c after each step.
-// Every output is overwritten.
+// Saved state: gates (N, T, 4U) after their activations, cs (N, T, U) = c after each step;
+// the sequence forward may be given neither (inference: nothing saved). Every output is
+// overwritten.
 //
 // Forward: x and h are stacked per step into one (N, T, F + U) operand (x read in processing
 // order, so go_backwards costs nothing; the gate pass writes each new h into the next step's
@@ -74,9 +75,9 @@ void lstm_forward(float* hs, float* h_final, float* c_final, float* gates, float
     for (int64_t n = r0; n < r1; ++n) {
       const int64_t row = n * T + s;
       const float* cp = s ? c_at + c_off(s - 1, n) : c0 + n * U;
+      float* const h_next = s + 1 < T ? xh.data() + (row + 1) * K + F : nullptr;
       gk.lstm_forward(gates ? gates + row * G : nullptr, z.data() + n * G + 4 * j0, cp,
-                      c_at + c_off(s, n), hs + row * U, s + 1 < T ? xh.data() + (row + 1) * K + F : nullptr, U, j0,
-                      w, act, rec_act);
+                      c_at + c_off(s, n), hs + row * U, h_next, U, j0, w, act, rec_act);
     }
   });
   if (h_final) rnn::copy_rows(h_final, U, hs + (T - 1) * U, T * U, N, U);

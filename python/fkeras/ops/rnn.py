@@ -54,7 +54,7 @@ def _check_shapes(op_name, x, kernel, recurrent_kernel, bias, states, reset_afte
 def _inference(dev):
     """Whether a forward on `dev` runs for its outputs only: no tape is active, so nothing
     records the call and its saved state would be dropped unread (host devices; the kernels
-    then skip writing that state: for the LSTM, 5 of the 7 floats per unit and step)."""
+    then skip writing that state: for the LSTM, 5 of the 6 floats per unit and step)."""
     return dev.is_host and _tape.current_tape() is None
 
 
