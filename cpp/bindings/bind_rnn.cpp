@@ -28,8 +28,13 @@ void bind_lstm(py::module_& m) {
     float* p_hs = fkb::out_f32(hs, k, "hs", {N, T, U});
     float* p_hf = fkb::out_f32(h_final, k, "h_final", {N, U});
     float* p_cf = fkb::out_f32(c_final, k, "c_final", {N, U});
-    float* p_g = fkb::out_f32(gates, k, "gates", {N, T, 4 * U});
-    float* p_cs = fkb::out_f32(cs, k, "cs", {N, T, U});
+    float* p_g = fkb::out_f32(gates, k, "gates", {N, T, 4 * U}, true);
+    float* p_cs = fkb::out_f32(cs, k, "cs", {N, T, U}, true);
+    if ((p_g == nullptr) != (p_cs == nullptr))
+      throw py::value_error(std::string(k) + ": arguments 'gates' and 'cs' must both be arrays "
+                            "(training) or both None (inference); received 'gates' " +
+                            (p_g ? "an array" : "None") + " and 'cs' " +
+                            (p_cs ? "an array" : "None") + ".");
     const float* p_x = fkb::in_f32(x, k, "x", {N, T, F});
     const float* p_h0 = fkb::in_f32(h0, k, "h0", {N, U});
     const float* p_c0 = fkb::in_f32(c0, k, "c0", {N, U});

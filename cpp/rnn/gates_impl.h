@@ -185,10 +185,12 @@ void lstm_forward(float* g, const float* z, const float* c_prev, float* c, float
       const W o = p.ra(W::load(z + 3 * w + jj));
       const W cn = W::fmadd(f, W::load(c_prev + j), i * cc);
       const W hn = o * p.a(cn);
-      i.store(g + j);
-      f.store(g + U + j);
-      cc.store(g + 2 * U + j);
-      o.store(g + 3 * U + j);
+      if (g) {
+        i.store(g + j);
+        f.store(g + U + j);
+        cc.store(g + 2 * U + j);
+        o.store(g + 3 * U + j);
+      }
       cn.store(c + j);
       hn.store(h + j);
       if (h_copy) hn.store(h_copy + j);

@@ -5,8 +5,9 @@
 // are indexed by step. Math (Keras LSTM):
 //   z = x_t @ kernel + h @ recurrent_kernel + bias; i, f, o = rec_act(z_i, z_f, z_o);
 //   g = act(z_c); c' = f * c + i * g; h' = o * act(c').
-// Saved state: gates (N, T, 4U) after their activations, cs (N, T, U) = c after each step.
-// Every output is overwritten.
+// Saved state: gates (N, T, 4U) after their activations, cs (N, T, U) = c after each step;
+// the sequence forward may be given neither (inference: nothing saved). Every output is
+// overwritten.
 //
 // Forward: x and h are stacked per step into one (N, T, F + U) operand (x read in processing
 // order, so go_backwards costs nothing; the gate pass writes each new h into the next step's
@@ -56,25 +57,31 @@ void lstm_forward(float* hs, float* h_final, float* c_final, float* gates, float
   Buffer xh(N * T * K);  // (N, T, F + U): row (n, s) = [x read at step s | h entering step s]
   rnn::stack_inputs(xh.data(), x, h0, N, T, F, U, go_backwards);
   Buffer z(N * G);  // (N, 4U) the pre-activations of one step, interleaved
+  // Inference (gates and cs not given): the cell state lives in two (N, U) slices, step s
+  // writing slice s % 2 and reading the other (a tile reads and writes only its own rows and
+  // units of them, and the phases order the steps); the gates are not stored at all.
+  Buffer cbuf(cs ? 1 : 2 * N * U);
+  float* const c_at = cs ? cs : cbuf.data();   // step s's cell state, row n: c_at + c_off(s, n)
+  auto c_off = [&](int64_t s, int64_t n) { return cs ? (n * T + s) * U : ((s & 1) * N + n) * U; };
   // Each unit tile's weight columns, packed once for all steps (not once per step and tile).
   const std::vector<GemmPackedB> wpk = rnn::pack_unit_tiles(wp.data(), G, K, 4, tl);
   const rnn::GateKernels& gk = rnn::gate_kernels();
   rnn::run_phases(T, tl, [&](int64_t s, int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
-    const float* cp = s ? cs + (s - 1) * U : c0;  // (N, U), row stride ld
-    const int64_t ld = s ? T * U : U, w = j1 - j0;
+    const int64_t w = j1 - j0;
     Epilogue ep;
     ep.bias = bias ? bp.data() + 4 * j0 : nullptr;
     gemm_prepacked(z.data() + r0 * G + 4 * j0, G, xh.data() + (r0 * T + s) * K, T * K,
                    wpk[j0 / tl.units], r1 - r0, false, 1.f, 0.f, ep);
     for (int64_t n = r0; n < r1; ++n) {
       const int64_t row = n * T + s;
-      gk.lstm_forward(gates + row * G, z.data() + n * G + 4 * j0, cp + n * ld, cs + row * U,
-                      hs + row * U, s + 1 < T ? xh.data() + (row + 1) * K + F : nullptr, U, j0,
-                      w, act, rec_act);
+      const float* cp = s ? c_at + c_off(s - 1, n) : c0 + n * U;
+      float* const h_next = s + 1 < T ? xh.data() + (row + 1) * K + F : nullptr;
+      gk.lstm_forward(gates ? gates + row * G : nullptr, z.data() + n * G + 4 * j0, cp,
+                      c_at + c_off(s, n), hs + row * U, h_next, U, j0, w, act, rec_act);
     }
   });
   if (h_final) rnn::copy_rows(h_final, U, hs + (T - 1) * U, T * U, N, U);
-  if (c_final) rnn::copy_rows(c_final, U, cs + (T - 1) * U, T * U, N, U);
+  if (c_final) rnn::copy_rows(c_final, U, c_at + c_off(T - 1, 0), cs ? T * U : U, N, U);
 }
 
 void lstm_backward(float* dx, float* dh0, float* dc0, float* dkernel, float* drecurrent_kernel,

@@ -29,7 +29,7 @@ namespace rnn {
 
 struct GateKernels {
   // LSTM step, units [j0, j0 + w) of one row: z (4w) the pre-activations, interleaved; g (4U)
-  // out, the activated gates i, f, c, o; c_prev, c, h (U); h_copy (U) [opt] a second copy of h.
+  // out [opt], the activated gates i, f, c, o; c_prev, c, h (U); h_copy (U) [opt] a second copy of h.
   void (*lstm_forward)(float* g, const float* z, const float* c_prev, float* c, float* h,
                        float* h_copy, int64_t U, int64_t j0, int64_t w, int64_t act,
                        int64_t rec_act);

@@ -9,6 +9,21 @@
 // after its wake-up, so a worker that just finished is kept awake briefly; never longer, so an
 // idle process does not burn a core (the machine is shared).
 //
+// Placement (opt-in: FKERAS_PIN_THREADS=1, or =always): a worker that joins a region on the
+// caller's CPU pins itself to one CPU, for worker i the (i + 1)-th after the caller's current
+// CPU in the process's CPU set (read when the pool starts), and is re-pinned when a region finds
+// the caller on another CPU (a sched_getcpu per region; a sched_setaffinity only when something
+// moved). Why: on this project's 2-vCPU VMs a woken worker was often placed on the caller's CPU
+// and kept there, even while both spun: a 2-thread LSTM forward then ran at 1-thread speed (2.6
+// ms instead of 1.3 ms per call) for tens to hundreds of calls, until the caller happened to
+// migrate; pinned, every call took 1.4 ms (measured at load 2-3, other processes running). But
+// a pinned worker cannot leave a CPU that other processes share: preempted inside a tile, it
+// holds up every thread waiting for that tile. So a pinned worker preempted kMaxPreemptions
+// times within kWindow unpins itself, and may pin again after a back-off that doubles while the
+// contention lasts (=always: no such guard). Not the default: on the same VMs oversubscribed
+// (load 6-27 on 2 CPUs) the LSTM fit step was slower pinned, guard or not (median 22-29 ms
+// against 17-22 ms), and the packing was never caught on an idle machine.
+//
 // Fork: a forked child inherits no threads. pthread_atfork marks the pool dead in the child; the
 // next parallel_for there builds a new pool.
 //
@@ -18,11 +33,14 @@
 // condition variables.
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -88,6 +106,7 @@ struct Job {
   std::exception_ptr error;
   std::mutex error_mu;
   bool gemm_bf16 = false;  // the caller's thread-local flag (runtime.h), set on each participant
+  int caller_cpu = -1;     // the CPU the caller ran on when the region started (-1: unknown)
 
   void run_chunks() {
     const bool saved = set_gemm_bf16(gemm_bf16);
@@ -107,14 +126,95 @@ struct Job {
   }
 };
 
+// The CPUs workers are pinned to (empty: no pinning), read once per pool.
+std::vector<int> pinning_cpus() {
+  std::vector<int> cpus;
+  const char* opt = std::getenv("FKERAS_PIN_THREADS");
+  if (!opt || (std::strcmp(opt, "1") != 0 && std::strcmp(opt, "always") != 0)) return cpus;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  if (cpus.size() < 2) cpus.clear();
+  return cpus;
+}
+
+bool pin_always() {
+  const char* opt = std::getenv("FKERAS_PIN_THREADS");
+  return opt && std::strcmp(opt, "always") == 0;
+}
+
+long involuntary_switches() {
+  struct rusage u;
+  return getrusage(RUSAGE_THREAD, &u) == 0 ? u.ru_nivcsw : 0;
+}
+
+// One worker's pin (see the top of the file), updated when the worker joins a region.
+class Placement {
+ public:
+  using Clock = std::chrono::steady_clock;
+  static constexpr std::chrono::milliseconds kWindow{20};
+  static constexpr long kMaxPreemptions = 3;
+  static constexpr std::chrono::milliseconds kFirstBackOff{200}, kMaxBackOff{3200};
+
+  void follow(const std::vector<int>& cpus, bool always, int index, int caller) {
+    if (cpus.empty() || caller < 0) return;
+    const Clock::time_point now = Clock::now();
+    if (pinned_ >= 0 && !always && now - window_start_ >= kWindow) {
+      const long n = involuntary_switches();
+      const bool contended = n - window_switches_ >= kMaxPreemptions;
+      window_start_ = now;
+      window_switches_ = n;
+      if (contended) {
+        set_affinity(cpus);
+        pinned_ = caller_ = -1;
+        retry_at_ = now + back_off_;
+        back_off_ = std::min(2 * back_off_, std::chrono::milliseconds(kMaxBackOff));
+        return;
+      }
+      back_off_ = kFirstBackOff;  // a whole window without contention
+    }
+    // A free worker pins itself only when it finds itself on the caller's CPU (packed), and
+    // not during a back-off.
+    if (pinned_ < 0 && (now < retry_at_ || (!always && sched_getcpu() != caller))) return;
+    if (pinned_ >= 0 && caller == caller_) return;  // the pin is still right
+    caller_ = caller;
+    size_t at = 0;
+    while (at < cpus.size() && cpus[at] != caller) ++at;
+    if (at == cpus.size()) at = 0;  // the caller runs outside the set: any CPU of it
+    const int target = cpus[(at + 1 + static_cast<size_t>(index)) % cpus.size()];
+    if (target == pinned_) return;
+    const bool was_free = pinned_ < 0;
+    if (!set_affinity(std::vector<int>{target})) return;
+    pinned_ = target;
+    if (was_free) {
+      window_start_ = now;
+      window_switches_ = involuntary_switches();
+    }
+  }
+
+ private:
+  static bool set_affinity(const std::vector<int>& cpus) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : cpus) CPU_SET(c, &set);
+    return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
+  }
+
+  int caller_ = -1, pinned_ = -1;
+  Clock::time_point window_start_{}, retry_at_{};
+  long window_switches_ = 0;
+  std::chrono::milliseconds back_off_ = kFirstBackOff;
+};
+
 class Pool {
  public:
   // Starts up to `workers` threads; stops at the first one the OS refuses (workers() says how
   // many run). Never throws: a started worker must not outlive the members it waits on.
-  explicit Pool(int workers) {
+  explicit Pool(int workers) : cpus_(pinning_cpus()), pin_always_(pin_always()) {
     try {
       threads_.reserve(static_cast<size_t>(workers));
-      for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { loop(); });
+      for (int i = 0; i < workers; ++i) threads_.emplace_back([this, i] { loop(i); });
     } catch (const std::system_error&) {
     } catch (const std::bad_alloc&) {
     }
@@ -130,6 +230,7 @@ class Pool {
   int workers() const { return static_cast<int>(threads_.size()); }
 
   void run(Job& job) {
+    if (!cpus_.empty()) job.caller_cpu = sched_getcpu();
     {
       std::lock_guard<std::mutex> lock(mu_);
       job_ = &job;
@@ -146,9 +247,11 @@ class Pool {
   }
 
  private:
-  void loop() {
+  void loop(int index) {
+    pthread_setname_np(pthread_self(), "fkeras-worker");  // named for tests and profilers
     t_in_region = true;
     uint64_t seen = 0;
+    Placement placement;
     for (;;) {
       spin_until([&] {
         return generation_.load(std::memory_order_acquire) != seen ||
@@ -163,6 +266,7 @@ class Pool {
         job = job_;
         job->active.fetch_add(1);
       }
+      placement.follow(cpus_, pin_always_, index, job->caller_cpu);
       job->run_chunks();
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -172,6 +276,8 @@ class Pool {
     }
   }
 
+  const std::vector<int> cpus_;  // pinning_cpus() (before threads_: the workers read it)
+  const bool pin_always_;        // FKERAS_PIN_THREADS=always
   std::vector<std::thread> threads_;
   std::mutex mu_;
   std::condition_variable wake_, done_;

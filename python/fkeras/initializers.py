@@ -234,7 +234,10 @@ class Orthogonal(_Random):
         cols = shape[-1]
         flat = (max(rows, cols), min(rows, cols))
         a = self._rng().normal(0.0, 1.0, flat)
-        q, r = np.linalg.qr(a)
+        from fkeras.backend import numpy_blas  # lazily: ctypes and a /proc read, first use only
+
+        with numpy_blas.single_threaded():  # no OpenBLAS thread left spinning beside our kernels
+            q, r = np.linalg.qr(a)
         q *= np.sign(np.diag(r))
         if rows < cols:
             q = q.T

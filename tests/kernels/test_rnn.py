@@ -422,6 +422,43 @@ def test_cells_equal_sequences_of_one_step(isa, fam, ra):
             close(got[k], want[k], f"lstm cell without dc: {k}")
 
 
+# (N, T, F, U, go_backwards): one tile, several tiles per step (ragged), T = 0 and T = 1.
+INFERENCE_SHAPES = [(3, 5, 4, 20, False), (3, 5, 4, 20, True), (64, 4, 8, 33, True),
+                    (19, 6, 32, 128, False), (40, 3, 8, 50, True), (2, 0, 3, 4, False),
+                    (5, 1, 7, 21, True)]
+
+
+@pytest.mark.parametrize("threads", [1, 2, 5], indirect=True)
+def test_lstm_inference_forward_equals_saving_forward(isa, threads):
+    # Without gates and cs (inference) the outputs are bit for bit those of the forward that
+    # saves its state, and that one matches the float64 reference; every thread count.
+    rng = np.random.default_rng(11)
+    for N, T, F, U, gb in INFERENCE_SHAPES:
+        p = make_params(rng, "lstm", None, N, T, F, U, with_bias=bool(T % 2))
+        args = (N, T, F, U, gb, codes.TANH, codes.HARD_SIGMOID)
+        full = forward("lstm", None, CPU, p, *args, alloc_cpu)
+        want = forward("lstm", None, REF, p, *args, alloc_ref)
+        out = {"hs": alloc_cpu(N, T, U), "h_final": alloc_cpu(N, U), "c_final": alloc_cpu(N, U)}
+        _C.lstm_sequence_forward(*out.values(), None, None, p["x"], p["h0"], p["c0"], p["kernel"],
+                                 p["recurrent_kernel"], p["bias"], *args)
+        for k, v in out.items():
+            np.testing.assert_array_equal(v, full[k], err_msg=f"{isa} N={N} T={T} U={U} {k}")
+            close(v, want[k], f"{isa} inference N={N} T={T} U={U} {k}")
+
+
+def test_lstm_gates_and_cs_go_together():
+    rng = np.random.default_rng(12)
+    N, T, F, U = 2, 3, 4, 5
+    p = make_params(rng, "lstm", None, N, T, F, U)
+    for gates, cs, received in [(alloc_cpu(N, T, 4 * U), None, "'gates' an array and 'cs' None"),
+                                (None, alloc_cpu(N, T, U), "'gates' None and 'cs' an array")]:
+        with pytest.raises(ValueError, match=received):
+            _C.lstm_sequence_forward(alloc_cpu(N, T, U), alloc_cpu(N, U), alloc_cpu(N, U),
+                                     gates, cs, p["x"], p["h0"],
+                                     p["c0"], p["kernel"], p["recurrent_kernel"], p["bias"], N,
+                                     T, F, U, False, codes.TANH, codes.SIGMOID)
+
+
 @pytest.mark.parametrize("fam,ra", FAMILIES, ids=FAMILY_IDS)
 def test_empty_sequence(fam, ra):
     rng = np.random.default_rng(9)

@@ -137,3 +137,62 @@ def test_large_blocks_are_reused_without_page_faults():
     tuned, default = faults(), faults(FKERAS_MALLOC_TUNING="0")
     assert tuned < 1000, (tuned, default)
     assert default > 5000, (tuned, default)
+
+
+_PINNING = """
+import os, sys
+import fkeras._C as C
+C.set_num_threads(int(sys.argv[1]))  # starts the pool while the process may use every CPU
+cpus = sorted(os.sched_getaffinity(0))
+caller = cpus[-1]
+os.sched_setaffinity(0, {caller})  # this thread only: the caller's CPU is now known
+for _ in range(200):  # enough regions for every worker to join some
+    assert C._parallel_sum_for_test(100000, 100) == 100000 * 99999 // 2
+workers = []
+for tid in sorted(int(t) for t in os.listdir("/proc/self/task")):
+    with open(f"/proc/self/task/{tid}/comm") as f:
+        if f.read().strip() == "fkeras-worker":
+            workers.append(sorted(os.sched_getaffinity(tid)))
+print(repr((cpus, caller, workers)))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="pinning needs a process that may use two CPUs or more")
+@pytest.mark.parametrize("threads", [2, 3])
+def test_workers_pinned_beside_the_caller_on_request(threads):
+    # FKERAS_PIN_THREADS=always: each worker that joined a region runs pinned to one CPU after
+    # the caller's (threadpool.cpp: the guest scheduler of 2-vCPU VMs may keep a woken worker
+    # on the caller's CPU). =1 pins a worker found on the caller's CPU, and unpins it when it is
+    # preempted there (a busy machine). Unset or 0: the workers keep the whole CPU set.
+    import ast
+    import subprocess
+    import sys
+
+    def run(**env):
+        clean = {k: v for k, v in os.environ.items() if k != "FKERAS_PIN_THREADS"}
+        out = subprocess.run([sys.executable, "-c", _PINNING, str(threads)],
+                             env=dict(clean, **env), capture_output=True, text=True, check=True)
+        return ast.literal_eval(out.stdout.strip().splitlines()[-1])
+
+    cpus, caller, workers = run(FKERAS_PIN_THREADS="always")
+    assert len(workers) == threads - 1
+    at = cpus.index(caller)
+    # A worker pins itself when it joins a region; one that joined none keeps the full set.
+    joined = [w for w in workers if len(w) == 1]
+    assert joined, workers
+    # Worker i goes to the (i + 1)-th CPU after the caller's (more workers than other CPUs:
+    # round the CPU set again).
+    expected = [cpus[(at + 1 + i) % len(cpus)] for i in range(threads - 1)]
+    for i, w in enumerate(workers):
+        assert w == cpus or w == [expected[i]], (cpus, caller, workers)
+    if threads == 2:
+        assert workers == [[cpus[(at + 1) % len(cpus)]]], (cpus, caller, workers)
+    cpus, caller, workers = run(FKERAS_PIN_THREADS="1")
+    at = cpus.index(caller)
+    expected = [cpus[(at + 1 + i) % len(cpus)] for i in range(threads - 1)]
+    for i, w in enumerate(workers):
+        assert w == cpus or w == [expected[i]], (cpus, caller, workers)
+    for env in ({}, {"FKERAS_PIN_THREADS": "0"}):
+        cpus, caller, workers = run(**env)
+        assert workers == [cpus] * (threads - 1), (env, cpus, caller, workers)

@@ -74,3 +74,34 @@ def test_symbolic_shapes_and_errors():
         ops.lstm(x, None, None, np.zeros((4, 4 * U)), np.zeros((U, 4 * U)))
     with pytest.raises(ValueError, match="Unsupported recurrent `activation`: 'gelu'"):
         ops.simple_rnn(x, None, np.zeros((F, U)), np.zeros((U, U)), activation="gelu")
+
+
+@pytest.mark.parametrize("device", ["cpu", "reference"])
+def test_lstm_saves_state_only_when_recorded(device):
+    # Outside a tape nothing can record the call: the forward saves no gates or cell states
+    # (the kernels skip writing them) and its outputs are those of a recorded call, whose
+    # gradient still matches finite differences (test_lstm_gradients).
+    import fkeras
+    from fkeras.backend import devices
+    from fkeras.ops.registry import REGISTRY
+
+    rng = np.random.default_rng(4)
+    k, rk = _w(rng, 4)
+    args = [rng.standard_normal((N, T, F)), rng.standard_normal((N, U)),
+            rng.standard_normal((N, U)), k, rk, rng.standard_normal(4 * U)]
+    dev = devices.get_device(device)
+    arrays = [a.astype(dev.dtype) for a in args]
+    op = REGISTRY["lstm"]
+    plain, saved = op.forward(dev, *arrays, go_backwards=True)
+    assert saved is None
+    with fkeras.GradientTape():
+        recorded, saved = op.forward(dev, *arrays, go_backwards=True)
+    assert saved is not None and saved[0].shape == (N, T, 4 * U)
+    for a, b in zip(plain, recorded):
+        np.testing.assert_array_equal(a, b)
+    with fkeras.device(device):
+        x = fkeras.Variable(arrays[0])
+        with fkeras.GradientTape() as tape:
+            hs, h, c = ops.lstm(x, *arrays[1:], go_backwards=True)
+            loss = ops.sum(hs) + ops.sum(c)
+        assert tape.gradient(loss, x) is not None

@@ -242,6 +242,8 @@ void layer_norm_backward(float* dx, float* dgamma, float* dbeta, const float* dy
 // ---------------------------------------------------------------------------------------------
 // LSTM sequence: hs (N, T, U), h_final (N, U), c_final (N, U); saves gates (N, T, 4U) after
 // their activations and cs (N, T, U), the cell state after each step. bias (4U) [opt].
+// gates and cs are optional together: without them (inference) nothing but the outputs is
+// written (the cell state lives in an internal (2, N, U) scratch).
 void lstm_sequence_forward(float* hs, float* h_final, float* c_final, float* gates, float* cs,
                            const float* x, const float* h0, const float* c0, const float* kernel,
                            const float* recurrent_kernel, const float* bias, int64_t N,

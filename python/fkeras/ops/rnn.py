@@ -10,6 +10,7 @@ the final state(s). An absent initial state is zeros.
 import numpy as np
 
 from fkeras.backend import codes
+from fkeras.engine import tape as _tape
 from fkeras.engine.tape import zero_filled
 from fkeras.ops import shape_utils as su
 from fkeras.ops.registry import REGISTRY as _R
@@ -50,6 +51,13 @@ def _check_shapes(op_name, x, kernel, recurrent_kernel, bias, states, reset_afte
     return xs, U
 
 
+def _inference(dev):
+    """Whether a forward on `dev` runs for its outputs only: no tape is active, so nothing
+    records the call and its saved state would be dropped unread (host devices; the kernels
+    then skip writing that state: for the LSTM, 5 of the 6 floats per unit and step)."""
+    return dev.is_host and _tape.current_tape() is None
+
+
 def _state(dev, s, N, U):
     return dev.zeros((N, U)) if s is None else s
 
@@ -71,10 +79,15 @@ class LSTM(Op):
         (N, T, F), U = _check_shapes("lstm", x, kernel, recurrent_kernel, bias, (h0, c0))
         h0, c0 = _state(dev, h0, N, U), _state(dev, c0, N, U)
         hs, h, c = dev.empty((N, T, U)), dev.empty((N, U)), dev.empty((N, U))
-        gates, cs = dev.empty((N, T, 4 * U)), dev.empty((N, T, U))
+        if _inference(dev):  # nothing will record this call: save no gates and cell states
+            gates = cs = None
+        else:
+            gates, cs = dev.empty((N, T, 4 * U)), dev.empty((N, T, U))
         dev.kernels["lstm_sequence_forward"](hs, h, c, gates, cs, x, h0, c0, kernel,
                                              recurrent_kernel, bias, N, T, F, U, go_backwards,
                                              activation, recurrent_activation)
+        if gates is None:
+            return (hs, h, c), None
         return (hs, h, c), (gates, cs, hs, x, h0, c0, kernel, recurrent_kernel, bias is not None)
 
     def backward(self, dev, saved, grads, needs, go_backwards=False, activation=codes.TANH,
