@@ -6,14 +6,15 @@
 // Register block: PB pixels x NV vectors, PB * NV accumulators; blocks of NV = NVMAX vectors
 // first, then one narrower block for the rest of K. Columns are covered by blocks of PBMAX
 // pixels; the tail is one block ending at Q - 1 that overlaps the previous one (the same values
-// are written twice: the activation runs after the whole row, direct.cpp) when that tail is at
-// least half a block, else smaller blocks (also when the row is shorter than a block or is
+// are written twice, each from the bias: a fused activation sees finished sums) when that tail
+// is at least half a block, else smaller blocks (also when the row is shorter than a block or is
 // accumulated in several passes, see columns).
 #pragma once
 
 #include <cstdint>
 
 #include "direct_kernels.h"
+#include "fkeras/kernels.h"
 
 namespace fk {
 namespace direct {
@@ -35,7 +36,8 @@ constexpr int pb_max() {
 constexpr int kNvMax = FK_DIRECT_REGS == 32 ? 4 : 2;
 
 // y[q0 : q0+PB, k0 : k0 + NV*kVW] (+)= sum over r in [r0, r1), all (s, c) of x * w; starting
-// from bias (or 0) when `first`, else from y.
+// from bias (or 0) when `first`, else from y; the last pass (r1 == R) stores g.activation of
+// the sums when it is kRelu / kLeakyRelu (one pass over y, the values still in registers).
 template <int NV, int PB>
 void block(float* __restrict y, const float* __restrict xr, const float* __restrict w,
            const float* __restrict bias, const Geom& g, int64_t q0, int64_t k0, int64_t r0,
@@ -74,6 +76,20 @@ void block(float* __restrict y, const float* __restrict xr, const float* __restr
         }
       }
     }
+  }
+  if (r1 == g.R && g.activation == kRelu) {
+    const vf zero{};
+#pragma GCC unroll 32
+    for (int i = 0; i < PB; ++i)
+#pragma GCC unroll 4
+      for (int j = 0; j < NV; ++j) acc[i][j] = acc[i][j] < zero ? zero : acc[i][j];  // NaN kept
+  } else if (r1 == g.R && g.activation == kLeakyRelu) {
+    const vf zero{};
+    const float a = g.alpha;
+#pragma GCC unroll 32
+    for (int i = 0; i < PB; ++i)
+#pragma GCC unroll 4
+      for (int j = 0; j < NV; ++j) acc[i][j] = acc[i][j] > zero ? acc[i][j] : a * acc[i][j];
   }
 #pragma GCC unroll 32
   for (int i = 0; i < PB; ++i)
