@@ -98,10 +98,9 @@ void bind_conv(py::module_& m) {
     check_conv(k, N, H, W, C, K, R, S, P, Q, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left,
                groups);
     fkb::check_activation(activation, k, "activation", fkb::ActUse::kFused);
-    if (pool_h < 1 || pool_w < 1 || (N > 0 && K > 0 && (pool_h > P || pool_w > Q)))
-      bad(k, "arguments 'pool_h', 'pool_w' must be >= 1 and at most the convolution's output "
-             "size (P, Q) = (" + std::to_string(P) + ", " + std::to_string(Q) + "), received (" +
-             std::to_string(pool_h) + ", " + std::to_string(pool_w) + ")");
+    if (pool_h < 1 || pool_w < 1)
+      bad(k, "arguments 'pool_h', 'pool_w' must be >= 1, received (" + std::to_string(pool_h) +
+                 ", " + std::to_string(pool_w) + ")");
     float* py_ = fkb::out_f32(y, k, "y", {N, P / pool_h, Q / pool_w, K});
     const float* px = fkb::in_f32(x, k, "x", {N, H, W, C});
     const float* pw = fkb::in_f32(w, k, "w", {R, S, C / groups, K});
