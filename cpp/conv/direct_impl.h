@@ -46,6 +46,14 @@ void block(float* __restrict y, const float* __restrict xr, const float* __restr
   const int64_t C = g.C, K = g.K, xs = g.sw * C;
   float* __restrict yb = y + q0 * K + k0;  // (PB, K) from k0
   if (first) {
+    // The block's output lines are usually not in cache (a batch's output outgrows L2): fetch
+    // them for writing now, so that the stores after the reduction do not wait on them
+    // (measured: CNN layer 2, 64x26x26 32->64, 1 thread: 6.2-6.6 -> 5.5-5.8 ms; prefetching
+    // the next block's lines too was no better).
+#pragma GCC unroll 32
+    for (int i = 0; i < PB; ++i)
+#pragma GCC unroll 4
+      for (int j = 0; j < NV; ++j) __builtin_prefetch(yb + i * K + j * kVW, 1, 3);
     for (int j = 0; j < NV; ++j) {
       const vf b = bias ? load(bias + k0 + j * kVW) : vf{};
 #pragma GCC unroll 32
