@@ -115,8 +115,7 @@ void bind_conv(py::module_& m) {
      py::arg("Q"), py::arg("stride_h"), py::arg("stride_w"), py::arg("dil_h"), py::arg("dil_w"),
      py::arg("pad_top"), py::arg("pad_left"), py::arg("groups"), py::arg("activation"),
      py::arg("alpha"), py::arg("pool_h"), py::arg("pool_w"),
-     "Inference: y (N, P // pool_h, Q // pool_w, K) = max pooling (windows pool_h x pool_w, "
-     "stride = window, 'valid') of conv2d_forward's output (N, P, Q, K), which is not written.");
+     "y (N, P // pool_h, Q // pool_w, K) = 'valid' max pooling of conv2d_forward's output.");
 
   m.def("conv2d_backward_input", [](py::object dx, py::object dy, py::object w, int64_t N,
                                     int64_t H, int64_t W, int64_t C, int64_t K, int64_t R,
@@ -176,8 +175,7 @@ void bind_conv(py::module_& m) {
   }, py::arg("y"), py::arg("indices"), py::arg("x"), py::arg("N"), py::arg("H"), py::arg("W"),
      py::arg("C"), py::arg("P"), py::arg("Q"), py::arg("R"), py::arg("S"), py::arg("stride_h"),
      py::arg("stride_w"), py::arg("pad_top"), py::arg("pad_left"),
-     "y (N, P, Q, C) = window maxima of x (N, H, W, C); indices: flat offsets into x, or None "
-     "(inference: the values only).");
+     "y (N, P, Q, C) = window maxima of x (N, H, W, C); indices: flat offsets into x or None.");
 
   m.def("maxpool2d_backward", [](py::object dx, py::object dy, py::object indices, int64_t N,
                                  int64_t H, int64_t W, int64_t C, int64_t P, int64_t Q) {

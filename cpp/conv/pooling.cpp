@@ -70,7 +70,8 @@ void maxpool2d_forward(float* y, int64_t* indices, const float* x, int64_t N, in
   const pool::Kernels kern = pool::active_kernels();
   if (indices == nullptr) {  // inference: the values only
     parallel_for(N * P, pool::row_grain(g), [&](int64_t r0, int64_t r1) {
-      for (int64_t np = r0; np < r1; ++np) kern.max_values_row(y + np * Q * C, x, g, np / P, np % P);
+      for (int64_t np = r0; np < r1; ++np)
+        kern.max_values_row(y + np * Q * C, x, g, np / P, np % P);
     });
     return;
   }
