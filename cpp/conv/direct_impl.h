@@ -4,11 +4,8 @@
 // serves both ISAs; everything is in an anonymous namespace (each includer its own copy).
 //
 // Register block: PB pixels x NV vectors, PB * NV accumulators; blocks of NV = NVMAX vectors
-// first, then one narrower block for the rest of K. Columns are covered by blocks of PBMAX
-// pixels; the tail is one block ending at Q - 1 that overlaps the previous one (the same values
-// are written twice, each from the bias: a fused activation sees finished sums) when that tail
-// is at least half a block, else smaller blocks (also when the row is shorter than a block or is
-// accumulated in several passes, see columns).
+// first, then one narrower block for the rest of K. Columns are covered by the fewest blocks of
+// at most PBMAX pixels, of balanced sizes (see columns).
 #pragma once
 
 #include <cstdint>
@@ -105,36 +102,47 @@ void block(float* __restrict y, const float* __restrict xr, const float* __restr
     for (int j = 0; j < NV; ++j) store(yb + i * K + j * kVW, acc[i][j]);
 }
 
+// block<NV, pb> for a run-time pb in [1, P] (one instantiation per size).
+template <int NV, int P>
+void block_of(int64_t pb, float* y, const float* xr, const float* w, const float* bias,
+              const Geom& g, int64_t q0, int64_t k0, int64_t r0, int64_t r1, bool first) {
+  if constexpr (P > 1) {
+    if (pb < P) {
+      block_of<NV, P - 1>(pb, y, xr, w, bias, g, q0, k0, r0, r1, first);
+      return;
+    }
+  }
+  block<NV, P>(y, xr, w, bias, g, q0, k0, r0, r1, first);
+}
+
 // All columns of the row for channels [k0, k0 + NV*kVW). When the filter slice these channels
 // read (R*S*C*NV vectors) outgrows L1, the filter rows r are taken one at a time over all
 // column blocks (the partial sums go through y, which stays in L1), so that the slice of one
-// filter row is reused from L1 by every column block.
+// filter row is reused from L1 by every column block. The Q columns are split into the fewest
+// blocks of at most PB pixels, of balanced sizes (Q = 26, PB = 12: 9 + 9 + 8, not
+// 12 + 12 + 2, whose 2-pixel block has too few accumulator chains to keep the FMA units busy).
 template <int NV>
 void columns(float* y, const float* xr, const float* w, const float* bias, const Geom& g,
              int64_t k0) {
   constexpr int PB = pb_max<NV>();
   const int64_t Q = g.Q;
+  if (Q <= 0) return;
   const int64_t slice_bytes = g.R * g.S * g.C * NV * kVW * 4;
   const int64_t rstep = (slice_bytes > g.slice_bytes && g.R > 1) ? 1 : g.R;
+  const int64_t nb = (Q + PB - 1) / PB, small = Q / nb, big = nb - Q % nb;  // big: # of `small`
   for (int64_t r0 = 0; r0 < g.R; r0 += rstep) {
     const int64_t r1 = r0 + rstep;
     const bool first = r0 == 0;
-    // One pass with a tail of at least half a block: one full block overlapping the previous
-    // one beats several small (load-bound) blocks.
-    if (rstep == g.R && Q >= PB && (Q % PB == 0 || 2 * (Q % PB) >= PB)) {
-      int64_t q0 = 0;
-      for (; q0 + PB <= Q; q0 += PB) block<NV, PB>(y, xr, w, bias, g, q0, k0, r0, r1, first);
-      if (q0 < Q) block<NV, PB>(y, xr, w, bias, g, Q - PB, k0, r0, r1, first);
-      continue;
-    }
     int64_t q0 = 0;
-    for (; q0 + PB <= Q; q0 += PB) block<NV, PB>(y, xr, w, bias, g, q0, k0, r0, r1, first);
-    for (; q0 + 8 <= Q; q0 += 8)
-      block<NV, (PB >= 8 ? 8 : 1)>(y, xr, w, bias, g, q0, k0, r0, r1, first);
-    for (; q0 + 4 <= Q; q0 += 4)
-      block<NV, (PB >= 4 ? 4 : 1)>(y, xr, w, bias, g, q0, k0, r0, r1, first);
-    for (; q0 + 2 <= Q; q0 += 2) block<NV, 2>(y, xr, w, bias, g, q0, k0, r0, r1, first);
-    for (; q0 < Q; ++q0) block<NV, 1>(y, xr, w, bias, g, q0, k0, r0, r1, first);
+    for (int64_t b = 0; b < nb; ++b) {
+      const int64_t pb = b < big ? small : small + 1;
+      if (pb == PB) {
+        block<NV, PB>(y, xr, w, bias, g, q0, k0, r0, r1, first);
+      } else {
+        block_of<NV, PB>(pb, y, xr, w, bias, g, q0, k0, r0, r1, first);
+      }
+      q0 += pb;
+    }
   }
 }
 
