@@ -22,8 +22,8 @@
 // backward-weight from K = 16; stride 1, no dilation, not 1x1, as fp32.
 // Switch: FKERAS_CONV_DIRECT=0 never takes this path, =1 takes it whenever it applies (tests
 // use both), unset: where it was measured faster: K (dx: C) a multiple of the vector width,
-// stride 1, dilation 1, not 1x1, forward C <= 32, backward-input K <= 64, backward-weight
-// K >= 32 (bench/bench_conv.py "gemm" columns).
+// stride 1, dilation 1, not 1x1, forward C <= 32 or (filter <= 1 MB and Q >= 14),
+// backward-input K <= 64, backward-weight K >= 32 (bench/bench_conv.py "gemm" columns).
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -65,9 +65,12 @@ bool active(Path* out) {
   return true;
 }
 
-// Automatic choice: the direct forward only up to kMaxForwardC input channels, backward-input
-// up to kMaxInputK output channels (the reductions of their register blocks per filter tap).
-constexpr int64_t kMaxForwardC = 32, kMaxInputK = 64;
+// Automatic choice: the direct forward up to kMaxForwardC input channels, and past that while
+// the filter fits a 1 MB L2 and the output rows hold at least kMinWideQ columns;
+// backward-input up to kMaxInputK output channels (the reductions of their register blocks per
+// filter tap).
+constexpr int64_t kMaxForwardC = 32, kMaxInputK = 64, kMinWideQ = 14;
+constexpr int64_t kFilterL2Bytes = 1024 * 1024;
 
 // The bf16 forward and backward-input (their reductions R*S*C and R*S*K): the direct kernel
 // sweeps the whole packed filter (R*S*C*K bf16) once per output row, the GEMM path blocks it
@@ -194,11 +197,17 @@ bool direct_forward_ok(const Shape& s) {
   if (s.M() == 0 || s.K == 0 || s.row_len() == 0) return false;
   if (m == 1) return true;
   // Measured (bench_conv.py and wider sweeps, AVX-512 and AVX2), paired runs: 1.0-2.6x the GEMM
-  // path up to 32 input channels; at 64 1.07x on 1 thread but 0.95x on 2 (32x56x56x64); at 128
-  // (8x9x9x128 -> 256) half its speed, the filter slices no longer staying in L1/L2 across the
-  // column blocks.
+  // path up to 32 input channels. Past 32, since the output-line prefetch and the balanced
+  // column blocks (session 7; 3x3 'same', 1 thread, process CPU time, AVX-512): 1.03-1.29x
+  // with rows of 14 to 56 columns and filters of 108 KB to 1.1 MB (C, K = 48..256, e.g.
+  // 32x56x56 64->64 1.17x, 16x28x28 128->128 1.22x, 64x14x14 64->128 1.03x, 16x14x14 128->256
+  // 1.04x), ties with 2.3 MB filters (256->256 at 14x14: 1.01-1.03x), 0.60-0.74x on 7-column
+  // rows (64x7x7 64->64, 128->128, 128->256: blocks of 3-4 pixels reuse each filter vector too
+  // little) and 0.65x at 7x7 256->256; 2 threads (a loaded machine) 1.08-1.30x on the wide ones.
   const bool plain = !s.pointwise() && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1;
-  return plain && (kern.bf16 ? bf16_filter_fits(s) : s.C <= kMaxForwardC);
+  if (!plain) return false;
+  if (kern.bf16) return bf16_filter_fits(s);
+  return s.C <= kMaxForwardC || (s.R * s.S * s.C * s.K * 4 <= kFilterL2Bytes && s.Q >= kMinWideQ);
 }
 
 bool direct_backward_weight_ok(const Shape& s) {
