@@ -165,8 +165,13 @@ void run_direct(const Path& path, float* y, const float* x, const float* w, cons
       const int64_t h_lo = p0 * sh - pt, rows = (p1 - 1 - p0) * sh + (R - 1) * dh + 1;
       float* buf = scratch(1, static_cast<size_t>(rows * ld + 1));  // (rows, Wp, C)
       uint16_t* hbuf = reinterpret_cast<uint16_t*>(buf);            // bf16: half of it
+      // fp32 rows that lie wholly inside the input with no column padding (a 'valid'
+      // convolution) are read in place: the copy would be the same rows.
+      const float* xrows = buf;
       if (path.bf16) {
         bk.pad_rows(hbuf, x, n, h_lo, rows, -pl, Wp, H, W, C);
+      } else if (pl == 0 && Wp == W && h_lo >= 0 && h_lo + rows <= H) {
+        xrows = x + (n * H + h_lo) * W * C;
       } else {
         pad_rows(buf, x, n, h_lo, rows, -pl, Wp, H, W, C);
       }
@@ -178,7 +183,7 @@ void run_direct(const Path& path, float* y, const float* x, const float* w, cons
         if (path.bf16) {
           bk.row(yr, hbuf + (p - p0) * sh * ld, wp.data(), bias, g);
         } else {
-          path.fp32.row(yr, buf + (p - p0) * sh * ld, w, bias, g);
+          path.fp32.row(yr, xrows + (p - p0) * sh * ld, w, bias, g);
         }
         if (activation != kLinear && !fused_act) activation_inplace(yr, Q * K, activation, alpha);
         if (pooled && i == pool.ph - 1)
