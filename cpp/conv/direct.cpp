@@ -208,7 +208,8 @@ bool direct_forward_ok(const Shape& s) {
   // 32x56x56 64->64 1.17x, 16x28x28 128->128 1.22x, 64x14x14 64->128 1.03x, 16x14x14 128->256
   // 1.04x), ties with 2.3 MB filters (256->256 at 14x14: 1.01-1.03x), 0.60-0.74x on 7-column
   // rows (64x7x7 64->64, 128->128, 128->256: blocks of 3-4 pixels reuse each filter vector too
-  // little) and 0.65x at 7x7 256->256; 2 threads (a loaded machine) 1.08-1.30x on the wide ones.
+  // little) and 0.65x at 7x7 256->256; 2 threads (a loaded machine) 1.08-1.30x on the wide
+  // ones; AVX2 (the same machine, set_cpu_isa) 1.00-1.19x on six of them.
   const bool plain = !s.pointwise() && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1;
   if (!plain) return false;
   if (kern.bf16) return bf16_filter_fits(s);
