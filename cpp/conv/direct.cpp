@@ -22,8 +22,9 @@
 // backward-weight from K = 16; stride 1, no dilation, not 1x1, as fp32.
 // Switch: FKERAS_CONV_DIRECT=0 never takes this path, =1 takes it whenever it applies (tests
 // use both), unset: where it was measured faster: K (dx: C) a multiple of the vector width,
-// stride 1, dilation 1, not 1x1, forward C <= 32 or (filter <= 1 MB and Q >= 14),
-// backward-input K <= 64, backward-weight K >= 32 (bench/bench_conv.py "gemm" columns).
+// stride 1, dilation 1, not 1x1, forward C <= 32, backward-input K <= 64, either past that
+// while the filter fits 1 MB and the output rows (Q, dx: W) hold >= 14 columns,
+// backward-weight K >= 32 (bench/bench_conv.py "gemm" columns).
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -65,10 +66,10 @@ bool active(Path* out) {
   return true;
 }
 
-// Automatic choice: the direct forward up to kMaxForwardC input channels, and past that while
-// the filter fits a 1 MB L2 and the output rows hold at least kMinWideQ columns;
-// backward-input up to kMaxInputK output channels (the reductions of their register blocks per
-// filter tap).
+// Automatic choice: the direct forward up to kMaxForwardC input channels, backward-input up to
+// kMaxInputK output channels (the reductions of their register blocks per filter tap), and
+// both past that while the filter fits a 1 MB L2 and the output rows hold at least kMinWideQ
+// columns.
 constexpr int64_t kMaxForwardC = 32, kMaxInputK = 64, kMinWideQ = 14;
 constexpr int64_t kFilterL2Bytes = 1024 * 1024;
 
@@ -237,8 +238,13 @@ bool direct_backward_input_ok(const Shape& s) {
     return false;
   if (m == 1) return true;
   // Its reduction runs over K: 1.0-1.2x the GEMM path up to K = 64, 0.91x at K = 128
-  // (8x14x14x64 -> 128).
-  return s.dh == 1 && s.dw == 1 && (kern.bf16 ? bf16_filter_fits(s) : s.K <= kMaxInputK);
+  // (8x14x14x64 -> 128) before session 7's output-line prefetch and balanced column blocks;
+  // since then (1 thread, process CPU time, 'same' 3x3) 1.14-1.47x at K = 128 with dx rows
+  // of 14-28 columns (8x14x14 64 <- 128 1.14x, 16x28x28 128 <- 128 1.20x), AVX2 1.06-1.18x,
+  // and 0.63x on 7-column rows (16x7x7 128 <- 128): the forward's rule past kMaxInputK.
+  if (s.dh != 1 || s.dw != 1) return false;
+  if (kern.bf16) return bf16_filter_fits(s);
+  return s.K <= kMaxInputK || (s.R * s.S * s.C * s.K * 4 <= kFilterL2Bytes && s.W >= kMinWideQ);
 }
 
 void direct_forward(float* y, const float* x, const float* w, const float* bias, const Shape& s,
