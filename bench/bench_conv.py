@@ -14,6 +14,11 @@ machine disturbs less. gemm ms / x gemm: the kernel with the direct convolution 
 for another would count nothing). A loaded machine disturbs it much less than wall time, so it is
 the figure to trust for 1-thread ratios there.
 
+Last table (inference, CNN layer 2 + MaxPooling2D): conv2d_forward_maxpool2d (the convolution
+with bias + relu and a 2x2 max pooling in one pass) against conv2d_forward then
+maxpool2d_forward without indices, then with indices (what a training forward runs), and torch
+(convolution + relu + max_pool2d under no_grad, channels_last).
+
 Usage: python bench/bench_conv.py [--repeats 7] [--threads 1 2] [--quick] [--cpu-time] [--no-gemm]
 """
 
@@ -151,6 +156,43 @@ def pool_case(N, H, W, C, rng):
     return ops, theirs, nbytes
 
 
+def fused_case(N, H, W, C, K, rng):
+    """CNN layer 2 + 2x2 max pooling for inference: fkeras fused / separate / with indices,
+    and torch's three ops."""
+    P, Q = H - 2, W - 2
+    x = rng.standard_normal((N, H, W, C), dtype=np.float32)
+    w = (rng.standard_normal((3, 3, C, K)) * 0.1).astype(np.float32)
+    b = rng.standard_normal(K).astype(np.float32)
+    y, full = np.empty((N, P // 2, Q // 2, K), np.float32), np.empty((N, P, Q, K), np.float32)
+    idx = np.empty(y.shape, np.int64)
+    cargs = (N, H, W, C, K, 3, 3, P, Q, 1, 1, 1, 1, 0, 0, 1, codes.RELU, 0.0)
+    pargs = (N, P, Q, K, P // 2, Q // 2, 2, 2, 2, 2, 0, 0)
+
+    def separate(indices):
+        def run():
+            _C.conv2d_forward(full, x, w, b, *cargs)
+            _C.maxpool2d_forward(y, indices, full, *pargs)
+        return run
+
+    fns = {"fused": lambda: _C.conv2d_forward_maxpool2d(y, x, w, b, *cargs, 2, 2),
+           "separate": separate(None), "with indices": separate(idx)}
+    theirs = None
+    if torch is not None:
+        tx = torch.from_numpy(x).permute(0, 3, 1, 2)
+        tw = torch.from_numpy(np.ascontiguousarray(w.transpose(3, 2, 0, 1))).contiguous(
+            memory_format=torch.channels_last)
+        tb = torch.from_numpy(b)
+
+        def theirs():
+            with torch.no_grad():
+                return F.max_pool2d(torch.relu(F.conv2d(tx, tw, tb)), 2)
+
+        fns["fused"]()
+        err = np.abs(y - theirs().permute(0, 2, 3, 1).numpy()).max()
+        assert err < 1e-3 * (np.abs(y).max() + 1), f"fused conv + pool differs from torch ({err})"
+    return fns, theirs, 2.0 * N * P * Q * K * 9 * C
+
+
 def row(name, op, threads, ours, theirs, work, gemm=None):
     """One table line; ours/theirs/gemm are (median, min) seconds, work in FLOP or bytes."""
     text = f"{name:22} {op:16} {threads:>2} {ours[0] * 1e3:9.2f} {work / ours[0] / 1e9:8.1f}"
@@ -221,6 +263,16 @@ def main():
                 for op, fn in ops.items():
                     ours, ref = time_pair(fn, theirs[op], opts.repeats)
                     print(row(name, op, threads, ours, ref, nbytes[op]), flush=True)
+        print("(inference, cnn2 + relu + maxpool 2x2: fkeras fused; the torch columns: torch's "
+              "conv + relu + max_pool2d; the gemm columns: fkeras unfused)")
+        fns, theirs, flops = fused_case(64, 26, 26, 32, 64, rng)
+        for threads in opts.threads:
+            set_threads(threads)
+            ours, ref = time_pair(fns["fused"], theirs, opts.repeats)
+            for other in ("separate", "with indices"):
+                _, unfused = time_pair(fns["fused"], fns[other], opts.repeats)
+                print(row("cnn2 + maxpool", f"vs {other}", threads, ours, ref, flops, unfused),
+                      flush=True)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 and how far each kernel is from the machine's limits.
 
     python bench/roofline.py [--threads 2] [--steps 20] [--only mlp,cnn,cnnbn,lstm,tiny]
-                             [--dtype-policy mixed_bfloat16]
+                             [--dtype-policy mixed_bfloat16] [--predict]
 
 1. Measures this machine: the practical SGEMM peak (fkeras's own `gemm` on 2048^3 float32 and
    NumPy/OpenBLAS's, best of several runs, the larger taken as the peak), and the memory
@@ -16,6 +16,7 @@ and how far each kernel is from the machine's limits.
    GB/s and % of the bandwidth, and its lower bound max(FLOPs / peak, bytes / bandwidth); then
    the step: kernels' sum, the rest (Python, NumPy structural ops, the tape), the sum of the
    kernels' lower bounds, and the useful FLOP rate of the whole step against the peak.
+--predict profiles one `predict` batch (same batch size) instead of a training step.
 --dtype-policy mixed_bfloat16 builds the models under that policy (bf16 products): the kernels
 of the bf16-products device are timed too (their bound is still the fp32 SGEMM peak's).
 Timings are wall clock: run on a quiet machine (the figures in bench/README.md say the load).
@@ -131,18 +132,26 @@ class Recorder:
 
 # ---- one workload ----
 
-def step_time(model, x, y, batch, steps):
-    model.fit(x[:batch * 2], y[:batch * 2], batch_size=batch, epochs=1, verbose=0)
+def runner(model, x, y, batch, steps, predict):
+    """One run of `steps` batches: fit steps, or predict batches."""
+    if predict:
+        return lambda: model.predict(x[:batch * steps], batch_size=batch, verbose=0)
+    return lambda: model.fit(x[:batch * steps], y[:batch * steps], batch_size=batch, epochs=1,
+                             verbose=0, shuffle=False)
+
+
+def step_time(model, x, y, batch, steps, predict=False):
+    runner(model, x, y, batch, 2, predict)()
+    run = runner(model, x, y, batch, steps, predict)
     times = []
     for _ in range(3):
         t = time.perf_counter()
-        model.fit(x[:batch * steps], y[:batch * steps], batch_size=batch, epochs=1, verbose=0,
-                  shuffle=False)
+        run()
         times.append((time.perf_counter() - t) / steps)
     return statistics.median(times)
 
 
-def report(name, steps, machine):
+def report(name, steps, machine, predict=False):
     import bench_fit
     import fkeras
     from fkeras.backend import devices
@@ -151,7 +160,7 @@ def report(name, steps, machine):
     x, y = bench_fit.make_data(name)
     steps = max(1, min(steps, len(x) // batch))  # the data holds this many batches
     model = bench_fit.keras_like_model(fkeras, name)
-    step = step_time(model, x, y, batch, steps)
+    step = step_time(model, x, y, batch, steps, predict)
     recorder = Recorder(_signatures())
     # The cpu device and, under mixed_bfloat16, its bf16-products variant (created by the
     # first bf16 layer call above).
@@ -163,8 +172,7 @@ def report(name, steps, machine):
         for key, fn in original.items():
             table[key] = recorder.wrap(key, fn)
     try:
-        model.fit(x[:batch * steps], y[:batch * steps], batch_size=batch, epochs=1, verbose=0,
-                  shuffle=False)
+        runner(model, x, y, batch, steps, predict)()
     finally:
         for table, original in zip(tables, originals):
             table.update(original)
@@ -184,7 +192,8 @@ def report(name, steps, machine):
             rate = f"{nbytes / t / 1e9:7.1f} GB/s    {100 * nbytes / t / bw:5.1f}% bw  "
         rows.append(f"  {key:36s} {recorder.calls[key] // steps:3d} {t * 1e3:8.3f} ms  {rate}"
                     f"  bound {bound * 1e3:7.3f} ms")
-    print(f"\n{name} (batch {batch}): step {step * 1e3:.3f} ms, kernels {kernel_sum * 1e3:.3f} ms "
+    what = "predict batch" if predict else "step"
+    print(f"\n{name} (batch {batch}): {what} {step * 1e3:.3f} ms, kernels {kernel_sum * 1e3:.3f} ms "
           f"({100 * kernel_sum / step:.0f}%), rest {max(step - kernel_sum, 0) * 1e3:.3f} ms; "
           f"sum of kernel lower bounds {bound_sum * 1e3:.3f} ms "
           f"({100 * bound_sum / step:.0f}% of the step); useful {flop_sum / step / 1e9:.1f} "
@@ -197,6 +206,8 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--only", default="mlp,cnn,cnnbn,lstm,tiny")
+    p.add_argument("--predict", action="store_true",
+                   help="profile a predict batch instead of a training step")
     p.add_argument("--dtype-policy", default=None,
                    help="e.g. mixed_bfloat16: the models' global dtype policy")
     args = p.parse_args()
@@ -212,7 +223,7 @@ def main():
           f"{machine['openblas_gemm'] / 1e9:.1f} GFLOP/s -> peak "
           f"{machine['peak'] / 1e9:.1f}; copy bandwidth {machine['bandwidth'] / 1e9:.1f} GB/s")
     for name in args.only.split(","):
-        report(name, args.steps, machine)
+        report(name, args.steps, machine, args.predict)
 
 
 if __name__ == "__main__":

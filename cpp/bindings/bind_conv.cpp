@@ -87,6 +87,36 @@ void bind_conv(py::module_& m) {
      py::arg("alpha"),
      "y (N, P, Q, K) = act(conv(x (N, H, W, C), w (R, S, C/groups, K)) + bias (K)).");
 
+  m.def("conv2d_forward_maxpool2d", [](py::object y, py::object x, py::object w,
+                                       py::object bias, int64_t N, int64_t H, int64_t W,
+                                       int64_t C, int64_t K, int64_t R, int64_t S, int64_t P,
+                                       int64_t Q, int64_t stride_h, int64_t stride_w,
+                                       int64_t dil_h, int64_t dil_w, int64_t pad_top,
+                                       int64_t pad_left, int64_t groups, int64_t activation,
+                                       float alpha, int64_t pool_h, int64_t pool_w) {
+    const char* k = "conv2d_forward_maxpool2d";
+    check_conv(k, N, H, W, C, K, R, S, P, Q, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left,
+               groups);
+    fkb::check_activation(activation, k, "activation", fkb::ActUse::kFused);
+    if (pool_h < 1 || pool_w < 1)
+      bad(k, "arguments 'pool_h', 'pool_w' must be >= 1, received (" + std::to_string(pool_h) +
+                 ", " + std::to_string(pool_w) + ")");
+    float* py_ = fkb::out_f32(y, k, "y", {N, P / pool_h, Q / pool_w, K});
+    const float* px = fkb::in_f32(x, k, "x", {N, H, W, C});
+    const float* pw = fkb::in_f32(w, k, "w", {R, S, C / groups, K});
+    const float* pb = fkb::in_f32(bias, k, "bias", {K}, true);
+    if (!fkb::check_outputs(k, {{"y", y}}, {{"x", x}, {"w", w}, {"bias", bias}})) return;
+    py::gil_scoped_release nogil;
+    fk::conv2d_forward_maxpool2d(py_, px, pw, pb, N, H, W, C, K, R, S, P, Q, stride_h, stride_w,
+                                 dil_h, dil_w, pad_top, pad_left, groups, activation, alpha,
+                                 pool_h, pool_w);
+  }, py::arg("y"), py::arg("x"), py::arg("w"), py::arg("bias"), py::arg("N"), py::arg("H"),
+     py::arg("W"), py::arg("C"), py::arg("K"), py::arg("R"), py::arg("S"), py::arg("P"),
+     py::arg("Q"), py::arg("stride_h"), py::arg("stride_w"), py::arg("dil_h"), py::arg("dil_w"),
+     py::arg("pad_top"), py::arg("pad_left"), py::arg("groups"), py::arg("activation"),
+     py::arg("alpha"), py::arg("pool_h"), py::arg("pool_w"),
+     "y (N, P // pool_h, Q // pool_w, K) = 'valid' max pooling of conv2d_forward's output.");
+
   m.def("conv2d_backward_input", [](py::object dx, py::object dy, py::object w, int64_t N,
                                     int64_t H, int64_t W, int64_t C, int64_t K, int64_t R,
                                     int64_t S, int64_t P, int64_t Q, int64_t stride_h,
@@ -136,7 +166,7 @@ void bind_conv(py::module_& m) {
     const char* k = "maxpool2d_forward";
     check_pool(k, N, H, W, C, P, Q, R, S, stride_h, stride_w, pad_top, pad_left);
     float* py_ = fkb::out_f32(y, k, "y", {N, P, Q, C});
-    int64_t* pi = fkb::out_i64(indices, k, "indices", {N, P, Q, C});
+    int64_t* pi = fkb::out_i64(indices, k, "indices", {N, P, Q, C}, true);  // None: values only
     const float* px = fkb::in_f32(x, k, "x", {N, H, W, C});
     if (!fkb::check_outputs(k, {{"y", y}, {"indices", indices}}, {{"x", x}})) return;
     py::gil_scoped_release nogil;
@@ -145,7 +175,7 @@ void bind_conv(py::module_& m) {
   }, py::arg("y"), py::arg("indices"), py::arg("x"), py::arg("N"), py::arg("H"), py::arg("W"),
      py::arg("C"), py::arg("P"), py::arg("Q"), py::arg("R"), py::arg("S"), py::arg("stride_h"),
      py::arg("stride_w"), py::arg("pad_top"), py::arg("pad_left"),
-     "y (N, P, Q, C) = window maxima of x (N, H, W, C); indices: flat offsets into x.");
+     "y (N, P, Q, C) = window maxima of x (N, H, W, C); indices: flat offsets into x or None.");
 
   m.def("maxpool2d_backward", [](py::object dx, py::object dy, py::object indices, int64_t N,
                                  int64_t H, int64_t W, int64_t C, int64_t P, int64_t Q) {

@@ -22,8 +22,9 @@
 // backward-weight from K = 16; stride 1, no dilation, not 1x1, as fp32.
 // Switch: FKERAS_CONV_DIRECT=0 never takes this path, =1 takes it whenever it applies (tests
 // use both), unset: where it was measured faster: K (dx: C) a multiple of the vector width,
-// stride 1, dilation 1, not 1x1, forward C <= 32, backward-input K <= 64, backward-weight
-// K >= 32 (bench/bench_conv.py "gemm" columns).
+// stride 1, dilation 1, not 1x1, forward C <= 32, backward-input K <= 64, either past that
+// while the filter fits 1 MB and the output rows (Q, dx: W) hold >= 14 columns,
+// backward-weight K >= 32 (bench/bench_conv.py "gemm" columns).
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -31,6 +32,7 @@
 
 #include "conv_internal.h"
 #include "direct_kernels.h"
+#include "pool_kernels.h"
 #include "fkeras/common.h"
 #include "fkeras/gemm.h"
 #include "fkeras/kernels.h"
@@ -64,9 +66,12 @@ bool active(Path* out) {
   return true;
 }
 
-// Automatic choice: the direct forward only up to kMaxForwardC input channels, backward-input
-// up to kMaxInputK output channels (the reductions of their register blocks per filter tap).
-constexpr int64_t kMaxForwardC = 32, kMaxInputK = 64;
+// Automatic choice: the direct forward up to kMaxForwardC input channels, backward-input up to
+// kMaxInputK output channels (the reductions of their register blocks per filter tap), and
+// both past that while the filter fits a 1 MB L2 and the output rows hold at least kMinWideQ
+// columns.
+constexpr int64_t kMaxForwardC = 32, kMaxInputK = 64, kMinWideQ = 14;
+constexpr int64_t kFilterL2Bytes = 1024 * 1024;
 
 // The bf16 forward and backward-input (their reductions R*S*C and R*S*K): the direct kernel
 // sweeps the whole packed filter (R*S*C*K bf16) once per output row, the GEMM path blocks it
@@ -103,25 +108,47 @@ void pad_rows(float* buf, const float* x, int64_t n, int64_t h_lo, int64_t rows,
   }
 }
 
+// Max pooling of the convolution's output in the same pass (conv2d_forward_maxpool2d): y
+// (N, P / ph, Q / pw, K), windows ph x pw at stride (ph, pw), 'valid'. y == nullptr: none.
+struct PoolOut {
+  float* y = nullptr;
+  int64_t ph = 1, pw = 1;
+};
+
 // The direct convolution of x (N, H, W, C) with w (R, S, C, K) into y (N, P, Q, K), any
 // strides, dilations and leading pads (taps outside the input read zero). Under bf16 the
-// padded copy is rounded to bf16 and the filter packed as tap pairs once per call.
+// padded copy is rounded to bf16 and the filter packed as tap pairs once per call. relu and
+// leaky_relu are applied in the fp32 kernels' stores, other activations on each finished row.
+// With `pool.y`, y is unused: each task's output rows go to a per-thread buffer of ph rows,
+// pooled into pool.y as soon as a window row is complete (in L1), and the convolution rows
+// past the last whole window are not computed.
 void run_direct(const Path& path, float* y, const float* x, const float* w, const float* bias,
                 int64_t N, int64_t H, int64_t W, int64_t C, int64_t K, int64_t R, int64_t S,
                 int64_t P, int64_t Q, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
-                int64_t pt, int64_t pl, int64_t activation, float alpha) {
+                int64_t pt, int64_t pl, int64_t activation, float alpha,
+                const PoolOut& pool = PoolOut{}) {
   const int64_t Wp = (Q - 1) * sw + (S - 1) * dw + 1, ld = Wp * C;
+  const bool pooled = pool.y != nullptr;
+  const int64_t Pp = P / pool.ph, Qp = Q / pool.pw, Pc = pooled ? Pp * pool.ph : P;
   // Output rows per task: enough tasks for a dynamic hand-out (8 per thread), a padded copy of
   // at most ~64K floats (L2; bf16: the same bytes), else whole images (the copy's (R-1)*dh
-  // extra rows amortized).
+  // extra rows amortized). Pooled: whole pooling windows per task.
   const int64_t threads = num_threads(), max_copy = path.bf16 ? 2 * 65536 : 65536;
-  int64_t rb = std::max<int64_t>(1, (N * P + 8 * threads - 1) / (8 * threads));
-  rb = std::min(rb, P);
+  int64_t rb = std::max<int64_t>(1, (N * Pc + 8 * threads - 1) / (8 * threads));
+  rb = std::min(rb, Pc);
   while (rb > 1 && ((rb - 1) * sh + (R - 1) * dh + 1) * ld > max_copy) --rb;
-  const int64_t per_image = (P + rb - 1) / rb;
+  if (pooled) rb = std::max(pool.ph, rb / pool.ph * pool.ph);
+  const int64_t per_image = (Pc + rb - 1) / rb;
+  const bool fused_act = !path.bf16 && (activation == kRelu || activation == kLeakyRelu);
+  const pool::Kernels pk = pooled ? pool::active_kernels() : pool::Kernels{};
+  const pool::Geom pg{1, pool.ph, Q, K, 1, Qp, pool.ph, pool.pw, pool.ph, pool.pw, 0, 0};
   // Filter slices over 24 KB are swept one filter row at a time (half of a 48 KB L1; measured
   // no worse than whole slices, within the noise, on the shapes of bench_conv.py).
   direct::Geom g{C, K, R, S, Q, sw, dh, dw, ld, 24 * 1024};
+  if (fused_act) {
+    g.activation = activation;
+    g.alpha = alpha;
+  }
   direct::Bf16Kernels bk{};
   std::vector<uint32_t> wp;  // bf16: (R, taps, ceil(run / 2), K) tap pairs
   if (path.bf16) {
@@ -135,23 +162,33 @@ void run_direct(const Path& path, float* y, const float* x, const float* w, cons
   }
   parallel_for(N * per_image, 1, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t n = t / per_image, p0 = (t % per_image) * rb, p1 = std::min(P, p0 + rb);
+      const int64_t n = t / per_image, p0 = (t % per_image) * rb, p1 = std::min(Pc, p0 + rb);
       const int64_t h_lo = p0 * sh - pt, rows = (p1 - 1 - p0) * sh + (R - 1) * dh + 1;
       float* buf = scratch(1, static_cast<size_t>(rows * ld + 1));  // (rows, Wp, C)
       uint16_t* hbuf = reinterpret_cast<uint16_t*>(buf);            // bf16: half of it
+      // fp32 rows that lie wholly inside the input with no column padding (a 'valid'
+      // convolution) are read in place: the copy would be the same rows.
+      const float* xrows = buf;
       if (path.bf16) {
         bk.pad_rows(hbuf, x, n, h_lo, rows, -pl, Wp, H, W, C);
+      } else if (pl == 0 && Wp == W && h_lo >= 0 && h_lo + rows <= H) {
+        xrows = x + (n * H + h_lo) * W * C;
       } else {
         pad_rows(buf, x, n, h_lo, rows, -pl, Wp, H, W, C);
       }
+      // Pooled: the rows of one pooling window, (ph, Q, K).
+      float* wrows = pooled ? scratch(2, static_cast<size_t>(pool.ph * Q * K)) : nullptr;
       for (int64_t p = p0; p < p1; ++p) {
-        float* yr = y + (n * P + p) * Q * K;  // (Q, K)
+        const int64_t i = (p - p0) % pool.ph;  // p0 is a multiple of ph when pooled
+        float* yr = pooled ? wrows + i * Q * K : y + (n * P + p) * Q * K;  // (Q, K)
         if (path.bf16) {
           bk.row(yr, hbuf + (p - p0) * sh * ld, wp.data(), bias, g);
         } else {
-          path.fp32.row(yr, buf + (p - p0) * sh * ld, w, bias, g);
+          path.fp32.row(yr, xrows + (p - p0) * sh * ld, w, bias, g);
         }
-        if (activation != kLinear) activation_inplace(yr, Q * K, activation, alpha);
+        if (activation != kLinear && !fused_act) activation_inplace(yr, Q * K, activation, alpha);
+        if (pooled && i == pool.ph - 1)
+          pk.max_values_row(pool.y + (n * Pp + p / pool.ph) * Qp * K, wrows, pg, 0, 0);
       }
     }
   });
@@ -166,11 +203,18 @@ bool direct_forward_ok(const Shape& s) {
   if (s.M() == 0 || s.K == 0 || s.row_len() == 0) return false;
   if (m == 1) return true;
   // Measured (bench_conv.py and wider sweeps, AVX-512 and AVX2), paired runs: 1.0-2.6x the GEMM
-  // path up to 32 input channels; at 64 1.07x on 1 thread but 0.95x on 2 (32x56x56x64); at 128
-  // (8x9x9x128 -> 256) half its speed, the filter slices no longer staying in L1/L2 across the
-  // column blocks.
+  // path up to 32 input channels. Past 32, since the output-line prefetch and the balanced
+  // column blocks (session 7; 3x3 'same', 1 thread, process CPU time, AVX-512): 1.03-1.29x
+  // with rows of 14 to 56 columns and filters of 108 KB to 1.1 MB (C, K = 48..256, e.g.
+  // 32x56x56 64->64 1.17x, 16x28x28 128->128 1.22x, 64x14x14 64->128 1.03x, 16x14x14 128->256
+  // 1.04x), ties with 2.3 MB filters (256->256 at 14x14: 1.01-1.03x), 0.60-0.74x on 7-column
+  // rows (64x7x7 64->64, 128->128, 128->256: blocks of 3-4 pixels reuse each filter vector too
+  // little) and 0.65x at 7x7 256->256; 2 threads (a loaded machine) 1.08-1.30x on the wide
+  // ones; AVX2 (the same machine, set_cpu_isa) 1.00-1.19x on six of them.
   const bool plain = !s.pointwise() && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1;
-  return plain && (kern.bf16 ? bf16_filter_fits(s) : s.C <= kMaxForwardC);
+  if (!plain) return false;
+  if (kern.bf16) return bf16_filter_fits(s);
+  return s.C <= kMaxForwardC || (s.R * s.S * s.C * s.K * 4 <= kFilterL2Bytes && s.Q >= kMinWideQ);
 }
 
 bool direct_backward_weight_ok(const Shape& s) {
@@ -194,8 +238,13 @@ bool direct_backward_input_ok(const Shape& s) {
     return false;
   if (m == 1) return true;
   // Its reduction runs over K: 1.0-1.2x the GEMM path up to K = 64, 0.91x at K = 128
-  // (8x14x14x64 -> 128).
-  return s.dh == 1 && s.dw == 1 && (kern.bf16 ? bf16_filter_fits(s) : s.K <= kMaxInputK);
+  // (8x14x14x64 -> 128) before session 7's output-line prefetch and balanced column blocks;
+  // since then (1 thread, process CPU time, 'same' 3x3) 1.14-1.47x at K = 128 with dx rows
+  // of 14-28 columns (8x14x14 64 <- 128 1.14x, 16x28x28 128 <- 128 1.20x), AVX2 1.06-1.18x,
+  // and 0.63x on 7-column rows (16x7x7 128 <- 128): the forward's rule past kMaxInputK.
+  if (s.dh != 1 || s.dw != 1) return false;
+  if (kern.bf16) return bf16_filter_fits(s);
+  return s.K <= kMaxInputK || (s.R * s.S * s.C * s.K * 4 <= kFilterL2Bytes && s.W >= kMinWideQ);
 }
 
 void direct_forward(float* y, const float* x, const float* w, const float* bias, const Shape& s,
@@ -204,6 +253,19 @@ void direct_forward(float* y, const float* x, const float* w, const float* bias,
   FK_CHECK(active(&kern), "conv2d_forward: the direct path needs AVX2 or AVX-512");
   run_direct(kern, y, x, w, bias, s.N, s.H, s.W, s.C, s.K, s.R, s.S, s.P, s.Q, s.sh, s.sw, s.dh,
              s.dw, s.pt, s.pl, activation, alpha);
+}
+
+void direct_forward_maxpool(float* y, const float* x, const float* w, const float* bias,
+                            const Shape& s, int64_t activation, float alpha, int64_t pool_h,
+                            int64_t pool_w) {
+  Path kern;
+  FK_CHECK(active(&kern), "conv2d_forward_maxpool2d: the direct path needs AVX2 or AVX-512");
+  PoolOut pool;
+  pool.y = y;
+  pool.ph = pool_h;
+  pool.pw = pool_w;
+  run_direct(kern, nullptr, x, w, bias, s.N, s.H, s.W, s.C, s.K, s.R, s.S, s.P, s.Q, s.sh, s.sw,
+             s.dh, s.dw, s.pt, s.pl, activation, alpha, pool);
 }
 
 void direct_backward_input(float* dx, const float* dy, const float* w, const Shape& s) {

@@ -21,9 +21,14 @@ struct Geom {
   int64_t ld_row;          // floats between two rows of the padded input copy (Wp * C)
   int64_t slice_bytes;     // filter slices larger than this are taken one filter row at a time
   bool finite_input = false;  // bf16 row kernel: the input holds no Inf / NaN (see its file)
+  // fp32 row kernels: kRelu or kLeakyRelu (alpha) applied in the register block's last store
+  // (kernels.h codes; any other value: none, the caller applies it). The bf16 kernel ignores it.
+  int64_t activation = 0;
+  float alpha = 0.f;
 };
 
-// y (Q, K) of one output row = bias (K) [opt] + sum over taps of xr * w, no activation.
+// y (Q, K) of one output row = bias (K) [opt] + sum over taps of xr * w, then g.activation when
+// it is kRelu / kLeakyRelu (fp32 kernels), else no activation.
 // xr: the padded input rows of this output row, (R rows spaced dh, Wp, C), row stride ld_row,
 // xr[0] is the top-left tap of output pixel q = 0. w (R, S, C, K). Requires K % vector_width == 0.
 using RowFn = void (*)(float* y, const float* xr, const float* w, const float* bias,

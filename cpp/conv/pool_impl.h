@@ -56,6 +56,30 @@ void max_row_impl(float* y, int64_t* idx, const float* x, const Geom& g, int64_t
   }
 }
 
+// max_row_impl without the indices (inference): the same values, same NaN rule.
+void max_values_row_impl(float* y, const float* x, const Geom& g, int64_t n, int64_t p) {
+  const int64_t C = g.C, H = g.H, W = g.W, S = g.S, sw = g.sw, pl = g.pl, Q = g.Q;
+  int64_t h_lo, h_hi;
+  window(p * g.sh - g.pt, g.R, H, h_lo, h_hi);
+  for (int64_t q = 0; q < Q; ++q) {
+    int64_t w_lo, w_hi;
+    window(q * sw - pl, S, W, w_lo, w_hi);
+    float* __restrict yq = y + q * C;  // (C)
+    const float* __restrict x0 = x + ((n * H + h_lo) * W + w_lo) * C;  // (C)
+    for (int64_t c = 0; c < C; ++c) yq[c] = x0[c];
+    for (int64_t h = h_lo; h < h_hi; ++h) {
+      for (int64_t w = (h == h_lo ? w_lo + 1 : w_lo); w < w_hi; ++w) {
+        const float* __restrict xt = x + ((n * H + h) * W + w) * C;  // (C)
+        for (int64_t c = 0; c < C; ++c) {
+          const float v = xt[c], b = yq[c];
+          const bool take = (v > b) | ((v != v) & (b == b));
+          yq[c] = take ? v : b;
+        }
+      }
+    }
+  }
+}
+
 void avg_row_impl(float* y, const float* x, const Geom& g, int64_t n, int64_t p) {
   const int64_t C = g.C, H = g.H, W = g.W, S = g.S, sw = g.sw, pl = g.pl, Q = g.Q;
   int64_t h_lo, h_hi;
@@ -100,7 +124,9 @@ void avg_backward_impl(float* dx, const float* dy, const Geom& g, int64_t n, int
   }
 }
 
-Kernels make_kernels() { return Kernels{max_row_impl, avg_row_impl, avg_backward_impl}; }
+Kernels make_kernels() {
+  return Kernels{max_row_impl, avg_row_impl, avg_backward_impl, max_values_row_impl};
+}
 
 }  // namespace
 }  // namespace pool

@@ -28,7 +28,11 @@ struct Kernels {
   MaxRowFn max_row;
   AvgRowFn avg_row;
   AvgBackFn avg_backward;
+  AvgRowFn max_values_row;  // max_row without the indices (inference), same values
 };
+
+// The kernels of the running ISA (fk::cpu_isa()): AVX-512, AVX2 or the portable build.
+Kernels active_kernels();
 
 Kernels kernels_scalar();
 Kernels kernels_avx2();

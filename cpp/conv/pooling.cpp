@@ -20,8 +20,6 @@ namespace pool {
 
 Kernels kernels_scalar() { return make_kernels(); }
 
-namespace {
-
 Kernels active_kernels() {
   switch (cpu_isa()) {
     case Isa::kAvx512: return kernels_avx512();
@@ -29,6 +27,8 @@ Kernels active_kernels() {
     default: return kernels_scalar();
   }
 }
+
+namespace {
 
 Geom make_geom(const char* kernel, int64_t N, int64_t H, int64_t W, int64_t C, int64_t P,
                int64_t Q, int64_t R, int64_t S, int64_t sh, int64_t sw, int64_t pt, int64_t pl) {
@@ -67,10 +67,17 @@ void maxpool2d_forward(float* y, int64_t* indices, const float* x, int64_t N, in
                        int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left) {
   const pool::Geom g = pool::make_geom("maxpool2d_forward", N, H, W, C, P, Q, R, S, stride_h,
                                        stride_w, pad_top, pad_left);
-  const pool::MaxRowFn row = pool::active_kernels().max_row;
+  const pool::Kernels kern = pool::active_kernels();
+  if (indices == nullptr) {  // inference: the values only
+    parallel_for(N * P, pool::row_grain(g), [&](int64_t r0, int64_t r1) {
+      for (int64_t np = r0; np < r1; ++np)
+        kern.max_values_row(y + np * Q * C, x, g, np / P, np % P);
+    });
+    return;
+  }
   parallel_for(N * P, pool::row_grain(g), [&](int64_t r0, int64_t r1) {
     for (int64_t np = r0; np < r1; ++np)
-      row(y + np * Q * C, indices + np * Q * C, x, g, np / P, np % P);
+      kern.max_row(y + np * Q * C, indices + np * Q * C, x, g, np / P, np % P);
   });
 }
 

@@ -187,6 +187,15 @@ def conv2d_forward(
     """y (N, P, Q, K) = act(conv(x (N, H, W, C), w (R, S, C/groups, K)) + bias (K))."""
 
 
+def conv2d_forward_maxpool2d(
+    y: Array | None, x: Array | None, w: Array | None, bias: Array | None, N: int, H: int, W: int,
+    C: int, K: int, R: int, S: int, P: int, Q: int, stride_h: int, stride_w: int, dil_h: int,
+    dil_w: int, pad_top: int, pad_left: int, groups: int, activation: int, alpha: float,
+    pool_h: int, pool_w: int
+) -> None:
+    """y (N, P // pool_h, Q // pool_w, K) = 'valid' max pooling of conv2d_forward's output."""
+
+
 def cpu_features() -> Any:
     """The CPU features detected by CPUID."""
 
@@ -369,7 +378,7 @@ def maxpool2d_forward(
     y: Array | None, indices: Array | None, x: Array | None, N: int, H: int, W: int, C: int,
     P: int, Q: int, R: int, S: int, stride_h: int, stride_w: int, pad_top: int, pad_left: int
 ) -> None:
-    """y (N, P, Q, C) = window maxima of x (N, H, W, C); indices: flat offsets into x."""
+    """y (N, P, Q, C) = window maxima of x (N, H, W, C); indices: flat offsets into x or None."""
 
 
 def muon_momentum_update(

@@ -44,10 +44,12 @@ FAMILIES = {
         "lion_update", "ftrl_update", "lamb_update", "adafactor_update",
         "muon_momentum_update", "muon_update", "schedule_free_adamw_update",
     ],
+    # Inference fusions of the CPU table (session 7): no CUDA mirror yet
+    "conv_pool_fused": ["conv2d_forward_maxpool2d"],
 }
 
 # Families not bound in _C_cuda yet (remove a name when its helper's branch lands).
-MISSING: set[str] = {"batchnorm_relu"}
+MISSING: set[str] = {"batchnorm_relu", "conv_pool_fused"}
 
 # Functions of fkeras._C that are its runtime, not kernels.
 CPU_RUNTIME = {"KernelError", "build_info", "cpu_features", "cpu_isa", "isa_supported",

@@ -288,6 +288,22 @@ def conv2d_forward(rng):
     return Case("conv2d_forward", args, ("y",), tol=3e-4)
 
 
+def conv2d_forward_maxpool2d(rng):
+    g = _conv_geometry(rng)
+    N, H, W, C, K, R, S, P, Q = (g[k] for k in "N H W C K R S P Q".split())
+    code = int(rng.choice([0, 1, 1, 13]))
+    ph = int(rng.integers(1, max(1, P) + 1)) if P > 0 else 1
+    pw = int(rng.integers(1, max(1, Q) + 1)) if Q > 0 else 1
+    ph, pw = min(ph, 3), min(pw, 3)
+    if (P > 0 and ph > P) or (Q > 0 and pw > Q):
+        ph, pw = 1, 1
+    args = dict(y=nans(N, P // ph, Q // pw, K), x=rand(rng, N, H, W, C),
+                w=rand(rng, R, S, C // g["groups"], K, scale=0.3),
+                bias=maybe(rng, rand(rng, K)), **g, activation=code, alpha=alpha_for(rng, code),
+                pool_h=ph, pool_w=pw)
+    return Case("conv2d_forward_maxpool2d", args, ("y",), tol=3e-4)
+
+
 def conv2d_backward_input(rng):
     g = _conv_geometry(rng)
     N, H, W, C, K, R, S, P, Q = (g[k] for k in "N H W C K R S P Q".split())
@@ -691,7 +707,8 @@ GENERATORS = {
               embedding_forward, embedding_backward, softmax_crossentropy_forward,
               softmax_crossentropy_backward, sparse_softmax_crossentropy_forward,
               sparse_softmax_crossentropy_backward, sigmoid_crossentropy_forward,
-              sigmoid_crossentropy_backward, conv2d_forward, conv2d_backward_input,
+              sigmoid_crossentropy_backward, conv2d_forward, conv2d_forward_maxpool2d,
+              conv2d_backward_input,
               conv2d_backward_weight, maxpool2d_forward, maxpool2d_backward, avgpool2d_forward,
               avgpool2d_backward, batchnorm_forward_train, batchnorm_forward_infer,
               batchnorm_backward, batchnorm_relu_forward_train, batchnorm_relu_forward_infer,

@@ -390,6 +390,17 @@ def test_conv_direct_thread_counts(threads, conv_path):
         _C.set_num_threads(before)
 
 
+@pytest.mark.parametrize("c", [conv_problem(1, 14, 16, 48, 32, 3, 3, padding="same"),
+                               conv_problem(2, 15, 14, 64, 128, 3, 3, padding="same"),
+                               conv_problem(1, 7, 7, 64, 64, 3, 3, padding="same")],
+                         ids=["C48_Q16", "C64_K128_Q14", "C64_Q7"])
+def test_conv_wide_channels_automatic_choice(c, isa, monkeypatch):
+    # Past C = 32 (forward) and K = 64 (backward-input) the direct path is chosen for rows of
+    # >= 14 columns and filters within 1 MB, the GEMM path for 7-column rows: both sides.
+    monkeypatch.delenv("FKERAS_CONV_DIRECT", raising=False)
+    run_conv(c, np.random.default_rng(c["C"] + c["Q"]), activation=codes.RELU, scale=0.5)
+
+
 @pytest.mark.parametrize("c", [conv_problem(64, 28, 28, 1, 32, 3, 3),
                                conv_problem(64, 26, 26, 32, 64, 3, 3)], ids=["conv1", "conv2"])
 def test_conv_cnn_shapes(c, isa, conv_path):

@@ -160,6 +160,17 @@ void conv2d_forward(float* y, const float* x, const float* w, const float* bias,
                     int64_t Q, int64_t stride_h, int64_t stride_w, int64_t dil_h, int64_t dil_w,
                     int64_t pad_top, int64_t pad_left, int64_t groups, int64_t activation,
                     float alpha);
+// Inference: y (N, P / pool_h, Q / pool_w, K) = max pooling of conv2d_forward's output (same
+// arguments; P, Q its size) over pool_h x pool_w windows at stride (pool_h, pool_w), 'valid'
+// (rows and columns past the last whole window dropped): the values of conv2d_forward then
+// maxpool2d_forward, without writing the convolution's output (the direct path pools each
+// window row while it is in L1; other paths go through a temporary).
+void conv2d_forward_maxpool2d(float* y, const float* x, const float* w, const float* bias,
+                              int64_t N, int64_t H, int64_t W, int64_t C, int64_t K, int64_t R,
+                              int64_t S, int64_t P, int64_t Q, int64_t stride_h,
+                              int64_t stride_w, int64_t dil_h, int64_t dil_w, int64_t pad_top,
+                              int64_t pad_left, int64_t groups, int64_t activation, float alpha,
+                              int64_t pool_h, int64_t pool_w);
 // dx (N, H, W, C) from dy (N, P, Q, K) and w.
 void conv2d_backward_input(float* dx, const float* dy, const float* w, int64_t N, int64_t H,
                            int64_t W, int64_t C, int64_t K, int64_t R, int64_t S, int64_t P,
@@ -172,6 +183,7 @@ void conv2d_backward_weight(float* dw, const float* dy, const float* x, int64_t 
                             int64_t dil_w, int64_t pad_top, int64_t pad_left, int64_t groups);
 // Max pooling over R x S windows; saves indices (N, P, Q, C): the flat offset within x of each
 // maximum (first maximum wins). Padded positions never win. dx is overwritten (zeros elsewhere).
+// indices == nullptr: the values only (inference), the same y.
 void maxpool2d_forward(float* y, int64_t* indices, const float* x, int64_t N, int64_t H,
                        int64_t W, int64_t C, int64_t P, int64_t Q, int64_t R, int64_t S,
                        int64_t stride_h, int64_t stride_w, int64_t pad_top, int64_t pad_left);

@@ -8,6 +8,7 @@ cells, and average pooling divides each window by its count of in-bounds cells.
 import numpy as np
 
 from fkeras import config
+from fkeras.engine import tape as _tape
 from fkeras.ops import shape_utils as su
 from fkeras.ops.conv import (
     normalize_padding,
@@ -56,7 +57,10 @@ class MaxPool2D(_Pool2D):
         g = self._geometry(x.shape, pool_size, strides, padding, data_format)
         xs = to_nhwc(x, data_format)
         y = dev.empty((g["N"], g["P"], g["Q"], g["C"]))
-        idx = dev.empty(y.shape, np.int64)
+        # No tape records this call (inference, predict): the host kernels skip the indices,
+        # which only the backward reads (an int64 per output: more bytes than y).
+        no_grad = dev.is_host and _tape.current_tape() is None
+        idx = None if no_grad else dev.empty(y.shape, np.int64)
         dev.kernels["maxpool2d_forward"](y, idx, xs, g["N"], g["H"], g["W"], g["C"], g["P"],
                                          g["Q"], g["R"], g["S"], strides[0], strides[1],
                                          g["pt"], g["pl"])

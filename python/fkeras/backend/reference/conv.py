@@ -138,7 +138,21 @@ def maxpool2d_forward(y, indices, x, N, H, W, C, P, Q, R, S, stride_h, stride_w,
         flat = base + (h[:, None] * W + w[None, :])[None, :, :, None] * C
         arg = np.where(take, flat, arg)
     y.reshape(N, P, Q, C)[...] = best
-    indices.reshape(N, P, Q, C)[...] = arg
+    if indices is not None:  # None: the values only (inference)
+        indices.reshape(N, P, Q, C)[...] = arg
+
+
+def conv2d_forward_maxpool2d(y, x, w, bias, N, H, W, C, K, R, S, P, Q, stride_h, stride_w,
+                             dil_h, dil_w, pad_top, pad_left, groups, activation, alpha, pool_h,
+                             pool_w):
+    if pool_h < 1 or pool_w < 1:
+        raise ValueError("conv2d_forward_maxpool2d: arguments 'pool_h', 'pool_w' must be >= 1, "
+                         f"received ({pool_h}, {pool_w})")
+    z = np.empty((N, P, Q, K))
+    conv2d_forward(z, x, w, bias, N, H, W, C, K, R, S, P, Q, stride_h, stride_w, dil_h, dil_w,
+                   pad_top, pad_left, groups, activation, alpha)
+    Pp, Qp = P // pool_h, Q // pool_w
+    maxpool2d_forward(y, None, z, N, P, Q, K, Pp, Qp, pool_h, pool_w, pool_h, pool_w, 0, 0)
 
 
 def maxpool2d_backward(dx, dy, indices, N, H, W, C, P, Q):
@@ -180,6 +194,7 @@ KERNELS = {
     "conv2d_backward_input": conv2d_backward_input,
     "conv2d_backward_weight": conv2d_backward_weight,
     "maxpool2d_forward": maxpool2d_forward,
+    "conv2d_forward_maxpool2d": conv2d_forward_maxpool2d,
     "maxpool2d_backward": maxpool2d_backward,
     "avgpool2d_forward": avgpool2d_forward,
     "avgpool2d_backward": avgpool2d_backward,
