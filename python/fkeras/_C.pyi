@@ -132,6 +132,13 @@ def batchnorm_forward_train(
     """Training batch norm over (outer, C, inner): y, var (biased); saves mean, inv_std."""
 
 
+def bias_activation_backward(
+    dz: Array | None, dbias: Array | None, dy: Array | None, y: Array | None, M: int, N: int,
+    activation: int, alpha: float
+) -> None:
+    """dz = dy * act'(from y) [opt] and dbias = dz summed over rows [opt] (M, N)."""
+
+
 def bias_add_backward(db: Array | None, dy: Array | None, rows: int, cols: int) -> None: ...
 
 

@@ -41,10 +41,13 @@ FAMILIES = {
         "lion_update", "ftrl_update", "lamb_update", "adafactor_update",
         "muon_momentum_update", "muon_update", "schedule_free_adamw_update",
     ],
+    # the dy pass of a fused backward (session 7; the conv2d op falls back to
+    # activation_backward + bias_add_backward on a device without it)
+    "fused_backward": ["bias_activation_backward"],
 }
 
 # Families not bound in _C_cuda yet (remove a name when its helper's branch lands).
-MISSING: set[str] = set()
+MISSING: set[str] = {"fused_backward"}
 
 # Functions of fkeras._C that are its runtime, not kernels.
 CPU_RUNTIME = {"KernelError", "build_info", "cpu_features", "cpu_isa", "isa_supported",

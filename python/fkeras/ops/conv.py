@@ -171,13 +171,23 @@ class Conv2D(Op):
                  dilation_rate=(1, 1), data_format="channels_last", activation=0, alpha=0.0):
         xs, w, y, has_bias, g = saved
         dz = to_nhwc(grad, data_format)
-        if activation != codes.LINEAR:
-            dy = dz
-            dz = dev.empty(y.shape)
-            # Exact for the FUSED codes: their derivative at x equals the one read off y.
-            dev.kernels["activation_backward"](dz, dy, y, y, y.size, activation, alpha)
+        db = dev.empty((g["K"],)) if has_bias and needs[2] else None
+        fused = dev.kernels.get("bias_activation_backward")
+        if fused is not None and (activation != codes.LINEAR or db is not None):
+            # One pass over dy for the derivative (read off y: exact for the FUSED codes) and
+            # the bias gradient, as in dense_backward; dz only when a product kernel reads it.
+            dy, out = dz, None
+            if activation != codes.LINEAR and (needs[0] or needs[1]):
+                dz = out = dev.empty(y.shape)
+            fused(out, db, dy, y, y.size // g["K"] if g["K"] else 0, g["K"], activation, alpha)
+        else:  # a device without the fused pass: the derivative, then the bias sum over dz
+            if activation != codes.LINEAR:
+                dy, dz = dz, dev.empty(y.shape)
+                dev.kernels["activation_backward"](dz, dy, y, y, y.size, activation, alpha)
+            if db is not None:
+                dev.kernels["bias_add_backward"](db, dz, dz.size // g["K"], g["K"])
+        dx = dw = None
         sizes = self._sizes(g, strides, dilation_rate)
-        dx = dw = db = None
         if needs[0]:
             dxs = dev.empty(xs.shape)
             dev.kernels["conv2d_backward_input"](dxs, dz, w, *sizes)
@@ -186,9 +196,6 @@ class Conv2D(Op):
             dw = dev.empty(w.shape)
             dev.kernels["conv2d_backward_weight"](dw, dz, xs, *sizes)
             dw = dw.reshape(w.shape if g["rank"] == 4 else w.shape[1:])
-        if has_bias and needs[2]:
-            db = dev.empty((g["K"],))
-            dev.kernels["bias_add_backward"](db, dz, dz.size // g["K"], g["K"])
         return dx, dw, db
 
 
