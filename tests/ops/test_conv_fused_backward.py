@@ -91,3 +91,50 @@ def test_bf16_flag_without_the_instruction_gives_fp32_gradients():
         _C.set_cpu_isa(before)
     for a, b in zip(bf16, fp32):
         assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c[5] == "channels_last"], ids=_ids)
+def test_bf16_gradients_against_float64_on_rounded_operands(case):
+    # Under bf16 products: dz = cot * relu'(y) exact in fp32 (y: the op's own bf16 output), the
+    # bias gradient its float32 column sum, dx and dw products of bf16-rounded dz, w and x.
+    if not _C.gemm_bf16_native():
+        pytest.skip("no avx512_bf16 on this CPU")
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "kernels"))
+    from bf16_testing import assert_bf16_close, rne
+
+    from fkeras.backend.reference import KERNELS as REF
+    from fkeras.ops.conv import normalize_tuple, window_geometry
+
+    shape, kshape, strides, padding, act, _ = case
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(shape).astype(np.float32)
+    k = (0.3 * rng.standard_normal(kshape)).astype(np.float32)
+    b = (0.1 * rng.standard_normal(kshape[-1])).astype(np.float32)
+    alpha = 0.2 if act == "leaky_relu" else 0.0
+    with devices.bf16_products():
+        with fkeras.GradientTape() as tape:
+            tape.watch([x, k, b])
+            y = ops.conv2d(x, k, b, strides=strides, padding=padding, activation=act,
+                           alpha=alpha)
+        cot = rng.standard_normal(np.shape(y)).astype(np.float32)
+        dx, dk, db = (np.asarray(g) for g in tape.gradient(y, [x, k, b], output_gradients=cot))
+    y = np.asarray(y)
+    d = {"relu": (y > 0).astype(np.float32),
+         "leaky_relu": np.where(y > 0, 1.0, alpha).astype(np.float32)}.get(act, 1.0)
+    dz = (cot * d).astype(np.float32)
+    np.testing.assert_allclose(db, dz.astype(np.float64).sum(axis=(0, 1, 2)), rtol=1e-6,
+                               atol=1e-6 * np.abs(dz).sum(axis=(0, 1, 2)).max())
+    st = normalize_tuple(strides, 2, "strides")
+    P, pt, Q, pl = window_geometry(shape[1], shape[2], kshape[0], kshape[1], st, (1, 1), padding)
+    sizes = (shape[0], shape[1], shape[2], shape[3], kshape[3], kshape[0], kshape[1], P, Q,
+             st[0], st[1], 1, 1, pt, pl, 1)
+    assert y.shape == (shape[0], P, Q, kshape[3])
+    for name, got, fn, a, c in (("dx", dx, REF["conv2d_backward_input"], dz, k),
+                                ("dw", dk, REF["conv2d_backward_weight"], dz, x)):
+        want, bound = np.empty(got.shape), np.empty(got.shape)
+        fn(want, rne(a), rne(c), *sizes)
+        fn(bound, np.abs(rne(a)), np.abs(rne(c)), *sizes)
+        assert_bf16_close(got, want, bound, name)
