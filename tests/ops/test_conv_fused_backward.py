@@ -56,7 +56,7 @@ def test_fused_backward_gradients_are_bit_identical(case, bf16, monkeypatch):
     if bf16 and not _C.gemm_bf16_native():
         pytest.skip("no avx512_bf16 on this CPU (the flag is a no-op there)")
     scope = devices.bf16_products if bf16 else devices.fp32_products
-    with scope():
+    with fkeras.device("cpu"), scope():  # the cpu kernels (also when the suite's default differs)
         assert FUSED in devices.get_device().kernels
         fused = _grads(case, seed=3)
         fused_no_bias = _grads(case, seed=4, use_bias=False)
@@ -69,7 +69,8 @@ def test_fused_backward_gradients_are_bit_identical(case, bf16, monkeypatch):
 
 @pytest.mark.parametrize("case", CASES, ids=_ids)
 def test_fused_backward_matches_the_float64_reference(case):
-    got = _grads(case, seed=5)
+    with fkeras.device("cpu"):
+        got = _grads(case, seed=5)
     with fkeras.device("reference"):
         want = _grads(case, seed=5)
     for g, w in zip(got, want):
@@ -84,9 +85,10 @@ def test_bf16_flag_without_the_instruction_gives_fp32_gradients():
     before = _C.cpu_isa()
     _C.set_cpu_isa("avx2")
     try:
-        with devices.bf16_products():
-            bf16 = _grads(case, seed=6)
-        fp32 = _grads(case, seed=6)
+        with fkeras.device("cpu"):
+            with devices.bf16_products():
+                bf16 = _grads(case, seed=6)
+            fp32 = _grads(case, seed=6)
     finally:
         _C.set_cpu_isa(before)
     for a, b in zip(bf16, fp32):
@@ -114,7 +116,7 @@ def test_bf16_gradients_against_float64_on_rounded_operands(case):
     k = (0.3 * rng.standard_normal(kshape)).astype(np.float32)
     b = (0.1 * rng.standard_normal(kshape[-1])).astype(np.float32)
     alpha = 0.2 if act == "leaky_relu" else 0.0
-    with devices.bf16_products():
+    with fkeras.device("cpu"), devices.bf16_products():
         with fkeras.GradientTape() as tape:
             tape.watch([x, k, b])
             y = ops.conv2d(x, k, b, strides=strides, padding=padding, activation=act,
