@@ -5,9 +5,9 @@
 // dense_backward: dz = dy * act'(y) (from the output), then
 //   dx (M, K) [opt] = dz @ kernel^T, dkernel (K, N) [opt] = x^T @ dz, dbias (N) [opt] = sum_i dz.
 //   One threaded elementwise pass (bias_activation_backward, also the conv2d op's) writes dz
-//   (only when a GEMM needs it and act != linear) and the per-row-block column sums for dbias
-//   (float64); the row blocks depend only on (M, N), so dbias is the same for every thread
-//   count. All outputs are overwritten.
+//   (only when a GEMM needs it and act != linear) and the per-row-chunk column sums for dbias
+//   (groups of 8 rows in float, their totals in float64); the chunks depend only on (M, N), so
+//   dbias is the same for every thread count. All outputs are overwritten.
 #include "fkeras/gemm.h"
 #include "fkeras/kernels.h"
 #include "fkeras/runtime.h"

@@ -174,7 +174,8 @@ void dz_colsum_rows(float* __restrict dz, double* __restrict colsum, const float
     } else {  // wide rows, no dz: column blocks of the group through tmp (8, kCols)
       for (int64_t c0 = 0; c0 < N; c0 += kCols) {
         const int64_t w = N - c0 < kCols ? N - c0 : kCols;
-        for (int t = 0; t < 8; ++t) dz_flat<kAct>(tmp + t * kCols, g + t * N + c0, v + t * N + c0, w, alpha);
+        for (int t = 0; t < 8; ++t)
+          dz_flat<kAct>(tmp + t * kCols, g + t * N + c0, v + t * N + c0, w, alpha);
         add_group(colsum + c0, tmp, kCols, w);
       }
     }

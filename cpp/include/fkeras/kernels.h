@@ -73,8 +73,9 @@ void dense_backward(float* dx, float* dkernel, float* dbias, const float* dy, co
                     int64_t activation, float alpha);
 // The pass over dy that a fused activation and a bias need in a backward (dense_backward's,
 // and the conv2d op's before its two product kernels): dz (M, N) [opt] = dy * act'(from y),
-// dbias (N) [opt] = dz summed over rows (float64 sums over fixed row blocks, so the same for
-// every thread count). act is a fused-epilogue code; linear does not read y.
+// dbias (N) [opt] = dz summed over rows (as bias_add_backward: groups of 8 rows in float, their
+// totals in float64, over row chunks fixed by the sizes, so the same for every thread count).
+// act is a fused-epilogue code; linear does not read y.
 void bias_activation_backward(float* dz, float* dbias, const float* dy, const float* y,
                               int64_t M, int64_t N, int64_t activation, float alpha);
 
