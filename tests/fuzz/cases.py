@@ -670,8 +670,8 @@ def schedule_free_adamw_update(rng):
 GENERATORS = {
     f.__name__: f
     for f in (gemm, dense_forward, dense_backward, bias_activation_backward, activation_forward,
-              activation_backward, bias_add_forward, bias_add_backward, dropout_forward, dropout_backward,
-              embedding_forward, embedding_backward, softmax_crossentropy_forward,
+              activation_backward, bias_add_forward, bias_add_backward, dropout_forward,
+              dropout_backward, embedding_forward, embedding_backward, softmax_crossentropy_forward,
               softmax_crossentropy_backward, sparse_softmax_crossentropy_forward,
               sparse_softmax_crossentropy_backward, sigmoid_crossentropy_forward,
               sigmoid_crossentropy_backward, conv2d_forward, conv2d_backward_input,

@@ -7,7 +7,9 @@ NHWC here, in the op, and the output back: there is no second kernel. A 1-D conv
 
 The fused activation is limited to codes whose derivative the activation_backward kernel gets
 right when handed the output in place of the input (linear, relu, leaky_relu with a
-non-negative slope); any other activation runs as its own op after the convolution.
+non-negative slope); any other activation runs as its own op after the convolution. The
+backward takes the derivative and the bias gradient in one pass over dy
+(bias_activation_backward, as dense_backward), or in two passes on a device without it.
 """
 
 import numpy as np
