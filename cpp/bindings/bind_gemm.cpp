@@ -1,6 +1,7 @@
-// bind_gemm.cpp: Python bindings of gemm, dense_forward and dense_backward, and test hooks for
-// the internal GEMM entry points: GEMMs run inside a parallel region (gemm_strided's in-region
-// plan) and a B packed ahead (gemm_pack_b / gemm_prepacked).
+// bind_gemm.cpp: Python bindings of gemm, dense_forward, dense_backward and
+// bias_activation_backward (the dy pass of a fused backward), and test hooks for the internal
+// GEMM entry points: GEMMs run inside a parallel region (gemm_strided's in-region plan) and a
+// B packed ahead (gemm_pack_b / gemm_prepacked).
 #include <chrono>
 #include <vector>
 
@@ -37,6 +38,22 @@ void bind_gemm(py::module_& m) {
     fk::dense_forward(py_, px, pw, pb, M, N, K, activation, alpha);
   }, py::arg("y"), py::arg("x"), py::arg("kernel"), py::arg("bias"), py::arg("M"), py::arg("N"),
      py::arg("K"), py::arg("activation"), py::arg("alpha"));
+
+  m.def("bias_activation_backward", [](py::object dz, py::object dbias, py::object dy,
+                                       py::object y, int64_t M, int64_t N, int64_t activation,
+                                       float alpha) {
+    const char* k = "bias_activation_backward";
+    fkb::check_sizes(k, {{"M", M}, {"N", N}});
+    fkb::check_activation(activation, k, "activation", fkb::ActUse::kFused);
+    float* pdz = fkb::out_f32(dz, k, "dz", {M, N}, true);
+    float* pdb = fkb::out_f32(dbias, k, "dbias", {N}, true);
+    const float* pdy = fkb::in_f32(dy, k, "dy", {M, N});
+    const float* py_ = fkb::in_f32(y, k, "y", {M, N});
+    if (!fkb::check_outputs(k, {{"dz", dz}, {"dbias", dbias}}, {{"dy", dy}, {"y", y}})) return;
+    py::gil_scoped_release nogil;
+    fk::bias_activation_backward(pdz, pdb, pdy, py_, M, N, activation, alpha);
+  }, py::arg("dz"), py::arg("dbias"), py::arg("dy"), py::arg("y"), py::arg("M"), py::arg("N"),
+     py::arg("activation"), py::arg("alpha"));
 
   m.def("dense_backward", [](py::object dx, py::object dkernel, py::object dbias, py::object dy,
                              py::object x, py::object y, py::object kernel, int64_t M, int64_t N,

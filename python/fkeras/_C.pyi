@@ -155,6 +155,12 @@ def batchnorm_relu_forward_train(
     """Training batch norm + ReLU: y = max(bn(x), 0), var; saves mean, inv_std, scale, shift."""
 
 
+def bias_activation_backward(
+    dz: Array | None, dbias: Array | None, dy: Array | None, y: Array | None, M: int, N: int,
+    activation: int, alpha: float
+) -> None: ...
+
+
 def bias_add_backward(db: Array | None, dy: Array | None, rows: int, cols: int) -> None: ...
 
 

@@ -109,6 +109,19 @@ def dense_backward(rng):
     return Case("dense_backward", args, outs, tol=3e-4)
 
 
+def bias_activation_backward(rng):
+    M, N, _ = _dense_sizes(rng)
+    code = int(rng.choice(FUSED_CODES))
+    alpha = alpha_for(rng, code)
+    fwd = dict(y=nans(M, N), x=rand(rng, M, N), kernel=np.eye(N, dtype=np.float32), bias=None,
+               M=M, N=N, K=N, activation=code, alpha=alpha)
+    y = ref_outputs("dense_forward", fwd, ("y",))["y"]
+    args = dict(dz=maybe(rng, nans(M, N)), dbias=maybe(rng, nans(N)), dy=rand(rng, M, N), y=y,
+                M=M, N=N, activation=code, alpha=alpha)
+    outs = tuple(k for k in ("dz", "dbias") if args[k] is not None)
+    return Case("bias_activation_backward", args, outs, tol=3e-4)
+
+
 # --- Elementwise and losses ----------------------------------------------------------------
 
 
@@ -702,9 +715,9 @@ def schedule_free_adamw_update(rng):
 
 GENERATORS = {
     f.__name__: f
-    for f in (gemm, dense_forward, dense_backward, activation_forward, activation_backward,
-              bias_add_forward, bias_add_backward, dropout_forward, dropout_backward,
-              embedding_forward, embedding_backward, softmax_crossentropy_forward,
+    for f in (gemm, dense_forward, dense_backward, bias_activation_backward, activation_forward,
+              activation_backward, bias_add_forward, bias_add_backward, dropout_forward,
+              dropout_backward, embedding_forward, embedding_backward, softmax_crossentropy_forward,
               softmax_crossentropy_backward, sparse_softmax_crossentropy_forward,
               sparse_softmax_crossentropy_backward, sigmoid_crossentropy_forward,
               sigmoid_crossentropy_backward, conv2d_forward, conv2d_forward_maxpool2d,

@@ -71,6 +71,13 @@ void dense_forward(float* y, const float* x, const float* kernel, const float* b
 void dense_backward(float* dx, float* dkernel, float* dbias, const float* dy, const float* x,
                     const float* y, const float* kernel, int64_t M, int64_t N, int64_t K,
                     int64_t activation, float alpha);
+// The pass over dy that a fused activation and a bias need in a backward (dense_backward's,
+// and the conv2d op's before its two product kernels): dz (M, N) [opt] = dy * act'(from y),
+// dbias (N) [opt] = dz summed over rows (as bias_add_backward: groups of 8 rows in float, their
+// totals in float64, over row chunks fixed by the sizes, so the same for every thread count).
+// act is a fused-epilogue code; linear does not read y.
+void bias_activation_backward(float* dz, float* dbias, const float* dy, const float* y,
+                              int64_t M, int64_t N, int64_t activation, float alpha);
 
 // ---------------------------------------------------------------------------------------------
 // Elementwise (cpp/elementwise/)

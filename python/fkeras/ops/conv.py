@@ -7,7 +7,9 @@ NHWC here, in the op, and the output back: there is no second kernel. A 1-D conv
 
 The fused activation is limited to codes whose derivative the activation_backward kernel gets
 right when handed the output in place of the input (linear, relu, leaky_relu with a
-non-negative slope); any other activation runs as its own op after the convolution.
+non-negative slope); any other activation runs as its own op after the convolution. The
+backward takes the derivative and the bias gradient in one pass over dy
+(bias_activation_backward, as dense_backward), or in two passes on a device without it.
 """
 
 import numpy as np
@@ -171,13 +173,23 @@ class Conv2D(Op):
                  dilation_rate=(1, 1), data_format="channels_last", activation=0, alpha=0.0):
         xs, w, y, has_bias, g = saved
         dz = to_nhwc(grad, data_format)
-        if activation != codes.LINEAR:
-            dy = dz
-            dz = dev.empty(y.shape)
-            # Exact for the FUSED codes: their derivative at x equals the one read off y.
-            dev.kernels["activation_backward"](dz, dy, y, y, y.size, activation, alpha)
+        db = dev.empty((g["K"],)) if has_bias and needs[2] else None
+        fused = dev.kernels.get("bias_activation_backward")
+        if fused is not None and (activation != codes.LINEAR or db is not None):
+            # One pass over dy for the derivative (read off y: exact for the FUSED codes) and
+            # the bias gradient, as in dense_backward; dz only when a product kernel reads it.
+            dy, out = dz, None
+            if activation != codes.LINEAR and (needs[0] or needs[1]):
+                dz = out = dev.empty(y.shape)
+            fused(out, db, dy, y, y.size // g["K"] if g["K"] else 0, g["K"], activation, alpha)
+        else:  # a device without the fused pass: the derivative, then the bias sum over dz
+            if activation != codes.LINEAR:
+                dy, dz = dz, dev.empty(y.shape)
+                dev.kernels["activation_backward"](dz, dy, y, y, y.size, activation, alpha)
+            if db is not None:
+                dev.kernels["bias_add_backward"](db, dz, dz.size // g["K"], g["K"])
+        dx = dw = None
         sizes = self._sizes(g, strides, dilation_rate)
-        dx = dw = db = None
         if needs[0]:
             dxs = dev.empty(xs.shape)
             dev.kernels["conv2d_backward_input"](dxs, dz, w, *sizes)
@@ -186,9 +198,6 @@ class Conv2D(Op):
             dw = dev.empty(w.shape)
             dev.kernels["conv2d_backward_weight"](dw, dz, xs, *sizes)
             dw = dw.reshape(w.shape if g["rank"] == 4 else w.shape[1:])
-        if has_bias and needs[2]:
-            db = dev.empty((g["K"],))
-            dev.kernels["bias_add_backward"](db, dz, dz.size // g["K"], g["K"])
         return dx, dw, db
 
 

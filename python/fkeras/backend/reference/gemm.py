@@ -58,8 +58,19 @@ def dense_backward(dx, dkernel, dbias, dy, x, y, kernel, M, N, K, activation, al
         dbias.reshape(N)[...] = dz.sum(axis=0)
 
 
+def bias_activation_backward(dz, dbias, dy, y, M, N, activation, alpha):
+    """The dy pass of a fused backward: dz (M, N) = dy * act'(from y), dbias (N) = dz summed
+    over rows. Either output may be None (not computed)."""
+    d = _f64(dy, M, N) * activation_math.derivative_from_output(_f64(y, M, N), activation, alpha)
+    if dz is not None:
+        dz.reshape(M, N)[...] = d
+    if dbias is not None:
+        dbias.reshape(N)[...] = d.sum(axis=0)
+
+
 KERNELS = {
     "gemm": gemm,
     "dense_forward": dense_forward,
     "dense_backward": dense_backward,
+    "bias_activation_backward": bias_activation_backward,
 }
