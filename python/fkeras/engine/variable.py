@@ -18,6 +18,20 @@ from fkeras.engine.operators import TensorOperators
 _AGGREGATIONS = (None, "none", "mean", "sum", "only_first_replica")
 
 
+class _Writes:
+    """A count of writes into variables' buffers (`assign*`, optimizer updates, EMA swaps,
+    replays): compiled inference plans (models/compiled_plan.py) recompute their folded
+    weights when it has moved."""
+
+    __slots__ = ("n",)
+
+    def __init__(self):
+        self.n = 0
+
+
+WRITES = _Writes()
+
+
 def _auto_name():
     # Keras's automatic names (`variable`, `variable_1`, ...), restarted by clear_session().
     from fkeras.engine import naming
@@ -123,6 +137,7 @@ class Variable(TensorOperators):
                 f"Target variable: {self!r}")
         if _replay.active():
             _replay.note_assign(self)
+        WRITES.n += 1
         self._device.copy_into(self._value, arr)
         return self._result()
 
@@ -145,6 +160,7 @@ class Variable(TensorOperators):
                              f"cannot broadcast a value of shape {arr.shape} to it.")
         if _replay.active():
             _replay.note_assign(self)
+        WRITES.n += 1
         dev = self._device
         if dev.is_host:
             ufunc(self._value, arr, out=self._value, casting="unsafe")
