@@ -203,7 +203,7 @@ def _lower(model):
         op = _lower_layer(node.operation, id(args[0]), id(node.output_tensors[0]))
         if op is None:
             return None
-        ops.append(op)
+        ops.extend(op if isinstance(op, list) else [op])
     return _fuse(ops, model)
 
 
@@ -257,6 +257,11 @@ def _lower_layer(layer, src, dst):
             if op.softmax:
                 return None
             op.kind = "conv"
+            if not _conv_fuses(op.code, op.alpha):  # as ops.conv2d: a separate activation
+                after = _Op("act", ("pre-activation", dst), dst, layer)
+                after.code, after.alpha = op.code, op.alpha
+                op.code, op.alpha, op.dst = 0, 0.0, after.src
+                return [op, after]
         else:
             op.kind = "dense"
         op.weights = (layer.kernel, layer.bias)
@@ -323,13 +328,19 @@ def _fuse(ops, model):
                 prev.softmax, prev.dst = True, op.dst
                 producer[op.dst] = prev
                 continue
-            if not op.softmax:
+            if not op.softmax and (prev.kind == "dense" or _conv_fuses(op.code, op.alpha)):
                 prev.code, prev.alpha, prev.dst = op.code, op.alpha, op.dst
                 producer[op.dst] = prev
                 continue
         producer[op.dst] = op
         out.append(op)
     return out
+
+
+def _conv_fuses(code, alpha):
+    from fkeras.ops.conv import FUSED
+
+    return code in FUSED and alpha >= 0.0
 
 
 def _bn_on_last_axis(bn):
