@@ -406,3 +406,18 @@ def test_cpp_plan_reports_a_replaced_variable_buffer():
     kernel._value = kernel._value.copy() * 2.0  # what an optimizer's packing does
     assert not plan.run(x, out)
     _rebuilt_matches(model, x, False)  # run() rebuilds the plan
+
+
+def test_enable_lora_after_a_cached_call_leaves_the_compiled_path():
+    model = LOWERED["dense_relu"][0]()
+    x = _x(2, 12)
+    model(x)
+    model(x)
+    state = compiled_plan.state_of(model)
+    assert state.taken == 1
+    dense = model.layers[1]
+    dense.enable_lora(2)
+    dense.lora_kernel_b.assign(_x(2, 8))  # B starts at zero: make LoRA change the output
+    assert compiled_plan.run(model, [x]) is None
+    np.testing.assert_array_equal(np.asarray(model(x)), _uncompiled(model, [x])[0])
+    assert compiled_plan.state_of(model).taken == 0

@@ -19,14 +19,16 @@ _AGGREGATIONS = (None, "none", "mean", "sum", "only_first_replica")
 
 
 class _Writes:
-    """A count of writes into variables' buffers (`assign*`, optimizer updates, EMA swaps,
-    replays): compiled inference plans (models/compiled_plan.py) recompute their folded
-    weights when it has moved."""
+    """Counts for compiled inference plans (models/compiled_plan.py): `n` of writes into
+    variables' buffers (`assign*`, optimizer updates, EMA swaps, replays: folded weights are
+    recomputed when it moved), `created` of variables made (a layer that gains weights, e.g.
+    `enable_lora`, may need another lowering)."""
 
-    __slots__ = ("n",)
+    __slots__ = ("n", "created")
 
     def __init__(self):
         self.n = 0
+        self.created = 0
 
 
 WRITES = _Writes()
@@ -80,6 +82,7 @@ class Variable(TensorOperators):
         dev = _device.get_device(device)
         self._device = dev
         self._value = _initial_value(dev, initializer, shape, dtype)
+        WRITES.created += 1
         self.name = name
         self.path = path or _name_scope.join(name)  # under the open name scopes
         self.trainable = bool(trainable)

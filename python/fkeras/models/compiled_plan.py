@@ -29,7 +29,9 @@ place), and the C++ plan checks on every run that each variable still holds the 
 built on (`Variable._value` is rebound when an optimizer packs its variables): otherwise the
 plans of the model are rebuilt. Folded weights are recomputed before a run whenever any
 variable was written since they were computed (`engine.variable.WRITES`, bumped by `assign*`,
-optimizer updates and the other in-place writers). Outputs are fresh arrays on every call.
+optimizer updates and the other in-place writers). A model is lowered again when variables
+were created since (a layer given LoRA weights after a call no longer lowers). Outputs are
+fresh arrays on every call.
 """
 
 import numpy as np
@@ -83,6 +85,7 @@ class _Compiled:
 
     def __init__(self, model):
         self.nodes_ref = model._nodes
+        self.created = _variable.WRITES.created  # variables made since: lowered again
         self.model = model
         self.plans = {}
         self.folded = []
@@ -108,8 +111,9 @@ def run(model, xs):
     `xs`, computed by the compiled plan; None when the model or these inputs do not qualify
     (the caller then runs the uncompiled path)."""
     state = model.__dict__.get("_fk_compiled")
-    if state is None or state.nodes_ref is not model._nodes:
-        state = state_of(model)
+    if state is None or state.nodes_ref is not model._nodes or (
+            state.created != _variable.WRITES.created):
+        state = model.__dict__["_fk_compiled"] = _Compiled(model)
     if state.ops is None:
         return None
     signature = []
