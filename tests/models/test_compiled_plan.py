@@ -421,3 +421,16 @@ def test_enable_lora_after_a_cached_call_leaves_the_compiled_path():
     assert compiled_plan.run(model, [x]) is None
     np.testing.assert_array_equal(np.asarray(model(x)), _uncompiled(model, [x])[0])
     assert compiled_plan.state_of(model).taken == 0
+
+
+def test_bn_after_a_shared_or_activated_output_is_not_folded():
+    inp = L.Input((6, 6, 2))
+    conv = L.Conv2D(3, 3)(inp)
+    bn = L.BatchNormalization()
+    model = _randomize_bn(Model(inp, [bn(conv), L.Flatten()(conv)]))  # conv feeds two nodes
+    state = compiled_plan.state_of(model)
+    assert state.ops is not None and not state.folded
+    assert [op.kind for op in state.ops] == ["conv", "bn", "view"]
+    x = _x(2, 6, 6, 2)
+    _check(compiled_plan.run(model, [x]), _uncompiled(model, [x]), False)
+

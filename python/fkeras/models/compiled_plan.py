@@ -37,6 +37,7 @@ fresh arrays on every call.
 import numpy as np
 
 from fkeras.engine import variable as _variable
+from fkeras.layers.layer import in_layer_call
 
 _MAX_SIGNATURES = 8
 _ARENA, _WEIGHT, _INPUT, _OUTPUT = 0, 1, 2, 3
@@ -48,11 +49,11 @@ _F32 = np.dtype(np.float32)
 class _Op:
     """One lowered layer (shape-independent): kind, input/output tensor ids, attributes."""
 
-    __slots__ = ("kind", "src", "dst", "layer", "code", "alpha", "softmax", "fold", "weights")
+    __slots__ = ("kind", "src", "dst", "layer", "code", "alpha", "softmax", "fold", "rank")
 
     def __init__(self, kind, src, dst, layer):
         self.kind, self.src, self.dst, self.layer = kind, src, dst, layer
-        self.code, self.alpha, self.softmax, self.fold, self.weights = 0, 0.0, False, None, None
+        self.code, self.alpha, self.softmax, self.fold, self.rank = 0, 0.0, False, None, None
 
 
 class _Folded:
@@ -135,7 +136,8 @@ def run(model, xs):
         state.gen = _variable.WRITES.n
     for losses in state.loss_lists:
         if losses:  # a previous call's losses (none of these layers adds any)
-            state.model._clear_losses()
+            if not in_layer_call():
+                state.model._clear_losses()
             break
     outs = _run_plan(plan, xs)
     if outs is None:  # a variable's buffer was replaced: rebuild once
@@ -207,7 +209,9 @@ def _lower(model):
         op = _lower_layer(node.operation, id(args[0]), id(node.output_tensors[0]))
         if op is None:
             return None
-        ops.extend(op if isinstance(op, list) else [op])
+        for o in op if isinstance(op, list) else [op]:
+            o.rank = len(args[0].shape)  # the input's rank
+            ops.append(o)
     return _fuse(ops, model)
 
 
@@ -268,7 +272,6 @@ def _lower_layer(layer, src, dst):
                 return [op, after]
         else:
             op.kind = "dense"
-        op.weights = (layer.kernel, layer.bias)
     elif cls in (L.MaxPooling2D, L.AveragePooling2D):
         if layer.data_format != "channels_last" or layer.padding not in ("valid", "same"):
             return None
@@ -303,8 +306,6 @@ def _lower_layer(layer, src, dst):
         if axes is None or len(axes) != 1:
             return None
         op.kind = "bn"
-        op.weights = tuple(v for v in (layer.moving_mean, layer.moving_variance, layer.gamma,
-                                       layer.beta) if v is not None)
     else:
         return None
     return op
@@ -322,7 +323,8 @@ def _fuse(ops, model):
         prev = producer.get(op.src)
         single = (prev is not None and consumers.get(op.src) == 1 and op.src not in outputs
                   and prev.kind in ("dense", "conv") and prev.code == 0 and not prev.softmax)
-        if single and op.kind == "bn" and prev.fold is None and _bn_on_last_axis(op.layer):
+        if single and op.kind == "bn" and prev.fold is None and op.layer._axes[0] in (
+                -1, op.rank - 1):  # the channel axis the kernel's last axis produces
             prev.fold = _Folded(prev.layer, op.layer)
             prev.dst = op.dst
             producer[op.dst] = prev
@@ -345,12 +347,6 @@ def _conv_fuses(code, alpha):
     from fkeras.ops.conv import FUSED
 
     return code in FUSED and alpha >= 0.0
-
-
-def _bn_on_last_axis(bn):
-    rank = len(bn.input.shape) if getattr(bn, "_inbound_nodes", None) else None
-    axes = bn._axes
-    return rank is not None and axes[0] in (-1, rank - 1)
 
 
 def _all_layers(model):
