@@ -21,6 +21,9 @@ A call is eligible when all of these hold; any other call takes the full path un
   (so that call built the layers and ran every input check: a bad input always gets the full
   path's error message). Signatures are cached per model (at most `_MAX_SIGNATURES`).
 
+Where the model lowers to a compiled plan (models/compiled_plan.py) and the inputs are
+C-contiguous float32 arrays, the forward is that plan's single call into C++ instead.
+
 A layer with an `activity_regularizer` goes through its own `Layer.__call__` inside the plan,
 which adds the same losses as the full path; as on the full path, a call from outside any
 layer first clears the losses of the previous one.
