@@ -78,5 +78,6 @@ void bind_conv(py::module_& m);
 void bind_batchnorm(py::module_& m);
 void bind_rnn(py::module_& m);
 void bind_optimizers(py::module_& m);
+void bind_inference_plan(py::module_& m);
 void bind_attention(py::module_& m);
 void bind_layernorm(py::module_& m);

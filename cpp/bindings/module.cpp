@@ -29,6 +29,7 @@ PYBIND11_MODULE(_C, m) {
   bind_optimizers(m);
   bind_attention(m);
   bind_layernorm(m);
+  bind_inference_plan(m);
 }
 
 void bind_runtime(py::module_& m) {

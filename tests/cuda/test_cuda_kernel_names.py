@@ -57,7 +57,8 @@ MISSING: set[str] = {"batchnorm_relu", "conv_pool_fused", "fused_backward"}
 # Functions of fkeras._C that are its runtime, not kernels.
 CPU_RUNTIME = {"KernelError", "build_info", "cpu_features", "cpu_isa", "isa_supported",
                "num_threads", "set_cpu_isa", "set_num_threads",
-               "set_gemm_bf16", "gemm_bf16", "gemm_bf16_native"}
+               "set_gemm_bf16", "gemm_bf16", "gemm_bf16_native",
+               "InferencePlan"}  # the compiled inference plan's runner (models/compiled_plan.py)
 
 
 def test_families_cover_exactly_the_cpu_kernel_table():

@@ -26,6 +26,7 @@ SUITES = ["ops", "layers", "models", "saving", "engine", "trainers", "callbacks"
 CPU_ONLY = {
     # the C fast path is the cpu device's (any other device takes the Python dispatch)
     "tests/engine/test_fast_path.py": "the cpu device's C fast path",
+    "tests/models/test_compiled_plan.py": "compiled inference plans run on cpu buffers only",
     "tests/models/test_eager_fast_path.py::test_tensor_inputs_and_a_new_batch_size":
         "counts calls of the cpu batch-1 latency path",
     # bf16 products are a variant of the cpu device (docs/keras_compatibility.md)

@@ -32,6 +32,9 @@ class SwapEMAWeights(Callback):
         return [o for o in ema if o.built]
 
     def _swap(self):
+        from fkeras.engine.variable import WRITES
+
+        WRITES.n += 1
         for opt in self._optimizers():
             opt._ensure_packed()
             for g in opt._groups:

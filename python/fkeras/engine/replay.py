@@ -90,11 +90,17 @@ class restore_assigned:
         self.current = []
 
     def __enter__(self):
+        from fkeras.engine.variable import WRITES
+
+        WRITES.n += 1
         for variable, before in self.assigned:
             self.current.append(variable._device.copy(variable._value))
             variable._device.copy_into(variable._value, before)
         return self
 
     def __exit__(self, *exc):
+        from fkeras.engine.variable import WRITES
+
+        WRITES.n += 1
         for (variable, _), now in zip(self.assigned, self.current):
             variable._device.copy_into(variable._value, now)

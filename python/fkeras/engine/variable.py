@@ -18,6 +18,22 @@ from fkeras.engine.operators import TensorOperators
 _AGGREGATIONS = (None, "none", "mean", "sum", "only_first_replica")
 
 
+class _Writes:
+    """Counts for compiled inference plans (models/compiled_plan.py): `n` of writes into
+    variables' buffers (`assign*`, optimizer updates, EMA swaps, replays: folded weights are
+    recomputed when it moved), `created` of variables made (a layer that gains weights, e.g.
+    `enable_lora`, may need another lowering)."""
+
+    __slots__ = ("n", "created")
+
+    def __init__(self):
+        self.n = 0
+        self.created = 0
+
+
+WRITES = _Writes()
+
+
 def _auto_name():
     # Keras's automatic names (`variable`, `variable_1`, ...), restarted by clear_session().
     from fkeras.engine import naming
@@ -66,6 +82,7 @@ class Variable(TensorOperators):
         dev = _device.get_device(device)
         self._device = dev
         self._value = _initial_value(dev, initializer, shape, dtype)
+        WRITES.created += 1
         self.name = name
         self.path = path or _name_scope.join(name)  # under the open name scopes
         self.trainable = bool(trainable)
@@ -123,6 +140,7 @@ class Variable(TensorOperators):
                 f"Target variable: {self!r}")
         if _replay.active():
             _replay.note_assign(self)
+        WRITES.n += 1
         self._device.copy_into(self._value, arr)
         return self._result()
 
@@ -145,6 +163,7 @@ class Variable(TensorOperators):
                              f"cannot broadcast a value of shape {arr.shape} to it.")
         if _replay.active():
             _replay.note_assign(self)
+        WRITES.n += 1
         dev = self._device
         if dev.is_host:
             ufunc(self._value, arr, out=self._value, casting="unsafe")

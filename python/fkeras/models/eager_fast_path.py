@@ -21,6 +21,9 @@ A call is eligible when all of these hold; any other call takes the full path un
   (so that call built the layers and ran every input check: a bad input always gets the full
   path's error message). Signatures are cached per model (at most `_MAX_SIGNATURES`).
 
+Where the model lowers to a compiled plan (models/compiled_plan.py) and the inputs are
+C-contiguous float32 arrays, the forward is that plan's single call into C++ instead.
+
 A layer with an `activity_regularizer` goes through its own `Layer.__call__` inside the plan,
 which adds the same losses as the full path; as on the full path, a call from outside any
 layer first clears the losses of the previous one.
@@ -31,6 +34,7 @@ import numpy as np
 from fkeras.engine import tape as _tape
 from fkeras.engine.masking import _EAGER as _EAGER_MASKS
 from fkeras.engine.tensor import _MODE, Tensor, wrap
+from fkeras.models import compiled_plan as _compiled
 from fkeras.utils import nest
 
 _MAX_SIGNATURES = 32
@@ -46,7 +50,7 @@ class _FastState:
     """Per-model cache: the plan, whether the graph qualifies, the signatures seen."""
 
     __slots__ = ("nodes_ref", "plan", "eligible", "signatures", "single", "n_inputs",
-                 "int_inputs", "taken")
+                 "int_inputs", "taken", "compiled")
 
     def __init__(self, model):
         from fkeras.trainers.forward_plan import get_plan
@@ -59,6 +63,8 @@ class _FastState:
         self.single = self.n_inputs == 1
         self.int_inputs = [_is_int_dtype(t.dtype) for t in model._flat_inputs]
         self.taken = 0  # fast calls made (tests check that the path is used)
+        # Whether the model lowers to a compiled plan (which also needs float32 inputs).
+        self.compiled = self.eligible and _compiled.state_of(model).ops is not None
 
 
 def state_of(model):
@@ -115,15 +121,18 @@ def prepare(model, args, kwargs):
 
 
 def run(state, buffers, training):
-    """The plan's outputs for `buffers`, wrapped as Tensors in the model's output structure."""
+    """The plan's outputs for `buffers`, wrapped as Tensors in the model's output structure
+    (the compiled plan's where the model has one, models/compiled_plan.py)."""
     state.taken += 1
     plan = state.plan
-    _MODE.array = True
-    try:
-        outs = plan.run(buffers, training=training)
-    finally:
-        _MODE.array = False
     model = plan.model
+    outs = _compiled.run(model, buffers) if state.compiled else None
+    if outs is None:
+        _MODE.array = True
+        try:
+            outs = plan.run(buffers, training=training)
+        finally:
+            _MODE.array = False
     if len(outs) == 1 and type(model._outputs_structure) is not list:
         structure = model._outputs_structure
         if not nest.is_nested(structure):

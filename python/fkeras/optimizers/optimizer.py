@@ -23,6 +23,7 @@ import numpy as np
 from fkeras.distribution import _state as _dist
 from fkeras.engine import naming
 from fkeras.engine.variable import Variable
+from fkeras.engine.variable import WRITES as _variable_writes
 from fkeras.optimizers import schedules
 from fkeras.optimizers.state import ScalarVariable, view_variable
 
@@ -377,6 +378,7 @@ class Optimizer:
         """Updates `trainable_variables` (default: those the optimizer was built with)."""
         if len(grads) == 0:
             return
+        _variable_writes.n += 1  # the updates write the variables' buffers in place
         if self._fk_sharded is not None and _dist.COMM is None:  # the distribution ended
             from fkeras.distribution import sharded_update
 
@@ -598,6 +600,7 @@ class Optimizer:
     def finalize_variable_values(self, var_list=None):
         """With use_ema, overwrites the variables with their moving averages."""
         if self.use_ema and self.built:
+            _variable_writes.n += 1
             for g in self._groups:
                 g.dev.copy_into(g.param, g.slots["average"])
 

@@ -247,6 +247,12 @@ class Trainer:
             xs = placement.upload(dev, xs)
             with _tensor_mode.array_mode():
                 return placement.to_host(state.forward(xs, training=False, logits=False))
+        if state.plan_ok:  # one call into C++ where the model has a compiled plan
+            from fkeras.models import compiled_plan
+
+            outs = compiled_plan.run(self, xs)
+            if outs is not None:
+                return outs
         mode = _tensor_mode._MODE  # array mode, inline: this runs once per predict batch
         if mode.array:
             return state.forward(xs, training=False, logits=False)
