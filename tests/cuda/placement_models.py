@@ -102,3 +102,15 @@ def fit_on(device, name, epochs=2, batch_size=16, optimizer="adam", **fit_kwargs
         result = model.evaluate(x, y, batch_size=batch_size, verbose=0)
         preds = model.predict(x, batch_size=batch_size, verbose=0)
     return model, history.history, result, preds
+
+
+def assert_same_predictions(ref_model, ref, got):
+    """The cpu run's predictions `ref` against a device run's `got`: bit for bit, or within
+    float32 rounding where the cpu's predict ran a compiled plan with BatchNormalization folded
+    into the preceding layer (models/compiled_plan.py); the device runs the uncompiled plan."""
+    from fkeras.models import compiled_plan
+
+    if compiled_plan.state_of(ref_model).folded:
+        np.testing.assert_allclose(ref, got, rtol=1e-5, atol=1e-6)
+    else:
+        np.testing.assert_array_equal(ref, got)

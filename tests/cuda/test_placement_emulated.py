@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import fkeras as keras
-from fkeras.models import compiled_plan
 from fkeras.ops import device_dispatch
 
 import emulated_cuda
@@ -38,12 +37,7 @@ def test_fit_evaluate_predict_equal_the_cpu(cuda, name):
     for key in ref[1]:
         _close(ref[1][key], got[1][key])
     _close(ref[2], got[2])
-    if compiled_plan.state_of(ref[0]).folded:
-        # the cpu's predict ran the compiled plan, BatchNormalization folded into the
-        # convolution (models/compiled_plan.py): equal within float32 rounding
-        np.testing.assert_allclose(ref[3], got[3], rtol=1e-5, atol=1e-6)
-    else:
-        same(ref[3], got[3])
+    pm.assert_same_predictions(ref[0], ref[3], got[3])
 
 
 @pytest.mark.parametrize("name", pm.NO_HOST_OPS)
