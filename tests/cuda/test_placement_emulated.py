@@ -37,7 +37,7 @@ def test_fit_evaluate_predict_equal_the_cpu(cuda, name):
     for key in ref[1]:
         _close(ref[1][key], got[1][key])
     _close(ref[2], got[2])
-    pm.assert_same_predictions(ref[0], ref[3], got[3])
+    pm.assert_same_predictions(ref[0], ref[3], got[3], name)
 
 
 @pytest.mark.parametrize("name", pm.NO_HOST_OPS)
