@@ -8,6 +8,7 @@ import pytest
 import fkeras as keras
 from fkeras import layers as L
 from fkeras.backend import devices
+from fkeras.models import compiled_plan
 from fkeras.ops import normalization as N
 from fkeras.ops.registry import REGISTRY
 from fkeras.trainers import forward_plan, plan_fusion
@@ -89,8 +90,12 @@ def test_fit_fused_equals_unfused(spy, unfused, relu, axis):
                                atol=1e-6)
 
 
-def test_inference_paths_run_the_fused_op(spy, unfused):
+def test_inference_paths_run_the_fused_op(spy, unfused, monkeypatch):
+    # predict and the eager fast path run a compiled plan where the model lowers to one (BN
+    # folded into the Conv2D/Dense, models/compiled_plan.py); without it they run the fused op.
     x, _ = _data()
+    compiled = cnn_bn().predict(x, verbose=0)
+    monkeypatch.setattr(compiled_plan, "run", lambda model, xs: None)
     model = cnn_bn()
     want = np.asarray(L.Activation("relu")(model.layers[1](model.layers[0](x))))
     got_predict = model.predict(x, verbose=0)
@@ -103,6 +108,7 @@ def test_inference_paths_run_the_fused_op(spy, unfused):
     unfused()
     plain = cnn_bn()
     np.testing.assert_allclose(got_predict, plain.predict(x, verbose=0), atol=1e-6)
+    np.testing.assert_allclose(got_predict, compiled, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(got_call, np.asarray(plain(x)), atol=1e-6)
     # the first pair, unfused by hand
     feats = keras.Model(model.inputs, model.layers[2].output)
