@@ -14,6 +14,31 @@ void check_epsilon(const char* kernel, float epsilon) {
                           "received " + std::to_string(epsilon));
 }
 
+// The inference kernels (batch norm, batch norm + ReLU): the same arguments and checks.
+using InferKernel = void (*)(float*, const float*, const float*, const float*, const float*,
+                             const float*, int64_t, int64_t, int64_t, float);
+
+void bind_forward_infer(py::module_& m, const char* name, InferKernel kernel, const char* doc) {
+  m.def(name, [name, kernel](py::object y, py::object x, py::object mean, py::object var,
+                             py::object gamma, py::object beta, int64_t outer, int64_t C,
+                             int64_t inner, float epsilon) {
+    const char* k = name;
+    fkb::check_sizes(k, {{"outer", outer}, {"C", C}, {"inner", inner}});
+    check_epsilon(k, epsilon);
+    float* py_ = fkb::out_f32(y, k, "y", {outer, C, inner});
+    const float* px = fkb::in_f32(x, k, "x", {outer, C, inner});
+    const float* pmean = fkb::in_f32(mean, k, "mean", {C});
+    const float* pvar = fkb::in_f32(var, k, "var", {C});
+    const float* pg = fkb::in_f32(gamma, k, "gamma", {C}, true);
+    const float* pb = fkb::in_f32(beta, k, "beta", {C}, true);
+    if (!fkb::check_outputs(k, {{"y", y}}, {{"x", x}, {"mean", mean}, {"var", var},
+                                 {"gamma", gamma}, {"beta", beta}})) return;
+    py::gil_scoped_release nogil;
+    kernel(py_, px, pmean, pvar, pg, pb, outer, C, inner, epsilon);
+  }, py::arg("y"), py::arg("x"), py::arg("mean"), py::arg("var"), py::arg("gamma"),
+     py::arg("beta"), py::arg("outer"), py::arg("C"), py::arg("inner"), py::arg("epsilon"), doc);
+}
+
 }  // namespace
 
 void bind_batchnorm(py::module_& m) {
@@ -40,25 +65,8 @@ void bind_batchnorm(py::module_& m) {
      py::arg("epsilon"),
      "Training batch norm over (outer, C, inner): y, var (biased); saves mean, inv_std.");
 
-  m.def("batchnorm_forward_infer", [](py::object y, py::object x, py::object mean,
-                                      py::object var, py::object gamma, py::object beta,
-                                      int64_t outer, int64_t C, int64_t inner, float epsilon) {
-    const char* k = "batchnorm_forward_infer";
-    fkb::check_sizes(k, {{"outer", outer}, {"C", C}, {"inner", inner}});
-    check_epsilon(k, epsilon);
-    float* py_ = fkb::out_f32(y, k, "y", {outer, C, inner});
-    const float* px = fkb::in_f32(x, k, "x", {outer, C, inner});
-    const float* pmean = fkb::in_f32(mean, k, "mean", {C});
-    const float* pvar = fkb::in_f32(var, k, "var", {C});
-    const float* pg = fkb::in_f32(gamma, k, "gamma", {C}, true);
-    const float* pb = fkb::in_f32(beta, k, "beta", {C}, true);
-    if (!fkb::check_outputs(k, {{"y", y}}, {{"x", x}, {"mean", mean}, {"var", var},
-                                 {"gamma", gamma}, {"beta", beta}})) return;
-    py::gil_scoped_release nogil;
-    fk::batchnorm_forward_infer(py_, px, pmean, pvar, pg, pb, outer, C, inner, epsilon);
-  }, py::arg("y"), py::arg("x"), py::arg("mean"), py::arg("var"), py::arg("gamma"),
-     py::arg("beta"), py::arg("outer"), py::arg("C"), py::arg("inner"), py::arg("epsilon"),
-     "Inference batch norm with the given mean and var.");
+  bind_forward_infer(m, "batchnorm_forward_infer", fk::batchnorm_forward_infer,
+                     "Inference batch norm with the given mean and var.");
 
   m.def("batchnorm_backward", [](py::object dx, py::object dgamma, py::object dbeta,
                                  py::object dy, py::object x, py::object mean,
@@ -111,26 +119,8 @@ void bind_batchnorm(py::module_& m) {
      py::arg("C"), py::arg("inner"), py::arg("epsilon"),
      "Training batch norm + ReLU: y = max(bn(x), 0), var; saves mean, inv_std, scale, shift.");
 
-  m.def("batchnorm_relu_forward_infer", [](py::object y, py::object x, py::object mean,
-                                           py::object var, py::object gamma, py::object beta,
-                                           int64_t outer, int64_t C, int64_t inner,
-                                           float epsilon) {
-    const char* k = "batchnorm_relu_forward_infer";
-    fkb::check_sizes(k, {{"outer", outer}, {"C", C}, {"inner", inner}});
-    check_epsilon(k, epsilon);
-    float* py_ = fkb::out_f32(y, k, "y", {outer, C, inner});
-    const float* px = fkb::in_f32(x, k, "x", {outer, C, inner});
-    const float* pmean = fkb::in_f32(mean, k, "mean", {C});
-    const float* pvar = fkb::in_f32(var, k, "var", {C});
-    const float* pg = fkb::in_f32(gamma, k, "gamma", {C}, true);
-    const float* pb = fkb::in_f32(beta, k, "beta", {C}, true);
-    if (!fkb::check_outputs(k, {{"y", y}}, {{"x", x}, {"mean", mean}, {"var", var},
-                                 {"gamma", gamma}, {"beta", beta}})) return;
-    py::gil_scoped_release nogil;
-    fk::batchnorm_relu_forward_infer(py_, px, pmean, pvar, pg, pb, outer, C, inner, epsilon);
-  }, py::arg("y"), py::arg("x"), py::arg("mean"), py::arg("var"), py::arg("gamma"),
-     py::arg("beta"), py::arg("outer"), py::arg("C"), py::arg("inner"), py::arg("epsilon"),
-     "Inference batch norm + ReLU with the given mean and var.");
+  bind_forward_infer(m, "batchnorm_relu_forward_infer", fk::batchnorm_relu_forward_infer,
+                     "Inference batch norm + ReLU with the given mean and var.");
 
   m.def("batchnorm_relu_backward", [](py::object dx, py::object dgamma, py::object dbeta,
                                       py::object dy, py::object x, py::object mean,
