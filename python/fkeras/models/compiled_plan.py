@@ -16,7 +16,12 @@ layer's kernel and bias: w' = w * s, b' = (b - mean) * s + beta with s = gamma /
 sqrt(var + epsilon), computed in float64; an Activation/ReLU/Softmax after a linear
 Dense/Conv2D (likewise) fuses into its epilogue. Other BatchNormalizations run the inference
 kernel. Folding changes rounding only (outputs agree with the uncompiled plan to ~1e-6 of
-their scale).
+their scale). A MaxPooling2D with padding 'valid' and strides == pool_size right after a
+Conv2D (after its folding and fusion; the conv's output feeding nothing else and not a model
+output) joins it in one `conv2d_forward_maxpool2d` step: the convolution's output is never
+written, the values are bit for bit those of the two kernels (rows and columns past the last
+whole window dropped, as the pooling does). A Dropout (or any other view) between the two, an
+overlapping or 'same' pooling, or an activation the conv kernel does not fuse keeps two steps.
 
 A model is not lowered (the uncompiled path runs) when: its class overrides `call`; a layer is
 anything else (a nested model included), has a user `call`, an activity regularizer, a
