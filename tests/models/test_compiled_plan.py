@@ -491,10 +491,14 @@ def test_conv_maxpool_fused_step(name, batch):
     _check(got, _uncompiled(model, [x]), folded)
 
 
+@pytest.mark.parametrize("isa", [i for i in ("scalar", "avx2", "avx512")
+                                 if _C.isa_supported(i)])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_conv_maxpool_fused_threads_and_nan(threads):
-    before = _C.num_threads()
+def test_conv_maxpool_fused_threads_isas_and_nan(threads, isa):
+    # scalar: the kernel's temporary + pooling path; avx2/avx512: the direct path's pooling
+    before, before_isa = _C.num_threads(), _C.cpu_isa()
     _C.set_num_threads(threads)
+    _C.set_cpu_isa(isa)
     try:
         model = CONV_POOL["cnn"][0]()
         x = _x(3, 28, 28, 1)
@@ -505,6 +509,7 @@ def test_conv_maxpool_fused_threads_and_nan(threads):
         assert np.isnan(got[0][1]).all() and not np.isnan(got[0][[0, 2]]).any()
     finally:
         _C.set_num_threads(before)
+        _C.set_cpu_isa(before_isa)
 
 
 def test_conv_maxpool_fused_against_numpy():
