@@ -107,9 +107,11 @@ class Plan {
         expect(s, 3, {q[1]}, true);
         break;
       }
-      case fk::kPlanConv2d: {
-        need(17);
-        const char* k = "InferencePlan conv2d";
+      case fk::kPlanConv2d:
+      case fk::kPlanConv2dMaxPool: {
+        const bool pooled = op == fk::kPlanConv2dMaxPool;
+        need(pooled ? 19 : 17);
+        const char* k = pooled ? "InferencePlan conv2d_maxpool2d" : "InferencePlan conv2d";
         fkb::check_sizes(k, {{"N", q[0]}, {"H", q[1]}, {"W", q[2]}, {"C", q[3]}, {"K", q[4]},
                              {"R", q[5]}, {"S", q[6]}, {"P", q[7]}, {"Q", q[8]},
                              {"pad_top", q[13]}, {"pad_left", q[14]}});
@@ -122,7 +124,14 @@ class Plan {
         if (q[15] < 1 || q[3] % q[15] != 0 || q[4] % q[15] != 0)
           bad("conv2d groups must be >= 1 and divide C and K");
         fkb::check_activation(q[16], k, "activation", fkb::ActUse::kFused);
-        expect(s, 0, {q[0], q[7], q[8], q[4]}, false);
+        if (pooled) {
+          if (q[17] < 1 || q[18] < 1)
+            bad("conv2d_maxpool2d pool sizes must be >= 1, received (" + std::to_string(q[17]) +
+                ", " + std::to_string(q[18]) + ")");
+          expect(s, 0, {q[0], q[7] / q[17], q[8] / q[18], q[4]}, false);
+        } else {
+          expect(s, 0, {q[0], q[7], q[8], q[4]}, false);
+        }
         expect(s, 1, {q[0], q[1], q[2], q[3]}, false);
         expect(s, 2, {q[5], q[6], q[3] / q[15], q[4]}, false);
         expect(s, 3, {q[4]}, true);

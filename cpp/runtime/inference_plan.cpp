@@ -30,6 +30,11 @@ void run_inference_plan(const std::vector<PlanStep>& steps, void* const* slots) 
                        p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], p[12], p[13], p[14],
                        p[15], p[16], s.f);
         break;
+      case kPlanConv2dMaxPool:
+        conv2d_forward_maxpool2d(y, x, F(slots, s.slot[2]), F(slots, s.slot[3]), p[0], p[1],
+                                 p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11],
+                                 p[12], p[13], p[14], p[15], p[16], s.f, p[17], p[18]);
+        break;
       case kPlanMaxPool2d:
         maxpool2d_forward(y, static_cast<int64_t*>(slots[s.slot[4]]), x, p[0], p[1], p[2], p[3],
                           p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11]);

@@ -434,3 +434,183 @@ def test_bn_after_a_shared_or_activated_output_is_not_folded():
     x = _x(2, 6, 6, 2)
     _check(compiled_plan.run(model, [x]), _uncompiled(model, [x]), False)
 
+
+
+# ---- Conv2D + MaxPooling2D fused into one conv2d_forward_maxpool2d step ----
+
+def _fused_ops(model):
+    return [op for op in compiled_plan.state_of(model).ops if op.pool is not None]
+
+
+def _plan_steps(model, signature):
+    return compiled_plan.state_of(model).plans[signature][0].num_steps
+
+
+# name: (model builder, input shape without batch, folded?, plan steps with the fusion)
+CONV_POOL = {
+    # conv output 9x8 -> pool 2: the last row dropped
+    "relu_pool2_odd_rows": (lambda: _seq((11, 10, 3), L.Conv2D(6, 3, activation="relu"),
+                                         L.MaxPooling2D()), (11, 10, 3), False, 1),
+    # 'same' stride-2 conv: 7x7 -> pool 3: the last row and column dropped
+    "leaky_pool3_same_strided": (lambda: _seq((13, 14, 2), L.Conv2D(
+        5, 3, strides=2, padding="same", activation="leaky_relu"), L.MaxPooling2D(3)),
+        (13, 14, 2), False, 1),
+    "linear_nobias_dilated_rect_pool": (lambda: _seq((12, 13, 2), L.Conv2D(
+        4, 3, dilation_rate=2, use_bias=False), L.MaxPooling2D((2, 3))), (12, 13, 2), False, 1),
+    "groups_explicit_strides": (lambda: _seq((9, 9, 4), L.Conv2D(
+        6, 2, groups=2, activation="relu"), L.MaxPooling2D(2, strides=2, padding="valid")),
+        (9, 9, 4), False, 1),
+    "relu_layer_between": (lambda: _seq((8, 9, 2), L.Conv2D(4, 3), L.ReLU(),
+                                        L.MaxPooling2D()), (8, 9, 2), False, 1),
+    # the bench's CNN (direct conv path: C=32, K=64)
+    "cnn": (lambda: _seq((28, 28, 1), L.Conv2D(32, 3, activation="relu"),
+                         L.Conv2D(64, 3, activation="relu"), L.MaxPooling2D(), L.Flatten(),
+                         L.Dense(16, activation="relu"), L.Dense(10, activation="softmax")),
+            (28, 28, 1), False, 5),  # the softmax: its own step
+    # Conv2D(linear) -> BN (folded) -> ReLU (fused) -> MaxPooling2D: one step
+    "cnnbn": (lambda: _seq((15, 15, 3), L.Conv2D(32, 3), L.BatchNormalization(),
+                           L.Activation("relu"), L.MaxPooling2D(), L.Flatten(),
+                           L.Dense(5)), (15, 15, 3), True, 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONV_POOL))
+@pytest.mark.parametrize("batch", [1, 5])
+def test_conv_maxpool_fused_step(name, batch):
+    build, shape, folded, steps = CONV_POOL[name]
+    model = build()
+    fused = _fused_ops(model)
+    assert len(fused) == 1 and fused[0].kind == "conv"
+    assert not any(op.kind == "maxpool" for op in compiled_plan.state_of(model).ops)
+    assert type(fused[0].pool) is L.MaxPooling2D
+    x = _x(batch, *shape)
+    got = compiled_plan.run(model, [x])
+    assert got is not None and compiled_plan.state_of(model).taken == 1
+    assert _plan_steps(model, (x.shape,)) == steps
+    # The fused kernel's values are conv2d_forward's then maxpool2d_forward's: bit for bit.
+    _check(got, _uncompiled(model, [x]), folded)
+
+
+@pytest.mark.parametrize("isa", [i for i in ("scalar", "avx2", "avx512")
+                                 if _C.isa_supported(i)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_conv_maxpool_fused_threads_isas_and_nan(threads, isa):
+    # scalar: the kernel's temporary + pooling path; avx2/avx512: the direct path's pooling
+    before, before_isa = _C.num_threads(), _C.cpu_isa()
+    _C.set_num_threads(threads)
+    _C.set_cpu_isa(isa)
+    try:
+        model = CONV_POOL["cnn"][0]()
+        x = _x(3, 28, 28, 1)
+        x[1, 7, 9, 0] = np.nan  # reaches the windows it touches, as in the uncompiled plan
+        got = compiled_plan.run(model, [x])
+        want = _uncompiled(model, [x])
+        np.testing.assert_array_equal(got[0], want[0])
+        assert np.isnan(got[0][1]).all() and not np.isnan(got[0][[0, 2]]).any()
+    finally:
+        _C.set_num_threads(before)
+        _C.set_cpu_isa(before_isa)
+
+
+def test_conv_maxpool_fused_against_numpy():
+    model = CONV_POOL["leaky_pool3_same_strided"][0]()
+    conv = model.layers[1]
+    x = _x(2, 13, 14, 2)
+    w, b = conv.kernel.numpy().astype(np.float64), conv.bias.numpy().astype(np.float64)
+    # 'same', stride 2, 3x3 -> 7x7: rows padded 1 above and below, columns 1 on the right
+    xp = np.pad(x.astype(np.float64), ((0, 0), (1, 1), (0, 1), (0, 0)))
+    z = sum(np.einsum("nhwc,ck->nhwk", xp[:, r:r + 13:2, s:s + 13:2], w[r, s])
+            for r in range(3) for s in range(3)) + b
+    z = np.where(z > 0, z, 0.2 * z)  # leaky_relu's default negative slope
+    want = z[:, :6, :6].reshape(2, 2, 3, 2, 3, 5).max(axis=(2, 4))
+    got = compiled_plan.run(model, [x])[0]
+    assert got.shape == (2, 2, 2, 5)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def _conv_used_twice():
+    inp = L.Input((8, 8, 2))
+    h = L.Conv2D(3, 3, activation="relu")(inp)
+    return Model(inp, [L.MaxPooling2D()(h), L.Flatten()(h)])
+
+
+def _conv_is_output():
+    inp = L.Input((8, 8, 2))
+    h = L.Conv2D(3, 3, activation="relu")(inp)
+    return Model(inp, [h, L.MaxPooling2D()(h)])
+
+
+# name: (model builder, input shape without batch): lowered, but not fused
+CONV_POOL_NOT_FUSED = {
+    "overlapping_pool": (lambda: _seq((9, 9, 2), L.Conv2D(3, 3, activation="relu"),
+                                      L.MaxPooling2D(3, strides=2)), (9, 9, 2)),
+    "strides_not_pool": (lambda: _seq((9, 9, 2), L.Conv2D(3, 3, activation="relu"),
+                                      L.MaxPooling2D(2, strides=3)), (9, 9, 2)),
+    "same_pool_padding": (lambda: _seq((9, 9, 2), L.Conv2D(3, 3, activation="relu"),
+                                       L.MaxPooling2D(2, padding="same")), (9, 9, 2)),
+    "average_pool": (lambda: _seq((9, 9, 2), L.Conv2D(3, 3, activation="relu"),
+                                  L.AveragePooling2D()), (9, 9, 2)),
+    "activation_not_fused": (lambda: _seq((9, 9, 2), L.Conv2D(3, 3, activation="tanh"),
+                                          L.MaxPooling2D()), (9, 9, 2)),
+    "bn_after_relu_conv": (lambda: _seq((9, 9, 2), L.Conv2D(3, 3, activation="relu"),
+                                        L.BatchNormalization(), L.MaxPooling2D()), (9, 9, 2)),
+    "dropout_between": (lambda: _seq((9, 9, 2), L.Conv2D(3, 3, activation="relu"),
+                                     L.Dropout(0.2), L.MaxPooling2D()), (9, 9, 2)),
+    "conv_used_twice": (_conv_used_twice, (8, 8, 2)),
+    "conv_is_output": (_conv_is_output, (8, 8, 2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONV_POOL_NOT_FUSED))
+def test_conv_maxpool_not_fused(name):
+    build, shape = CONV_POOL_NOT_FUSED[name]
+    model = build()
+    state = compiled_plan.state_of(model)
+    assert state.ops is not None and not _fused_ops(model)
+    assert any(op.kind in ("maxpool", "avgpool") for op in state.ops)
+    x = _x(3, *shape)
+    got = compiled_plan.run(model, [x])
+    assert got is not None and state.taken == 1
+    _check(got, _uncompiled(model, [x]), False)
+
+
+def test_conv_maxpool_pool_larger_than_conv_output_falls_back():
+    model = _seq((4, 4, 1), L.Conv2D(2, 3), L.MaxPooling2D(2))  # conv 2x2, pool 2: 1x1
+    x = _x(2, 4, 4, 1)
+    _check(compiled_plan.run(model, [x]), _uncompiled(model, [x]), False)
+    model = _seq((None, None, 1), L.Conv2D(2, 3), L.MaxPooling2D(2))
+    assert compiled_plan.run(model, [_x(2, 3, 5, 1)]) is None  # conv 1x3: no whole window
+
+
+def _conv_pool_plan():
+    # slots: x (1, 6, 6, 2) input, w (3, 3, 2, 4), y (1, 2, 2, 4) output
+    plan = _C.InferencePlan([72, 72, 16], [2, 1, 3], [False, False, False])
+    w = _x(3, 3, 2, 4)
+    plan.bind(1, w)
+    return plan, w
+
+
+_CONV_POOL_PARAMS = [1, 6, 6, 2, 4, 3, 3, 4, 4, 1, 1, 1, 1, 0, 0, 1, 1]
+
+
+def test_cpp_conv_maxpool_step_runs():
+    plan, w = _conv_pool_plan()
+    plan.add_step(8, [2, 0, 1, -1, -1, -1], _CONV_POOL_PARAMS + [2, 2])
+    x, y = _x(1, 6, 6, 2), np.empty((1, 2, 2, 4), np.float32)
+    assert plan.run(x, y)
+    z = sum(np.einsum("nhwc,ck->nhwk", x[:, r:r + 4, s:s + 4].astype(np.float64), w[r, s])
+            for r in range(3) for s in range(3))
+    want = np.maximum(z, 0).reshape(1, 2, 2, 2, 2, 4).max(axis=(2, 4))
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("params, match", [
+    (_CONV_POOL_PARAMS, "takes 19 parameters"),
+    (_CONV_POOL_PARAMS + [0, 2], "pool sizes must be >= 1"),
+    (_CONV_POOL_PARAMS + [2, 1], "elements"),               # y would be (1, 2, 4, 4)
+    (_CONV_POOL_PARAMS[:16] + [6] + [2, 2], "activation"),  # gelu is not fused
+])
+def test_cpp_conv_maxpool_step_rejects(params, match):
+    plan, _ = _conv_pool_plan()
+    with pytest.raises(ValueError, match=match):
+        plan.add_step(8, [2, 0, 1, -1, -1, -1], params)

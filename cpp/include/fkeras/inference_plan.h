@@ -32,10 +32,14 @@ enum PlanOp : int64_t {
   kPlanBatchNorm = 6,
   // y = x (a copy);  p: n
   kPlanCopy = 7,
+  // y (N, P / pool_h, Q / pool_w, K) = conv2d_forward_maxpool2d(x, w, b [opt]): the conv2d step
+  // then a 'valid' max pooling at stride == pool, the convolution's output never written;
+  // p: as conv2d, then pool_h pool_w
+  kPlanConv2dMaxPool = 8,
 };
 
 constexpr int kPlanSlots = 6;    // y, x, w, b, aux, aux2
-constexpr int kPlanParams = 17;  // the longest list: conv2d's
+constexpr int kPlanParams = 19;  // the longest list: conv2d + max pool's
 
 struct PlanStep {
   int64_t op = 0;

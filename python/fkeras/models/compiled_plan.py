@@ -16,7 +16,12 @@ layer's kernel and bias: w' = w * s, b' = (b - mean) * s + beta with s = gamma /
 sqrt(var + epsilon), computed in float64; an Activation/ReLU/Softmax after a linear
 Dense/Conv2D (likewise) fuses into its epilogue. Other BatchNormalizations run the inference
 kernel. Folding changes rounding only (outputs agree with the uncompiled plan to ~1e-6 of
-their scale).
+their scale). A MaxPooling2D with padding 'valid' and strides == pool_size right after a
+Conv2D (after its folding and fusion; the conv's output feeding nothing else and not a model
+output) joins it in one `conv2d_forward_maxpool2d` step: the convolution's output is never
+written, the values are bit for bit those of the two kernels (rows and columns past the last
+whole window dropped, as the pooling does). A Dropout (or any other view) between the two, an
+overlapping or 'same' pooling, or an activation the conv kernel does not fuse keeps two steps.
 
 A model is not lowered (the uncompiled path runs) when: its class overrides `call`; a layer is
 anything else (a nested model included), has a user `call`, an activity regularizer, a
@@ -42,18 +47,20 @@ from fkeras.layers.layer import in_layer_call
 _MAX_SIGNATURES = 8
 _ARENA, _WEIGHT, _INPUT, _OUTPUT = 0, 1, 2, 3
 # fk::PlanOp (cpp/include/fkeras/inference_plan.h)
-_DENSE, _CONV2D, _MAXPOOL, _AVGPOOL, _ACT, _SOFTMAX, _BN, _COPY = range(8)
+_DENSE, _CONV2D, _MAXPOOL, _AVGPOOL, _ACT, _SOFTMAX, _BN, _COPY, _CONV2D_MAXPOOL = range(9)
 _F32 = np.dtype(np.float32)
 
 
 class _Op:
     """One lowered layer (shape-independent): kind, input/output tensor ids, attributes."""
 
-    __slots__ = ("kind", "src", "dst", "layer", "code", "alpha", "softmax", "fold", "rank")
+    __slots__ = ("kind", "src", "dst", "layer", "code", "alpha", "softmax", "fold", "rank",
+                 "pool")
 
     def __init__(self, kind, src, dst, layer):
         self.kind, self.src, self.dst, self.layer = kind, src, dst, layer
         self.code, self.alpha, self.softmax, self.fold, self.rank = 0, 0.0, False, None, None
+        self.pool = None  # a conv's fused MaxPooling2D layer
 
 
 class _Folded:
@@ -340,6 +347,25 @@ def _fuse(ops, model):
                 continue
         producer[op.dst] = op
         out.append(op)
+    return _fuse_pool(out, consumers, outputs)
+
+
+def _fuse_pool(ops, consumers, outputs):
+    """Fuses a 'valid' MaxPooling2D with strides == pool_size into the Conv2D before it (with
+    its folded BatchNormalization and fused activation) when the conv's output feeds nothing
+    else and is not a model output: one conv2d_forward_maxpool2d step."""
+    producer = {op.dst: op for op in ops}
+    out = []
+    for op in ops:
+        prev = producer.get(op.src)
+        if (op.kind == "maxpool" and prev is not None and prev.kind == "conv"
+                and prev.pool is None and consumers.get(op.src) == 1 and op.src not in outputs
+                and op.layer.padding == "valid"
+                and tuple(op.layer.strides) == tuple(op.layer.pool_size)):
+            prev.pool, prev.dst = op.layer, op.dst
+            producer[op.dst] = prev
+            continue
+        out.append(op)
     return out
 
 
@@ -465,13 +491,20 @@ def _build(model, ops, signature):
                                            layer.padding)
             if P <= 0 or Q <= 0:
                 return None
-            ys = new_slot(op.dst, (n, P, Q, K))
-            b.step(_CONV2D, [ys, xs, weight(kernel, None if op.fold else layer.kernel),
-                             -1 if bias is None else weight(
-                                 bias, None if op.fold else layer.bias)],
-                   [n, H, W, C, K, R, S, P, Q, layer.strides[0], layer.strides[1],
-                    layer.dilation_rate[0], layer.dilation_rate[1], pt, pl, C // Cg, op.code],
-                   op.alpha)
+            params = [n, H, W, C, K, R, S, P, Q, layer.strides[0], layer.strides[1],
+                      layer.dilation_rate[0], layer.dilation_rate[1], pt, pl, C // Cg, op.code]
+            if op.pool is None:
+                code, out_shape = _CONV2D, (n, P, Q, K)
+            else:  # 'valid', stride == pool: the rows and columns past the last window dropped
+                ph, pw = op.pool.pool_size
+                if P // ph <= 0 or Q // pw <= 0:
+                    return None
+                code, out_shape = _CONV2D_MAXPOOL, (n, P // ph, Q // pw, K)
+                params += [ph, pw]
+            ys = new_slot(op.dst, out_shape)
+            b.step(code, [ys, xs, weight(kernel, None if op.fold else layer.kernel),
+                          -1 if bias is None else weight(
+                              bias, None if op.fold else layer.bias)], params, op.alpha)
             continue
         if kind in ("maxpool", "avgpool"):
             layer = op.layer
