@@ -103,7 +103,7 @@ class _Compiled:
         if self.ops is not None:
             self.folded = [op.fold for op in self.ops if op.fold is not None]
             self.gen = _variable.WRITES.n
-            self.loss_lists = [layer._losses for layer in _all_layers(model)]
+            self.loss_lists = [layer._losses for layer in [model, *model._all_layers()]]
 
 
 def state_of(model):
@@ -373,18 +373,6 @@ def _conv_fuses(code, alpha):
     from fkeras.ops.conv import FUSED
 
     return code in FUSED and alpha >= 0.0
-
-
-def _all_layers(model):
-    seen, out, stack = set(), [], [model]
-    while stack:
-        layer = stack.pop()
-        if id(layer) in seen:
-            continue
-        seen.add(id(layer))
-        out.append(layer)
-        stack.extend(layer._layers)
-    return out
 
 
 # ---- building a plan for one signature ----
