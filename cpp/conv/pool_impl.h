@@ -24,7 +24,9 @@ void window(int64_t start, int64_t k, int64_t n, int64_t& lo, int64_t& hi) {
   hi = start + k < n ? start + k : n;
 }
 
-void max_row_impl(float* y, int64_t* idx, const float* x, const Geom& g, int64_t n, int64_t p) {
+// One output row of a max pool: values, and (kIndices) each maximum's flat input index.
+template <bool kIndices>
+void max_row(float* y, int64_t* idx, const float* x, const Geom& g, int64_t n, int64_t p) {
   // Sizes in locals: the int64 index stores could otherwise alias g's fields, which would stop
   // the compiler from vectorizing.
   const int64_t C = g.C, H = g.H, W = g.W, S = g.S, sw = g.sw, pl = g.pl, Q = g.Q;
@@ -33,13 +35,13 @@ void max_row_impl(float* y, int64_t* idx, const float* x, const Geom& g, int64_t
   for (int64_t q = 0; q < Q; ++q) {
     int64_t w_lo, w_hi;
     window(q * sw - pl, S, W, w_lo, w_hi);
-    float* __restrict yq = y + q * C;      // (C)
-    int64_t* __restrict iq = idx + q * C;  // (C)
+    float* __restrict yq = y + q * C;  // (C)
+    int64_t* __restrict iq = kIndices ? idx + q * C : nullptr;  // (C)
     const int64_t first = ((n * H + h_lo) * W + w_lo) * C;
     const float* __restrict x0 = x + first;  // (C)
     for (int64_t c = 0; c < C; ++c) {
       yq[c] = x0[c];
-      iq[c] = first + c;
+      if constexpr (kIndices) iq[c] = first + c;
     }
     for (int64_t h = h_lo; h < h_hi; ++h) {
       for (int64_t w = (h == h_lo ? w_lo + 1 : w_lo); w < w_hi; ++w) {
@@ -49,35 +51,20 @@ void max_row_impl(float* y, int64_t* idx, const float* x, const Geom& g, int64_t
           const float v = xt[c], b = yq[c];
           const bool take = (v > b) | ((v != v) & (b == b));
           yq[c] = take ? v : b;
-          iq[c] = take ? off + c : iq[c];
+          if constexpr (kIndices) iq[c] = take ? off + c : iq[c];
         }
       }
     }
   }
 }
 
+void max_row_impl(float* y, int64_t* idx, const float* x, const Geom& g, int64_t n, int64_t p) {
+  max_row<true>(y, idx, x, g, n, p);
+}
+
 // max_row_impl without the indices (inference): the same values, same NaN rule.
 void max_values_row_impl(float* y, const float* x, const Geom& g, int64_t n, int64_t p) {
-  const int64_t C = g.C, H = g.H, W = g.W, S = g.S, sw = g.sw, pl = g.pl, Q = g.Q;
-  int64_t h_lo, h_hi;
-  window(p * g.sh - g.pt, g.R, H, h_lo, h_hi);
-  for (int64_t q = 0; q < Q; ++q) {
-    int64_t w_lo, w_hi;
-    window(q * sw - pl, S, W, w_lo, w_hi);
-    float* __restrict yq = y + q * C;  // (C)
-    const float* __restrict x0 = x + ((n * H + h_lo) * W + w_lo) * C;  // (C)
-    for (int64_t c = 0; c < C; ++c) yq[c] = x0[c];
-    for (int64_t h = h_lo; h < h_hi; ++h) {
-      for (int64_t w = (h == h_lo ? w_lo + 1 : w_lo); w < w_hi; ++w) {
-        const float* __restrict xt = x + ((n * H + h) * W + w) * C;  // (C)
-        for (int64_t c = 0; c < C; ++c) {
-          const float v = xt[c], b = yq[c];
-          const bool take = (v > b) | ((v != v) & (b == b));
-          yq[c] = take ? v : b;
-        }
-      }
-    }
-  }
+  max_row<false>(y, nullptr, x, g, n, p);
 }
 
 void avg_row_impl(float* y, const float* x, const Geom& g, int64_t n, int64_t p) {
