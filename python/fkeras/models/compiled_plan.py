@@ -107,9 +107,11 @@ class _Compiled:
 
 
 def state_of(model):
-    """The model's compiled state (rebuilt when its graph changes)."""
+    """The model's compiled state (rebuilt when its graph changes or variables were created
+    since: a layer given new weights, e.g. LoRA, may no longer lower)."""
     state = model.__dict__.get("_fk_compiled")
-    if state is None or state.nodes_ref is not model._nodes:
+    if state is None or state.nodes_ref is not model._nodes or (
+            state.created != _variable.WRITES.created):
         state = model.__dict__["_fk_compiled"] = _Compiled(model)
     return state
 
@@ -118,10 +120,7 @@ def run(model, xs):
     """The model's outputs (a flat list of fresh float32 arrays) on the list of input arrays
     `xs`, computed by the compiled plan; None when the model or these inputs do not qualify
     (the caller then runs the uncompiled path)."""
-    state = model.__dict__.get("_fk_compiled")
-    if state is None or state.nodes_ref is not model._nodes or (
-            state.created != _variable.WRITES.created):
-        state = model.__dict__["_fk_compiled"] = _Compiled(model)
+    state = state_of(model)
     if state.ops is None:
         return None
     signature = []
