@@ -18,7 +18,6 @@ subclassed models and custom `train_step`s calling `self(x)` are untouched.
 """
 
 from fkeras.backend.devices import bf16_products
-from fkeras.distribution import _state as _dist
 from fkeras.layers.layer import Layer
 
 __all__ = ["fuse_bn_relu"]
@@ -95,13 +94,6 @@ def _plain_relu_step(t, tensor_id):
     return False
 
 
-def _plain_training(layer):
-    """BN's training call is the single `batch_norm_train` op (batch_normalization.py)."""
-    return not (layer.renorm or layer.virtual_batch_size is not None
-                or layer.adjustment is not None or layer.fused is False
-                or (layer.synchronized and _dist.COMM is not None))
-
-
 def _bn_relu_runner(layer, relu_call, bf16=False):
     """The fused step: `layer.call` followed by `relu_call`, as one op where it applies
     (`bf16`: in the layer's bf16-products scope, as its direct call runs)."""
@@ -118,7 +110,7 @@ def _bn_relu_runner(layer, relu_call, bf16=False):
             return normalization.batch_normalization_relu(
                 inputs, layer.moving_mean, layer.moving_variance, axis=layer._axes,
                 offset=layer.beta, scale=layer.gamma, epsilon=layer.epsilon)
-        if not _plain_training(layer):
+        if not layer._fused_training():
             return relu_call(layer.call(inputs, training=training))
         y, mean, var = normalization.batch_norm_relu_train(
             inputs, layer.gamma, layer.beta, axis=layer._axes, epsilon=layer.epsilon)

@@ -148,19 +148,27 @@ class BatchNormalization(Layer):
             return modes.masked_training(self, inputs, mask)
         if self.renorm or self.virtual_batch_size is not None or self.adjustment is not None:
             return modes.composed_training(self, inputs)
-        sync = self.synchronized and _dist.COMM is not None
-        if self.fused is False or sync:
+        if self._fused_training():
+            y, mean, var = ops.batch_norm_train(inputs, self.gamma, self.beta, axis=self._axes,
+                                                epsilon=self.epsilon)
+        else:  # fused=False, or synchronized statistics under a distribution
+            sync = self.synchronized and _dist.COMM is not None
             reduce_axes = tuple(a for a in range(len(inputs.shape)) if a not in self._axes)
             mean, var = ops.moments(inputs, reduce_axes, synchronized=sync)
             y = ops.batch_normalization(inputs, mean, var, axis=self._axes, offset=self.beta,
                                         scale=self.gamma, epsilon=self.epsilon)
-        else:
-            y, mean, var = ops.batch_norm_train(inputs, self.gamma, self.beta, axis=self._axes,
-                                                epsilon=self.epsilon)
         if not isinstance(mean, KerasTensor):
             self._update_moving(self.moving_mean, mean)
             self._update_moving(self.moving_variance, var)
         return y
+
+    def _fused_training(self):
+        """Whether an unmasked training call is the single `batch_norm_train` op: not renorm,
+        ghost batches, `adjustment`, `fused=False` or synchronized statistics under a
+        distribution (trainers/plan_fusion.py fuses a following ReLU only then)."""
+        return not (self.renorm or self.virtual_batch_size is not None
+                    or self.adjustment is not None or self.fused is False
+                    or (self.synchronized and _dist.COMM is not None))
 
     def _update_moving(self, variable, batch_value, momentum=None):
         m = self.momentum if momentum is None else momentum
