@@ -1,8 +1,8 @@
-// bind_quantize.cpp: Python bindings of the int8 quantization kernels (fkeras/quantize.h).
+// bind_quantize.cpp: Python bindings of the int8 quantization kernels (fkeras/kernels.h).
 // Outputs first, then inputs, then sizes; every buffer is checked (dtype, C order, element
 // count) and outputs may not overlap inputs.
 #include "check.h"
-#include "fkeras/quantize.h"
+#include "fkeras/kernels.h"
 
 void bind_quantize(py::module_& m) {
   m.def("quantize_int8_rows", [](py::object q, py::object scale, py::object x, int64_t M,

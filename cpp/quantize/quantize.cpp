@@ -1,8 +1,8 @@
-// quantize.cpp: the int8 quantization kernels (semantics, layouts and write rules: quantize.h).
+// quantize.cpp: the int8 quantization kernels (semantics, layouts and write rules: fkeras/kernels.h).
 // Here: argument checks, the per-ISA table, the split of rows over the thread pool, and the
 // fused int8 Dense product (quantize the rows of x, int8 x int8 -> int32, dequantize).
 // Reference: python/fkeras/backend/reference/quantize.py (NumPy, int64 sums).
-#include "fkeras/quantize.h"
+#include "fkeras/kernels.h"
 
 #include <algorithm>
 #include <vector>

@@ -10,7 +10,7 @@ namespace fk {
 namespace qnt {
 
 struct QuantizeKernels {
-  // q, scale for rows [m0, m1) of x (M, K); see quantize.h.
+  // q, scale for rows [m0, m1) of x (M, K); see fkeras/kernels.h.
   void (*quantize_rows)(int8_t* q, float* scale, const float* x, int64_t m0, int64_t m1,
                         int64_t K);
   // c[m0:m1, :] = a[m0:m1, :] @ b, int32 sums.

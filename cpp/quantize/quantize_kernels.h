@@ -1,7 +1,7 @@
 // quantize_kernels.h: the plain loops of the int8 kernels, included once per ISA translation
 // unit with FK_QNT_NS set to that unit's namespace (quantize.cpp, quantize_avx2.cpp,
 // quantize_avx512.cpp). Written so the compiler vectorizes the inner loops; no intrinsics.
-// Semantics: quantize.h.
+// Semantics: fkeras/kernels.h (int8 quantization).
 #include <algorithm>
 #include <cstdint>
 #include <limits>

@@ -1,4 +1,4 @@
-"""Reference int8 quantization kernels (cpp/include/fkeras/quantize.h): NumPy, int64 sums.
+"""Reference int8 quantization kernels (cpp/include/fkeras/kernels.h): NumPy, int64 sums.
 
 The quantizer's arithmetic is float32 on purpose: it is the spec of Keras's float32
 `abs_max_quantize` (scale = 127 / (max|x| + 1e-7), round half to even, clip to [-127, 127]),
