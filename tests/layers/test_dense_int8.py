@@ -182,3 +182,11 @@ def test_keras_file_round_trip(tmp_path):
     assert [(w.path, w.dtype) for w in loaded.weights] == [(w.path, w.dtype)
                                                            for w in model.weights]
     assert loaded.layers[1].dtype_policy.name == "int8_from_float32"
+
+
+def test_onnx_export_refuses_quantized_dense(tmp_path):
+    pytest.importorskip("onnx")
+    model = _model(units=(3,))
+    _quiet_quantize(model, "int8")
+    with pytest.raises(NotImplementedError, match="int8_from_float32"):
+        model.export(tmp_path / "m.onnx", format="onnx", verbose=False)

@@ -30,6 +30,10 @@ def _effective(layer, variable):
 @converts(Dense)
 def convert_dense(call):
     b, layer = call.b, call.layer
+    if getattr(layer, "quantization_mode", None):  # its kernel holds int8 codes, not weights
+        raise NotImplementedError(f'Layer "{layer.name}" is quantized '
+                                  f"({layer.dtype_policy.name}): fkeras does not export int8 "
+                                  "layers to ONNX.")
     y = b.op("MatMul", [call.x, b.const(_effective(layer, layer.kernel), f"{layer.name}/kernel")],
              hint=layer.name)
     if layer.bias is not None:
