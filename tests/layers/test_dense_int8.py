@@ -190,3 +190,21 @@ def test_onnx_export_refuses_quantized_dense(tmp_path):
     _quiet_quantize(model, "int8")
     with pytest.raises(NotImplementedError, match="int8_from_float32"):
         model.export(tmp_path / "m.onnx", format="onnx", verbose=False)
+
+
+def test_embedding_int8_rows_and_scale():
+    emb = layers.Embedding(7, 5)
+    emb.build(None)
+    table = emb.embeddings.numpy().copy()
+    emb.quantize("int8")
+    scale = np.float32(127) / (np.max(np.abs(table), axis=-1) + np.float32(1e-7))
+    codes = np.clip(np.round(table * scale[:, None]), -127, 127).astype(np.int8)
+    np.testing.assert_array_equal(emb.embeddings.numpy(), codes)
+    np.testing.assert_array_equal(emb.embeddings_scale.numpy(), scale)
+    assert [(w.name, w.dtype, w.trainable) for w in emb.weights] == [
+        ("embeddings", "int8", False), ("embeddings_scale", "float32", False)]
+    idx = np.array([[0, 6, 3]], np.int32)
+    np.testing.assert_array_equal(emb(idx).numpy(),
+                                  codes[idx].astype(np.float32) / scale[idx][..., None])
+    with pytest.raises(ValueError, match="already quantized"):
+        emb.quantize("int8")

@@ -86,3 +86,34 @@ def test_fkeras_file_loads_in_keras(tmp_path):
     x = randn(7, 6, seed=4)
     np.testing.assert_array_equal(to_np(loaded(x)), fm.predict(x, verbose=0))
     assert loaded.layers[1].quantization_mode == "int8"
+
+
+def _embedding_pair():
+    models = []
+    for lib in (keras, fkeras):
+        inp = lib.Input((4,), dtype="int32")
+        x = lib.layers.Embedding(11, 6, name="emb")(inp)
+        models.append(lib.Model(inp, lib.layers.Dense(3, name="d")(x)))
+    km, fm = models
+    fm.set_weights([to_np(w) for w in km.get_weights()])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        km.quantize("int8")
+        fm.quantize("int8")
+    return km, fm
+
+
+def test_embedding_int8_equals_keras_both_ways(tmp_path):
+    km, fm = _embedding_pair()
+    assert [(w.path, str(w.dtype), tuple(w.shape)) for w in fm.weights] == [
+        (w.path, w.dtype, tuple(w.shape)) for w in km.weights]
+    for kw, fw in zip(km.weights, fm.weights):
+        np.testing.assert_array_equal(fw.numpy(), to_np(kw))
+    x = np.random.default_rng(5).integers(0, 11, (6, 4)).astype(np.int32)
+    np.testing.assert_array_equal(fm.predict(x, verbose=0), to_np(km(x)))
+    fm.save(tmp_path / "f.keras")
+    np.testing.assert_array_equal(to_np(keras.models.load_model(tmp_path / "f.keras")(x)),
+                                  to_np(km(x)))
+    km.save(tmp_path / "k.keras")
+    np.testing.assert_array_equal(
+        fkeras.models.load_model(tmp_path / "k.keras").predict(x, verbose=0), to_np(km(x)))

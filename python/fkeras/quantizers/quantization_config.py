@@ -117,7 +117,8 @@ def deserialize(config, custom_objects=None):
         return config
     cls = _CONFIGS.get(config.get("class_name"))
     if cls is None:
-        raise ValueError(f"Unknown quantization config: {config.get('class_name')!r}.")
+        raise ValueError(f"Unknown quantization config: {config.get('class_name')!r}. fkeras "
+                         f"knows {sorted(_CONFIGS)}. Received: quantization_config={config}")
     return cls.from_config(dict(config.get("config") or {}))
 
 

@@ -4,7 +4,7 @@ import numpy as np
 
 from fkeras import activations, ops
 from fkeras.engine.input_spec import InputSpec
-from fkeras.layers.core.dense_int8 import Int8DenseMixin, split_quantized_dtype
+from fkeras.layers.core.int8_quantize import Int8DenseMixin, split_quantized_dtype
 from fkeras.layers.core.lora import LoRAMixin
 from fkeras.layers.layer import Layer
 from fkeras.layers.weight_args import (
@@ -33,7 +33,7 @@ class Dense(Int8DenseMixin, LoRAMixin, Layer):
             A (input_dim, rank), He-uniform, and B (rank, units), zeros.
         lora_alpha: the LoRA scale numerator (default: lora_rank).
         quantization_config: an `Int8QuantizationConfig` (or its dict) used by `quantize` and
-            by a layer built under the "int8_from_float32" dtype policy (dense_int8.py).
+            by a layer built under the "int8_from_float32" dtype policy (int8_quantize.py).
 
     Example:
     ```python

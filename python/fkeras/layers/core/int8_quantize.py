@@ -1,14 +1,18 @@
-"""int8 post-training quantization of Dense (Keras 3's `Dense.quantize("int8")`).
+"""int8 post-training quantization of a layer's main weight (Keras 3's `quantize("int8")`),
+shared by Dense and Embedding.
 
 After `quantize("int8")` (or when built under the "int8_from_float32" dtype policy) the layer
 holds, as Keras 3.15 does:
-- `_kernel` (the `kernel` attribute too): int8 (input_dim, units), not trainable, variable
-  name "kernel", codes of the float kernel quantized per output column (abs-max, [-127, 127]);
-- `kernel_scale`: float32 (units,), not trainable, codes ~ kernel * kernel_scale;
-- `inputs_quantizer`: `AbsMaxQuantizer()`, inputs quantized per row at each call;
-and computes activation(float32(q(x) @ kernel) / (kernel_scale * inputs_scale) + bias), the
-gradient to the inputs through the dequantized kernel (ops/quantized.py). Saved variables are
-in Keras's order: kernel, bias, kernel_scale.
+- its weight (`kernel` / `embeddings`, also `_kernel` / `_embeddings`): int8, not trainable,
+  same variable name, abs-max codes in [-127, 127] reduced over `_int8_axis` (Dense: per output
+  column; Embedding: per row);
+- the scale (`kernel_scale` (units,) / `embeddings_scale` (input_dim,)): float32, not
+  trainable, codes ~ weight * scale.
+Dense also gets `inputs_quantizer` (`AbsMaxQuantizer()`: inputs quantized per row at each
+call) and computes activation(float32(q(x) @ kernel) / (kernel_scale * inputs_scale) + bias),
+the gradient to the inputs through the dequantized kernel (ops/quantized.py); Embedding
+gathers int8 rows and divides them by their scales. The int8 weight keeps its place before the
+other variables (Keras's saved order: kernel, bias, kernel_scale).
 """
 
 import numpy as np
@@ -37,8 +41,15 @@ def split_quantized_dtype(dtype):
     return policy._source_name, policy
 
 
-class Int8DenseMixin:
-    """`quantize`, the int8 build and call, and Keras's saved layout for Dense."""
+class Int8QuantizeMixin:
+    """`quantize("int8")`, the int8 build and Keras's saved layout. A layer names its weight
+    (`_int8_weight`), its scale (`_int8_scale`) and the axis the scale reduces
+    (`_int8_axis`), and implements `_int8_call`."""
+
+    _int8_weight = "kernel"
+    _int8_scale = "kernel_scale"
+    _int8_axis = 0
+    _int8_inputs_quantized = True  # Dense quantizes its inputs; Embedding's are indices
 
     _fk_quant_policy = None  # the QuantizedDTypePolicy once quantized
     _is_quantized = False
@@ -97,33 +108,32 @@ class Int8DenseMixin:
             raise ValueError(f"Layer '{self.name}' is already quantized with "
                              f"dtype_policy='{self.dtype_policy.name}'. Received: mode={mode}")
         self._check_int8_supported(config)
-        weight_quantizer = config.weight_quantizer or AbsMaxQuantizer(axis=0)
-        codes, scale = weight_quantizer(self.kernel, axis=0, to_numpy=True)
-        position = self._trainable_weights.index(self.kernel) \
-            if self.kernel in self._trainable_weights else None
+        weight = getattr(self, self._int8_weight)
+        axis = self._int8_axis
+        weight_quantizer = config.weight_quantizer or AbsMaxQuantizer(axis=axis)
+        codes, scale = weight_quantizer(weight, axis=axis, to_numpy=True)
+        position = self._trainable_weights.index(weight) \
+            if weight in self._trainable_weights else None
         if position is None:
-            self._non_trainable_weights.remove(self.kernel)
+            self._non_trainable_weights.remove(weight)
         else:
             del self._trainable_weights[position]
         self.quantization_config = config
-        self._int8_build(tuple(self.kernel.shape), position)
-        self.kernel.assign(ops.convert_to_numpy(codes))
-        self.kernel_scale.assign(np.squeeze(ops.convert_to_numpy(scale), axis=0))
+        self._int8_build(tuple(weight.shape), position)
+        getattr(self, self._int8_weight).assign(ops.convert_to_numpy(codes))
+        getattr(self, self._int8_scale).assign(
+            np.squeeze(ops.convert_to_numpy(scale), axis=axis))
         from fkeras.dtype_policies import QuantizedDTypePolicy
 
         self._fk_quant_policy = QuantizedDTypePolicy(mode, self.dtype_policy.name)
-
-    def _fk_quantizable_class(self):
-        from fkeras.layers.core.dense import Dense
-
-        return Dense
 
     def _check_int8_supported(self, config):
         if self.lora_enabled:
             raise NotImplementedError(f'Layer "{self.name}": int8 quantization of a layer '
                                       "with LoRA enabled is not supported by fkeras.")
         act = config.activation_quantizer
-        if not isinstance(act, AbsMaxQuantizer) or not act.is_default():
+        if self._int8_inputs_quantized and (not isinstance(act, AbsMaxQuantizer)
+                                            or not act.is_default()):
             raise NotImplementedError(
                 f'Layer "{self.name}": fkeras quantizes the inputs of int8 layers with the '
                 "default AbsMaxQuantizer (value_range=(-127, 127), epsilon=1e-7) only. "
@@ -132,20 +142,33 @@ class Int8DenseMixin:
             raise NotImplementedError(f'Layer "{self.name}": fkeras quantizes float32 '
                                       "layers only (dtype policy 'float32').")
 
-    def _int8_build(self, kernel_shape, position=None):
-        """The int8 kernel (at `position` of the variable list: Keras's saved order, kernel
+    def _int8_build(self, shape, position=None):
+        """The int8 weight (at `position` of the variable list: Keras's saved order, kernel
         before bias) and its scale."""
-        self.inputs_quantizer = AbsMaxQuantizer()
-        kernel = self.add_weight(name="kernel", shape=kernel_shape, initializer="zeros",
-                                 dtype="int8", trainable=False)
+        if self._int8_inputs_quantized:
+            self.inputs_quantizer = AbsMaxQuantizer()
+        name = self._int8_weight
+        weight = self.add_weight(name=name, shape=shape, initializer="zeros", dtype="int8",
+                                 trainable=False)
         # Kept first (Keras's saved order) among the variables and out of the trainable ones
         # (the LoRA mixin's trainable_weights filters on `trainable`).
-        self._non_trainable_weights.remove(kernel)
-        self._trainable_weights.insert(0 if position is None else position, kernel)
-        self.kernel = self._kernel = kernel
-        self.kernel_scale = self.add_weight(name="kernel_scale", shape=(kernel_shape[1],),
-                                            initializer="ones", trainable=False)
+        self._non_trainable_weights.remove(weight)
+        self._trainable_weights.insert(0 if position is None else position, weight)
+        setattr(self, name, weight)
+        setattr(self, f"_{name}", weight)
+        scale_shape = (shape[1 - self._int8_axis if self._int8_axis >= 0 else 0],)
+        setattr(self, self._int8_scale, self.add_weight(
+            name=self._int8_scale, shape=scale_shape, initializer="ones", trainable=False))
         self._is_quantized = True
+
+
+class Int8DenseMixin(Int8QuantizeMixin):
+    """Dense's int8 call (the fused int8 product, then bias and activation)."""
+
+    def _fk_quantizable_class(self):
+        from fkeras.layers.core.dense import Dense
+
+        return Dense
 
     def _int8_call(self, inputs):
         x = _quantized_ops.dense_int8(inputs, self.kernel, self.kernel_scale)
@@ -158,3 +181,23 @@ class Int8DenseMixin:
             raise NotImplementedError(f'Layer "{self.name}": LoRA on an int8-quantized layer '
                                       "is not supported by fkeras.")
         return super().enable_lora(*args, **kwargs)
+
+
+class Int8EmbeddingMixin(Int8QuantizeMixin):
+    """Embedding's int8 table: codes per row, gathered then divided by their row's scale."""
+
+    _int8_weight = "embeddings"
+    _int8_scale = "embeddings_scale"
+    _int8_axis = -1
+    _int8_inputs_quantized = False
+
+    def _fk_quantizable_class(self):
+        from fkeras.layers.core.embedding import Embedding
+
+        return Embedding
+
+    def _int8_call(self, inputs):
+        # Keras: take(codes) cast to float32, divided by take(scale)[..., None].
+        rows = ops.cast(ops.take(self.embeddings, inputs, axis=0), "float32")
+        scale = ops.take(self.embeddings_scale, inputs, axis=0)
+        return ops.divide(rows, ops.expand_dims(scale, -1))
