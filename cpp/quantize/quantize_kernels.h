@@ -52,10 +52,12 @@ void tile(int32_t* c, const int8_t* a, const int8_t* b, int64_t nc, int64_t N, i
   for (int64_t k = 0; k < K; ++k) {
     const int8_t* br = b + k * N;  // (nc) of row k
     for (int r = 0; r < R; ++r) {
-      const int32_t av = a[r * K + k];
+      // |a * b| <= 128 * 128 = 16384 fits int16: a 16-bit multiply (vpmullw), then widened.
+      const int16_t av = a[r * K + k];
       uint32_t* ar = acc[r];
       for (int64_t j = 0; j < nc; ++j)
-        ar[j] += static_cast<uint32_t>(av * static_cast<int32_t>(br[j]));
+        ar[j] += static_cast<uint32_t>(static_cast<int32_t>(
+            static_cast<int16_t>(av * static_cast<int16_t>(br[j]))));
     }
   }
   for (int r = 0; r < R; ++r)
