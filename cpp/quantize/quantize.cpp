@@ -1,4 +1,5 @@
-// quantize.cpp: the int8 quantization kernels (semantics, layouts and write rules: fkeras/kernels.h).
+// quantize.cpp: the int8 quantization kernels (semantics, layouts and write rules:
+// fkeras/kernels.h, "int8 quantization").
 // Here: argument checks, the per-ISA table, the split of rows over the thread pool, and the
 // fused int8 Dense product (quantize the rows of x, int8 x int8 -> int32, dequantize).
 // Reference: python/fkeras/backend/reference/quantize.py (NumPy, int64 sums).
@@ -44,7 +45,9 @@ void check_sizes(const char* kernel, int64_t M, int64_t N, int64_t K) {
 void quantize_int8_rows(int8_t* q, float* scale, const float* x, int64_t M, int64_t K) {
   check_sizes("quantize_int8_rows", M, 0, K);
   const auto& t = table();
-  parallel_for(M, row_grain(K), [&](int64_t b, int64_t e) { t.quantize_rows(q, scale, x, b, e, K); });
+  parallel_for(M, row_grain(K), [&](int64_t m0, int64_t m1) {
+    t.quantize_rows(q, scale, x, m0, m1, K);
+  });
 }
 
 void matmul_int8(int32_t* c, const int8_t* a, const int8_t* b, int64_t M, int64_t N, int64_t K) {
