@@ -184,9 +184,14 @@ def test_keras_file_round_trip(tmp_path):
     assert loaded.layers[1].dtype_policy.name == "int8_from_float32"
 
 
-def test_onnx_export_refuses_quantized_dense(tmp_path):
+@pytest.mark.parametrize("embedding", [False, True])
+def test_onnx_export_refuses_quantized_layers(tmp_path, embedding):
     pytest.importorskip("onnx")
-    model = _model(units=(3,))
+    if embedding:
+        inp = layers.Input((3,), dtype="int32")
+        model = fkeras.Model(inp, layers.Embedding(5, 2)(inp))
+    else:
+        model = _model(units=(3,))
     _quiet_quantize(model, "int8")
     with pytest.raises(NotImplementedError, match="int8_from_float32"):
         model.export(tmp_path / "m.onnx", format="onnx", verbose=False)
