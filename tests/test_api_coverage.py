@@ -32,8 +32,16 @@ EXCEPTIONS = {
                                  "kernels, not torch's autograd",
     "layers.TFSMLayer": "loads a TensorFlow SavedModel; fkeras has no TensorFlow runtime",
     "callbacks.OrbaxCheckpoint": "Orbax is JAX's checkpoint library",
-    "keras.Quantizer": "int8/int4/float8/GPTQ quantization is not implemented",
-    "keras.quantizers": "int8/int4/float8/GPTQ quantization is not implemented",
+    "quantizers.abs_max_quantize_grouped_with_zero_point": "int4 (grouped, zero point) "
+                                                           "quantization is not implemented",
+    "quantizers.pack_int4": "int4 quantization is not implemented (int8 only)",
+    "quantizers.unpack_int4": "int4 quantization is not implemented (int8 only)",
+    "quantizers.compute_float8_scale": "float8 quantization is not implemented (no float8 "
+                                       "dtype)",
+    "quantizers.compute_float8_amax_history": "float8 quantization is not implemented (no "
+                                              "float8 dtype)",
+    "quantizers.fake_quant_with_min_max_vars": "quantization-aware training (fake quant) is not "
+                                               "implemented",
     "keras.StatelessScope": "fkeras assigns variables eagerly; there is no stateless "
                             "(functional) variable mapping to collect",
     "keras.SymbolicScope": "a JAX/TF tracing marker; fkeras traces with KerasTensors directly",

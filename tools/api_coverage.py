@@ -17,6 +17,7 @@ MODULES = ["ops", "activations", "losses", "metrics", "initializers", "random", 
            "optimizers", "models", "applications"]
 MODULES += ["mixed_precision", "tree", "preprocessing", "preprocessing.image",
             "preprocessing.sequence"]
+MODULES += ["quantizers"]
 
 
 def public_names(module):

@@ -184,6 +184,19 @@ const int64_t* in_i64(const py::object& o, const char* k, const char* a,
   return checked<int64_t>(o, k, a, d, opt, false, "int64");
 }
 
+int8_t* out_i8(const py::object& o, const char* k, const char* a,
+               std::initializer_list<int64_t> d, bool opt) {
+  return checked<int8_t>(o, k, a, d, opt, true, "int8");
+}
+const int8_t* in_i8(const py::object& o, const char* k, const char* a,
+                    std::initializer_list<int64_t> d, bool opt) {
+  return checked<int8_t>(o, k, a, d, opt, false, "int8");
+}
+int32_t* out_i32(const py::object& o, const char* k, const char* a,
+                 std::initializer_list<int64_t> d, bool opt) {
+  return checked<int32_t>(o, k, a, d, opt, true, "int32");
+}
+
 const uint8_t* in_bool(const py::object& o, const char* k, const char* a,
                        std::initializer_list<int64_t> d, bool opt) {
   return reinterpret_cast<const uint8_t*>(checked<bool>(o, k, a, d, opt, false, "bool"));

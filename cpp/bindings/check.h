@@ -46,6 +46,13 @@ int64_t* out_i64(const py::object& obj, const char* kernel, const char* arg,
                  std::initializer_list<int64_t> dims, bool optional = false);
 const int64_t* in_i64(const py::object& obj, const char* kernel, const char* arg,
                       std::initializer_list<int64_t> dims, bool optional = false);
+// Int8 and int32 buffers (the int8 quantization kernels).
+int8_t* out_i8(const py::object& obj, const char* kernel, const char* arg,
+               std::initializer_list<int64_t> dims, bool optional = false);
+const int8_t* in_i8(const py::object& obj, const char* kernel, const char* arg,
+                    std::initializer_list<int64_t> dims, bool optional = false);
+int32_t* out_i32(const py::object& obj, const char* kernel, const char* arg,
+                 std::initializer_list<int64_t> dims, bool optional = false);
 // Boolean buffers (numpy bool, read as bytes 0/1): attention masks.
 const uint8_t* in_bool(const py::object& obj, const char* kernel, const char* arg,
                        std::initializer_list<int64_t> dims, bool optional = false);
@@ -78,6 +85,7 @@ void bind_conv(py::module_& m);
 void bind_batchnorm(py::module_& m);
 void bind_rnn(py::module_& m);
 void bind_optimizers(py::module_& m);
+void bind_quantize(py::module_& m);
 void bind_inference_plan(py::module_& m);
 void bind_attention(py::module_& m);
 void bind_layernorm(py::module_& m);

@@ -27,6 +27,7 @@ PYBIND11_MODULE(_C, m) {
   bind_batchnorm(m);
   bind_rnn(m);
   bind_optimizers(m);
+  bind_quantize(m);
   bind_attention(m);
   bind_layernorm(m);
   bind_inference_plan(m);

@@ -223,6 +223,13 @@ def dense_forward(
 ) -> None: ...
 
 
+def dense_int8_forward(
+    y: Array | None, x: Array | None, kernel: Array | None, kernel_scale: Array | None, M: int,
+    N: int, K: int
+) -> None:
+    """Keras's int8 Dense product: y (M, N) = float(quantize_rows(x) @ kernel) / (kernel_scale * inputs_scale), overwritten."""
+
+
 def dropout_backward(dx: Array | None, dy: Array | None, mask: Array | None, n: int) -> None: ...
 
 
@@ -373,6 +380,10 @@ def lstm_sequence_forward(
 ) -> None: ...
 
 
+def matmul_int8(C: Array | None, A: Array | None, B: Array | None, M: int, N: int, K: int) -> None:
+    """C (M, N) int32 = A (M, K) int8 @ B (K, N) int8, exact integer sums (overwritten)."""
+
+
 def maxpool2d_backward(
     dx: Array | None, dy: Array | None, indices: Array | None, N: int, H: int, W: int, C: int,
     P: int, Q: int
@@ -411,6 +422,12 @@ def nadam_update(
 
 def num_threads() -> int:
     """Threads used by the kernels."""
+
+
+def quantize_int8_rows(
+    q: Array | None, scale: Array | None, x: Array | None, M: int, K: int
+) -> None:
+    """Per-row abs-max int8 quantization (Keras's abs_max_quantize(axis=-1)): q (M, K) int8 and scale (M) float32 overwritten from x (M, K) float32."""
 
 
 def rmsprop_update(

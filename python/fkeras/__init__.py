@@ -26,6 +26,8 @@ from fkeras.losses import Loss
 from fkeras.metrics import Metric
 from fkeras.optimizers import Optimizer
 from fkeras.regularizers import Regularizer
+from fkeras import quantizers
+from fkeras.quantizers import Quantizer
 
 
 
@@ -44,6 +46,7 @@ __all__ = [
     "Initializer", "Loss", "Metric", "Optimizer", "Regularizer",
 ]
 __all__ += ["mixed_precision", "preprocessing", "tree"]
+__all__ += ["quantizers", "Quantizer"]
 
 
 def __getattr__(name):

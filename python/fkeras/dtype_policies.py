@@ -68,10 +68,59 @@ class DTypePolicy:
 FloatDTypePolicy = DTypePolicy  # Keras 3's older name for the same class
 
 
-SUPPORTED = ("float32", "mixed_bfloat16")
+class QuantizedDTypePolicy(DTypePolicy):
+    """The policy of a quantized layer (Keras 3): "<mode>_from_<source>", e.g.
+    "int8_from_float32": the layer's float parts compute and store as `source_name` says and
+    its kernel is quantized. fkeras supports mode "int8" from "float32".
+
+    Args:
+        mode: the quantization mode ("int8"; Keras's others raise NotImplementedError).
+        source_name: the float policy it comes from (None: the global policy's name).
+    """
+
+    def __init__(self, mode, source_name=None):
+        from fkeras.quantizers.quantization_config import resolve
+
+        if source_name is None:
+            from fkeras import config
+
+            source_name = config.dtype_policy().name
+        source = DTypePolicy(source_name)
+        resolve(mode, None)  # Keras's mode check; modes other than int8 are refused
+        self._name = f"{mode}_from_{source_name}"
+        self._compute_dtype, self._variable_dtype = source.compute_dtype, source.variable_dtype
+        self._source_name, self._quantization_mode = source_name, mode
+
+    quantization_mode = property(lambda self: self._quantization_mode)
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other.name == self.name
+
+    def __hash__(self):
+        return hash(self._name)
+
+    def get_config(self):
+        return {"mode": self._quantization_mode, "source_name": self._source_name}
+
+    def __repr__(self):
+        return f'<QuantizedDTypePolicy "{self._name}">'
+
+
+def quantized_from_name(name):
+    """The QuantizedDTypePolicy a name such as "int8_from_float32" stands for, else None."""
+    if not isinstance(name, str) or "_from_" not in name:
+        return None
+    mode, source = name.split("_from_", 1)
+    return QuantizedDTypePolicy(mode, source)
+
+
+SUPPORTED = ("float32", "mixed_bfloat16", "int8_from_float32")
 
 
 def _check_supported(policy):
+    if isinstance(policy, QuantizedDTypePolicy) and policy.name not in SUPPORTED:
+        raise ValueError(f"The dtype policy '{policy.name}' is not supported: fkeras quantizes "
+                         "float32 layers only ('int8_from_float32').")
     if policy.name not in SUPPORTED:
         raise ValueError(
             f"The dtype policy '{policy.name}' computes in {policy.compute_dtype} with "
@@ -98,17 +147,23 @@ def get(identifier):
     if isinstance(identifier, dict):
         return _check_supported(deserialize(identifier))
     if isinstance(identifier, str):
-        return _check_supported(DTypePolicy(identifier))
+        quantized = quantized_from_name(identifier)
+        return _check_supported(quantized or DTypePolicy(identifier))
     raise ValueError(f"Cannot interpret `dtype` argument. Expected a string or an instance "
                      f"of DTypePolicy. Received: dtype={identifier}")
 
 
 def serialize(policy):
+    if isinstance(policy, QuantizedDTypePolicy):  # Keras 3's module for this class
+        return {"module": "keras.dtype_policies", "class_name": "QuantizedDTypePolicy",
+                "config": policy.get_config(), "registered_name": None}
     return {"module": "keras", "class_name": "DTypePolicy", "config": policy.get_config(),
             "registered_name": None}
 
 
 def deserialize(config, custom_objects=None):
+    if config.get("class_name") == "QuantizedDTypePolicy":
+        return QuantizedDTypePolicy(**dict(config.get("config") or {}))
     if config.get("class_name") not in ("DTypePolicy", "FloatDTypePolicy"):
         raise ValueError(f"Unknown dtype policy class: {config.get('class_name')!r}.")
     return DTypePolicy.from_config(dict(config.get("config") or {}))

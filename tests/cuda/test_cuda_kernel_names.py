@@ -49,10 +49,12 @@ FAMILIES = {
     # the dy pass of a fused backward (session 7; the conv2d op falls back to
     # activation_backward + bias_add_backward on a device without it)
     "fused_backward": ["bias_activation_backward"],
+    # int8 quantization (h/int8): host-only ops (ops/quantized.py), no CUDA mirror yet
+    "quantize_int8": ["quantize_int8_rows", "matmul_int8", "dense_int8_forward"],
 }
 
 # Families not bound in _C_cuda yet (remove a name when its helper's branch lands).
-MISSING: set[str] = {"batchnorm_relu", "conv_pool_fused", "fused_backward"}
+MISSING: set[str] = {"batchnorm_relu", "conv_pool_fused", "fused_backward", "quantize_int8"}
 
 # Functions of fkeras._C that are its runtime, not kernels.
 CPU_RUNTIME = {"KernelError", "build_info", "cpu_features", "cpu_isa", "isa_supported",

@@ -713,6 +713,34 @@ def schedule_free_adamw_update(rng):
     return Case("schedule_free_adamw_update", args, outs, outs)
 
 
+# --- int8 quantization ---------------------------------------------------------------------
+
+
+def _int8(rng, *shape, low=-128):
+    return rng.integers(low, 128, shape).astype(np.int8)
+
+
+def quantize_int8_rows(rng):
+    M, K = dim(rng, 65), dim(rng, 200)
+    x = rand(rng, M, K, scale=float(rng.choice([1e-3, 1.0, 1e3])))
+    args = dict(q=np.zeros((M, K), np.int8), scale=nans(M), x=x, M=M, K=K)
+    return Case("quantize_int8_rows", args, ("q", "scale"), tol=0.0)
+
+
+def matmul_int8(rng):
+    M, N, K = dim(rng, 65), dim(rng, 300), dim(rng, 300)
+    args = dict(C=np.zeros((M, N), np.int32), A=_int8(rng, M, K), B=_int8(rng, K, N), M=M,
+                N=N, K=K)
+    return Case("matmul_int8", args, ("C",), tol=0.0)
+
+
+def dense_int8_forward(rng):
+    M, N, K = _dense_sizes(rng)
+    args = dict(y=nans(M, N), x=rand(rng, M, K), kernel=_int8(rng, K, N, low=-127),
+                kernel_scale=rng.uniform(0.5, 200.0, N).astype(np.float32), M=M, N=N, K=K)
+    return Case("dense_int8_forward", args, ("y",), tol=0.0)
+
+
 GENERATORS = {
     f.__name__: f
     for f in (gemm, dense_forward, dense_backward, bias_activation_backward, activation_forward,
@@ -729,7 +757,8 @@ GENERATORS = {
               adam_update, adamax_update, nadam_update,
               rmsprop_update, adagrad_update, adadelta_update, attention_forward,
               attention_backward, lion_update, ftrl_update, lamb_update, adafactor_update,
-              muon_momentum_update, muon_update, schedule_free_adamw_update)
+              muon_momentum_update, muon_update, schedule_free_adamw_update,
+              quantize_int8_rows, matmul_int8, dense_int8_forward)
 }
 for _name, _fwd in (("softmax", "softmax_forward"), ("log_softmax", "log_softmax_forward")):
     GENERATORS[f"{_name}_forward"] = _row_forward(f"{_name}_forward")

@@ -15,7 +15,8 @@ from fkeras import _C
 from fkeras.backend.reference import KERNELS as REF
 
 CANARY = {np.dtype(np.float32): np.uint32(0x7FA5A5A5).view(np.float32),
-          np.dtype(np.int64): np.int64(0x5A5A5A5A5A5A5A5A)}
+          np.dtype(np.int64): np.int64(0x5A5A5A5A5A5A5A5A),
+          np.dtype(np.int32): np.int32(0x5A5A5A5A), np.dtype(np.int8): np.int8(0x5A)}
 
 
 class FuzzFailure(AssertionError):
@@ -49,7 +50,7 @@ def _compare(case, name, got, want):
     ok = finite & ~np.isinf(want64)
     if not ok.any():
         return
-    if got.dtype == np.int64:
+    if got.dtype.kind == "i":
         if not np.array_equal(got[ok], want[ok]):
             raise FuzzFailure(f"{case.kernel}: integer output '{name}' differs")
         return

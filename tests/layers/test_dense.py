@@ -139,5 +139,5 @@ def test_errors():
     layer(_x(2, 4))
     with pytest.raises(ValueError, match="expected axis -1 of input shape to have value 4"):
         layer(_x(2, 5))
-    with pytest.raises(NotImplementedError, match="quantization_config"):
-        layers.Dense(3, quantization_config={"mode": "int8"})
+    with pytest.raises(ValueError, match="Unknown quantization config"):
+        layers.Dense(3, quantization_config={"mode": "int8"})  # not a serialized config

@@ -157,6 +157,25 @@ class Model(Trainer, Layer):
 
         export_onnx(self, filepath, verbose=verbose, input_signature=input_signature, **kwargs)
 
+    def quantize(self, mode=None, config=None, filters=None, **kwargs):
+        """Quantizes the weights of the built model in place (Keras 3): every leaf layer that
+        implements `quantize` (Dense) is quantized, the others are skipped with a warning.
+
+        Args:
+            mode: "int8" (Keras's "int4", "float8", "gptq", "awq" raise NotImplementedError).
+            config: an `Int8QuantizationConfig` (optional when `mode` is given).
+            filters: a regex string, a list of them (matched against layer names) or a
+                callable `layer -> bool`: only the layers selected are quantized.
+
+        Example:
+        ```python
+        model.quantize("int8")
+        ```
+        """
+        from fkeras.models.quantize import quantize_model
+
+        quantize_model(self, mode, config, filters, **kwargs)
+
     # ---- inspection ----
     def get_layer(self, name=None, index=None):
         if index is not None and name is not None:

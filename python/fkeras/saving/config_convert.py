@@ -220,6 +220,9 @@ def normalize_layer_entry(entry):
 
 
 def _dtype_name(dtype):
+    if isinstance(dtype, dict) and dtype.get("class_name") == "QuantizedDTypePolicy":
+        inner = dtype.get("config") or {}  # Keras 3: {"mode": "int8", "source_name": ...}
+        return f"{inner.get('mode')}_from_{inner.get('source_name') or 'float32'}"
     if isinstance(dtype, dict):
         inner = dtype.get("config") or {}
         return inner.get("name", "float32")

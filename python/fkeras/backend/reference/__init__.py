@@ -15,12 +15,13 @@ from fkeras.backend.reference import (
     layernorm,
     optimizers,
     optimizers_more,
+    quantize,
     rnn,
 )
 
 KERNELS = {}
 for _family in (gemm, elementwise, conv, batchnorm, rnn, optimizers, optimizers_more,
-                attention, layernorm):
+                attention, layernorm, quantize):
     _clash = KERNELS.keys() & _family.KERNELS.keys()
     assert not _clash, f"kernel names defined twice: {sorted(_clash)}"
     KERNELS.update(_family.KERNELS)

@@ -27,9 +27,17 @@ def _effective(layer, variable):
     return np.asarray(variable.numpy(), np.float32)
 
 
+def _refuse_quantized(layer):
+    if getattr(layer, "quantization_mode", None):  # its weight holds int8 codes
+        raise NotImplementedError(f'Layer "{layer.name}" is quantized '
+                                  f"({layer.dtype_policy.name}): fkeras does not export int8 "
+                                  "layers to ONNX.")
+
+
 @converts(Dense)
 def convert_dense(call):
     b, layer = call.b, call.layer
+    _refuse_quantized(layer)
     y = b.op("MatMul", [call.x, b.const(_effective(layer, layer.kernel), f"{layer.name}/kernel")],
              hint=layer.name)
     if layer.bias is not None:
@@ -51,6 +59,7 @@ def convert_einsum_dense(call):
 @converts(Embedding)
 def convert_embedding(call):
     b, layer = call.b, call.layer
+    _refuse_quantized(layer)
     table = b.const(_effective(layer, layer.embeddings), f"{layer.name}/embeddings")
     indices = b.op("Cast", [call.x], to=7)  # int64 (float inputs are truncated, as Keras casts)
     return [b.op("Gather", [table, indices], axis=0, hint=layer.name)]

@@ -4,6 +4,7 @@ import numpy as np
 
 from fkeras import activations, ops
 from fkeras.engine.input_spec import InputSpec
+from fkeras.layers.core.int8_quantize import Int8DenseMixin, split_quantized_dtype
 from fkeras.layers.core.lora import LoRAMixin
 from fkeras.layers.layer import Layer
 from fkeras.layers.weight_args import (
@@ -13,7 +14,7 @@ from fkeras.layers.weight_args import (
 )
 
 
-class Dense(LoRAMixin, Layer):
+class Dense(Int8DenseMixin, LoRAMixin, Layer):
     """Densely-connected layer: `activation(dot(inputs, kernel) + bias)`.
 
     Inputs of rank > 2 are contracted over their last axis only (kernel (input_dim, units)),
@@ -31,6 +32,8 @@ class Dense(LoRAMixin, Layer):
             frozen and the layer uses kernel + (lora_alpha / lora_rank) * A @ B with trainable
             A (input_dim, rank), He-uniform, and B (rank, units), zeros.
         lora_alpha: the LoRA scale numerator (default: lora_rank).
+        quantization_config: an `Int8QuantizationConfig` (or its dict) used by `quantize` and
+            by a layer built under the "int8_from_float32" dtype policy (int8_quantize.py).
 
     Example:
     ```python
@@ -45,14 +48,12 @@ class Dense(LoRAMixin, Layer):
                  kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  kernel_constraint=None, bias_constraint=None, lora_rank=None, lora_alpha=None,
                  quantization_config=None, **kwargs):
+        kwargs["dtype"], quant_policy = split_quantized_dtype(kwargs.get("dtype"))
         super().__init__(**kwargs)
         if not _positive_int(units):
             raise ValueError("Received an invalid value for `units`, expected a positive "
                              f"integer. Received: units={units}")
-        if quantization_config is not None:
-            raise NotImplementedError(f'Layer "{self.name}": `quantization_config` is not '
-                                      "supported by fkeras. Received: "
-                                      f"quantization_config={quantization_config}")
+        self._init_quantization(quant_policy, quantization_config)
         self.units = int(units)
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
@@ -72,13 +73,18 @@ class Dense(LoRAMixin, Layer):
                 "The last dimension of the inputs to a Dense layer should be defined. "
                 f"Found None. Full input shape received: {tuple(input_shape)}"
             )
-        self.kernel = add_arg_weight(self, "kernel", (in_dim, self.units))
+        if self.quantization_mode:  # built as Keras's int8 layer (loading a quantized model)
+            self._int8_build((in_dim, self.units))
+        else:
+            self.kernel = add_arg_weight(self, "kernel", (in_dim, self.units))
         self.bias = add_arg_weight(self, "bias", (self.units,)) if self.use_bias else None
         self.input_spec = InputSpec(min_ndim=2, axes={-1: in_dim})
         self.built = True
         self._build_lora()
 
     def call(self, inputs):
+        if self.quantization_mode:
+            return self._int8_call(inputs)
         kernel = self._lora_weight()
         code, alpha = activations.fused(self.activation)
         if code is not None:
@@ -97,9 +103,8 @@ class Dense(LoRAMixin, Layer):
             "activation": activations.serialize(self.activation),
             "use_bias": self.use_bias,
             **serialize_weight_args(self),
-            "quantization_config": None,
         })
-        return self._lora_config(config)
+        return self._lora_config(self._quantization_config_entries(config))
 
 
 def _positive_int(v):

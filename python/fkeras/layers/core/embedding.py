@@ -3,11 +3,12 @@
 from fkeras import constraints, initializers, ops, regularizers
 from fkeras.backend import devices as _devices
 from fkeras.engine.keras_tensor import KerasTensor
+from fkeras.layers.core.int8_quantize import Int8EmbeddingMixin, split_quantized_dtype
 from fkeras.layers.core.lora import LoRAMixin
 from fkeras.layers.layer import Layer
 
 
-class Embedding(LoRAMixin, Layer):
+class Embedding(Int8EmbeddingMixin, LoRAMixin, Layer):
     """Turns non-negative integers (indices) into dense vectors of size `output_dim`.
 
     Args:
@@ -19,7 +20,9 @@ class Embedding(LoRAMixin, Layer):
         weights: initial [embeddings] (set when the layer is built).
         lora_rank, lora_alpha: LoRA as Keras 3's `enable_lora` (the table frozen, plus
             (lora_alpha / lora_rank) * A @ B with trainable A, B).
-        quantization_config: not supported (NotImplementedError unless None).
+        quantization_config: an `Int8QuantizationConfig` (or its dict): `quantize("int8")`
+            and the "int8_from_float32" dtype policy store the table as int8 codes per row
+            plus a float32 `embeddings_scale`, as Keras 3 (int8_quantize.py).
         input_length: Keras 2's argument: the input shape (input_length,) when no input_shape
             is given (so a Sequential model starting with Embedding is built at once).
 
@@ -46,11 +49,9 @@ class Embedding(LoRAMixin, Layer):
         if input_length is not None and "input_shape" not in kwargs and \
                 "batch_input_shape" not in kwargs:
             kwargs["input_shape"] = (input_length,)  # Keras 2: the first layer's input shape
+        kwargs["dtype"], quant_policy = split_quantized_dtype(kwargs.get("dtype"))
         super().__init__(weights=weights, **kwargs)
-        if quantization_config is not None:
-            raise NotImplementedError(f'Layer "{self.name}": `quantization_config` is not '
-                                      "supported by fkeras. Received: "
-                                      f"quantization_config={quantization_config}")
+        self._init_quantization(quant_policy, quantization_config)
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         self.embeddings_initializer = initializers.get(embeddings_initializer)
         self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
@@ -61,6 +62,10 @@ class Embedding(LoRAMixin, Layer):
         self._init_lora(lora_rank, lora_alpha)
 
     def build(self, input_shape=None):
+        if self.quantization_mode:  # built as Keras's int8 layer (loading a quantized model)
+            self._int8_build((self.input_dim, self.output_dim))
+            self.built = True
+            return
         self.embeddings = self.add_weight(shape=(self.input_dim, self.output_dim),
                                           initializer=self.embeddings_initializer,
                                           regularizer=self.embeddings_regularizer,
@@ -70,6 +75,8 @@ class Embedding(LoRAMixin, Layer):
         self._build_lora()
 
     def call(self, inputs):
+        if self.quantization_mode:
+            return self._int8_call(inputs)
         try:
             return ops.embedding(inputs, self._lora_weight())
         except ValueError as e:  # bad indices: name the layer, not the op
@@ -95,8 +102,8 @@ class Embedding(LoRAMixin, Layer):
             "activity_regularizer": regularizers.serialize(self.activity_regularizer),
             "embeddings_constraint": constraints.serialize(self.embeddings_constraint),
             "mask_zero": self.mask_zero,
-            "quantization_config": None,
         })
+        config = self._quantization_config_entries(config)
         if self.input_length is not None:
             config["input_length"] = self.input_length
         return self._lora_config(config)
