@@ -45,11 +45,7 @@ class Conv2DMaxPool2D(Op):
                     dilation_rate=(1, 1), activation=0, alpha=0.0, pool_size=(2, 2)):
         n, p, q, k = _R["conv2d"].output_spec(
             x, kernel, bias, **_conv_attrs(strides, padding, dilation_rate, activation, alpha))
-        pooled = [None if d is None else d // s for d, s in zip((p, q), pool_size)]
-        if 0 in pooled:
-            raise ValueError("Computed output size would be zero or negative. Received: "
-                             f"`inputs.shape={(n, p, q, k)}` and `pool_size={pool_size}`.")
-        return (n, *pooled, k)
+        return (n, *_pooled((n, p, q, k), pool_size), k)
 
     def forward(self, dev, x, kernel, bias=None, strides=(1, 1), padding="valid",
                 dilation_rate=(1, 1), activation=0, alpha=0.0, pool_size=(2, 2)):
@@ -64,7 +60,7 @@ class Conv2DMaxPool2D(Op):
         xs = to_nhwc(x, "channels_last")
         w = kernel.reshape(g["R"], g["S"], -1, g["K"])
         ph, pw = pool_size
-        y = dev.empty((g["N"], g["P"] // ph, g["Q"] // pw, g["K"]))
+        y = dev.empty((g["N"], *_pooled((g["N"], g["P"], g["Q"], g["K"]), pool_size), g["K"]))
         no_grad = dev.is_host and _tape.current_tape() is None
         idx = None if no_grad else dev.empty(y.shape, np.int64)
         dev.kernels["conv2d_forward_maxpool2d"](
@@ -96,6 +92,15 @@ class Conv2DMaxPool2D(Op):
             dw = dev.empty(w.shape)
             dev.kernels["conv2d_backward_weight"](dw, dz, xs, *sizes)
         return dx, dw, db
+
+
+def _pooled(conv_shape, pool_size):
+    """(P // ph, Q // pw) of the convolution's output (N, P, Q, K); P, Q may be None."""
+    pooled = [None if d is None else d // s for d, s in zip(conv_shape[1:3], pool_size)]
+    if 0 in pooled:
+        raise ValueError("Computed output size would be zero or negative. Received: "
+                         f"`inputs.shape={tuple(conv_shape)}` and `pool_size={pool_size}`.")
+    return pooled
 
 
 def fusable_activation(code, alpha):
