@@ -18,7 +18,7 @@ import numpy as np
 from fkeras.backend import codes
 from fkeras.engine import tape as _tape
 from fkeras.ops import shape_utils as su
-from fkeras.ops.conv import FUSED, Conv2D, normalize_tuple, to_nhwc
+from fkeras.ops.conv import FUSED, normalize_tuple, to_nhwc
 from fkeras.ops.registry import REGISTRY as _R
 from fkeras.ops.registry import Op, apply
 
@@ -83,7 +83,7 @@ class Conv2DMaxPool2D(Op):
         dev.kernels["conv2d_maxpool2d_backward"](dz, db, dev.contiguous(grad), y, idx, N, P, Q,
                                                  K, pool_size[0], pool_size[1], activation,
                                                  alpha)
-        sizes = Conv2D._sizes(None, g, strides, dilation_rate)
+        sizes = _R["conv2d"]._sizes(g, strides, dilation_rate)
         dx = dw = None
         if needs[0]:
             dx = dev.empty(xs.shape)
