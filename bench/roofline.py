@@ -94,7 +94,7 @@ def _gemm_flops(name, a):
                                                 + (a.get("dkernel") is not None))
     if name == "gemm":
         return 2.0 * g("M") * g("N") * g("K")
-    if name.startswith("conv2d_"):
+    if name.startswith("conv2d_") and name != "conv2d_maxpool2d_backward":  # that: no products
         return 2.0 * g("N") * g("P") * g("Q") * g("K") * g("R") * g("S") * g("C") / g("groups")
     for cell, gates in (("lstm", 4), ("gru", 3), ("simple_rnn", 1)):
         if name.startswith(cell + "_sequence"):

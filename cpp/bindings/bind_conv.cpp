@@ -93,7 +93,8 @@ void bind_conv(py::module_& m) {
                                        int64_t Q, int64_t stride_h, int64_t stride_w,
                                        int64_t dil_h, int64_t dil_w, int64_t pad_top,
                                        int64_t pad_left, int64_t groups, int64_t activation,
-                                       float alpha, int64_t pool_h, int64_t pool_w) {
+                                       float alpha, int64_t pool_h, int64_t pool_w,
+                                       py::object indices) {
     const char* k = "conv2d_forward_maxpool2d";
     check_conv(k, N, H, W, C, K, R, S, P, Q, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left,
                groups);
@@ -102,20 +103,54 @@ void bind_conv(py::module_& m) {
       bad(k, "arguments 'pool_h', 'pool_w' must be >= 1, received (" + std::to_string(pool_h) +
                  ", " + std::to_string(pool_w) + ")");
     float* py_ = fkb::out_f32(y, k, "y", {N, P / pool_h, Q / pool_w, K});
+    int64_t* pi = fkb::out_i64(indices, k, "indices", {N, P / pool_h, Q / pool_w, K}, true);
     const float* px = fkb::in_f32(x, k, "x", {N, H, W, C});
     const float* pw = fkb::in_f32(w, k, "w", {R, S, C / groups, K});
     const float* pb = fkb::in_f32(bias, k, "bias", {K}, true);
-    if (!fkb::check_outputs(k, {{"y", y}}, {{"x", x}, {"w", w}, {"bias", bias}})) return;
+    if (!fkb::check_outputs(k, {{"y", y}, {"indices", indices}},
+                            {{"x", x}, {"w", w}, {"bias", bias}}))
+      return;
     py::gil_scoped_release nogil;
     fk::conv2d_forward_maxpool2d(py_, px, pw, pb, N, H, W, C, K, R, S, P, Q, stride_h, stride_w,
                                  dil_h, dil_w, pad_top, pad_left, groups, activation, alpha,
-                                 pool_h, pool_w);
+                                 pool_h, pool_w, pi);
   }, py::arg("y"), py::arg("x"), py::arg("w"), py::arg("bias"), py::arg("N"), py::arg("H"),
      py::arg("W"), py::arg("C"), py::arg("K"), py::arg("R"), py::arg("S"), py::arg("P"),
      py::arg("Q"), py::arg("stride_h"), py::arg("stride_w"), py::arg("dil_h"), py::arg("dil_w"),
      py::arg("pad_top"), py::arg("pad_left"), py::arg("groups"), py::arg("activation"),
-     py::arg("alpha"), py::arg("pool_h"), py::arg("pool_w"),
-     "y (N, P // pool_h, Q // pool_w, K) = 'valid' max pooling of conv2d_forward's output.");
+     py::arg("alpha"), py::arg("pool_h"), py::arg("pool_w"), py::arg("indices") = py::none(),
+     "y (N, P // pool_h, Q // pool_w, K) = 'valid' max pooling of conv2d_forward's output; "
+     "indices (same shape, int64) or None: each maximum's flat offset into that output.");
+
+  m.def("conv2d_maxpool2d_backward", [](py::object dz, py::object dbias, py::object dy,
+                                        py::object y, py::object indices, int64_t N, int64_t P,
+                                        int64_t Q, int64_t K, int64_t pool_h, int64_t pool_w,
+                                        int64_t activation, float alpha) {
+    const char* k = "conv2d_maxpool2d_backward";
+    fkb::check_sizes(k, {{"N", N}, {"P", P}, {"Q", Q}, {"K", K}});
+    if (activation != fk::kLinear && activation != fk::kRelu && activation != fk::kLeakyRelu)
+      bad(k, "argument 'activation' must be linear (0), relu (1) or leaky_relu, received code " +
+                 std::to_string(activation));
+    if (pool_h < 1 || pool_w < 1)
+      bad(k, "arguments 'pool_h', 'pool_w' must be >= 1, received (" + std::to_string(pool_h) +
+                 ", " + std::to_string(pool_w) + ")");
+    const int64_t Pp = P / pool_h, Qp = Q / pool_w;
+    float* pdz = fkb::out_f32(dz, k, "dz", {N, P, Q, K}, true);
+    float* pdb = fkb::out_f32(dbias, k, "dbias", {K}, true);
+    const float* pdy = fkb::in_f32(dy, k, "dy", {N, Pp, Qp, K});
+    const float* pyv = fkb::in_f32(y, k, "y", {N, Pp, Qp, K});
+    const int64_t* pi = fkb::in_i64(indices, k, "indices", {N, Pp, Qp, K});
+    if (!fkb::check_outputs(k, {{"dz", dz}, {"dbias", dbias}},
+                            {{"dy", dy}, {"y", y}, {"indices", indices}}))
+      return;
+    py::gil_scoped_release nogil;
+    fk::conv2d_maxpool2d_backward(pdz, pdb, pdy, pyv, pi, N, P, Q, K, pool_h, pool_w,
+                                  activation, alpha);
+  }, py::arg("dz"), py::arg("dbias"), py::arg("dy"), py::arg("y"), py::arg("indices"),
+     py::arg("N"), py::arg("P"), py::arg("Q"), py::arg("K"), py::arg("pool_h"),
+     py::arg("pool_w"), py::arg("activation"), py::arg("alpha"),
+     "dz (N, P, Q, K) [or None] and dbias (K) [or None] from the pooled cotangent dy, output y "
+     "and indices (N, P // pool_h, Q // pool_w, K) of conv2d_forward_maxpool2d.");
 
   m.def("conv2d_backward_input", [](py::object dx, py::object dy, py::object w, int64_t N,
                                     int64_t H, int64_t W, int64_t C, int64_t K, int64_t R,

@@ -202,7 +202,7 @@ void conv2d_forward_maxpool2d(float* y, const float* x, const float* w, const fl
                               int64_t S, int64_t P, int64_t Q, int64_t stride_h,
                               int64_t stride_w, int64_t dil_h, int64_t dil_w, int64_t pad_top,
                               int64_t pad_left, int64_t groups, int64_t activation, float alpha,
-                              int64_t pool_h, int64_t pool_w) {
+                              int64_t pool_h, int64_t pool_w, int64_t* indices) {
   const conv::Shape s = conv::make_shape("conv2d_forward_maxpool2d", N, H, W, C, K, R, S, P, Q,
                                          stride_h, stride_w, dil_h, dil_w, pad_top, pad_left,
                                          groups);
@@ -211,14 +211,14 @@ void conv2d_forward_maxpool2d(float* y, const float* x, const float* w, const fl
   const int64_t Pp = P / pool_h, Qp = Q / pool_w;
   if (N == 0 || K == 0 || Pp == 0 || Qp == 0) return;
   if (s.row_len() > 0 && !conv::is_depthwise(s) && conv::direct_forward_ok(s)) {
-    conv::direct_forward_maxpool(y, x, w, bias, s, activation, alpha, pool_h, pool_w);
+    conv::direct_forward_maxpool(y, indices, x, w, bias, s, activation, alpha, pool_h, pool_w);
     return;
   }
-  // Other paths: the convolution into a temporary, then the pooling (values only).
+  // Other paths: the convolution into a temporary, then the pooling (values, [indices]).
   std::unique_ptr<float[]> tmp(new float[static_cast<size_t>(N * P * Q * K)]);
   conv2d_forward(tmp.get(), x, w, bias, N, H, W, C, K, R, S, P, Q, stride_h, stride_w, dil_h,
                  dil_w, pad_top, pad_left, groups, activation, alpha);
-  maxpool2d_forward(y, nullptr, tmp.get(), N, P, Q, K, Pp, Qp, pool_h, pool_w, pool_h, pool_w,
+  maxpool2d_forward(y, indices, tmp.get(), N, P, Q, K, Pp, Qp, pool_h, pool_w, pool_h, pool_w,
                     0, 0);
 }
 

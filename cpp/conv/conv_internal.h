@@ -56,10 +56,11 @@ void direct_forward(float* y, const float* x, const float* w, const float* bias,
 void direct_backward_input(float* dx, const float* dy, const float* w, const Shape& s);
 // direct_forward with a max pooling of its output in the same pass: y (N, P / pool_h,
 // Q / pool_w, K), windows pool_h x pool_w at stride (pool_h, pool_w), 'valid' (see
-// conv2d_forward_maxpool2d); the convolution's output is never written out.
-void direct_forward_maxpool(float* y, const float* x, const float* w, const float* bias,
-                            const Shape& s, int64_t activation, float alpha, int64_t pool_h,
-                            int64_t pool_w);
+// conv2d_forward_maxpool2d); the convolution's output is never written out. indices [opt]:
+// as conv2d_forward_maxpool2d's.
+void direct_forward_maxpool(float* y, int64_t* indices, const float* x, const float* w,
+                            const float* bias, const Shape& s, int64_t activation, float alpha,
+                            int64_t pool_h, int64_t pool_w);
 
 // A per-thread, 64-byte aligned scratch buffer of at least n floats (contents undefined).
 // slots 0, 1 and 2 are independent buffers. Grows on demand and is kept for the next call: a cache

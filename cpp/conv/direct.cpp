@@ -110,8 +110,11 @@ void pad_rows(float* buf, const float* x, int64_t n, int64_t h_lo, int64_t rows,
 
 // Max pooling of the convolution's output in the same pass (conv2d_forward_maxpool2d): y
 // (N, P / ph, Q / pw, K), windows ph x pw at stride (ph, pw), 'valid'. y == nullptr: none.
+// idx [opt] (N, P / ph, Q / pw, K): each maximum's flat offset into the (unwritten)
+// convolution output (N, P, Q, K), as maxpool2d_forward writes them.
 struct PoolOut {
   float* y = nullptr;
+  int64_t* idx = nullptr;
   int64_t ph = 1, pw = 1;
 };
 
@@ -187,8 +190,18 @@ void run_direct(const Path& path, float* y, const float* x, const float* w, cons
           path.fp32.row(yr, xrows + (p - p0) * sh * ld, w, bias, g);
         }
         if (activation != kLinear && !fused_act) activation_inplace(yr, Q * K, activation, alpha);
-        if (pooled && i == pool.ph - 1)
-          pk.max_values_row(pool.y + (n * Pp + p / pool.ph) * Qp * K, wrows, pg, 0, 0);
+        if (pooled && i == pool.ph - 1) {
+          const int64_t o = (n * Pp + p / pool.ph) * Qp * K;  // the pooled row
+          if (pool.idx == nullptr) {
+            pk.max_values_row(pool.y + o, wrows, pg, 0, 0);
+          } else {
+            // Indices into the window rows (ph, Q, K), then shifted to the full output's.
+            pk.max_row(pool.y + o, pool.idx + o, wrows, pg, 0, 0);
+            const int64_t base = (n * P + p + 1 - pool.ph) * Q * K;
+            int64_t* __restrict ix = pool.idx + o;
+            for (int64_t e = 0; e < Qp * K; ++e) ix[e] += base;
+          }
+        }
       }
     }
   });
@@ -255,13 +268,14 @@ void direct_forward(float* y, const float* x, const float* w, const float* bias,
              s.dw, s.pt, s.pl, activation, alpha);
 }
 
-void direct_forward_maxpool(float* y, const float* x, const float* w, const float* bias,
-                            const Shape& s, int64_t activation, float alpha, int64_t pool_h,
-                            int64_t pool_w) {
+void direct_forward_maxpool(float* y, int64_t* indices, const float* x, const float* w,
+                            const float* bias, const Shape& s, int64_t activation, float alpha,
+                            int64_t pool_h, int64_t pool_w) {
   Path kern;
   FK_CHECK(active(&kern), "conv2d_forward_maxpool2d: the direct path needs AVX2 or AVX-512");
   PoolOut pool;
   pool.y = y;
+  pool.idx = indices;
   pool.ph = pool_h;
   pool.pw = pool_w;
   run_direct(kern, nullptr, x, w, bias, s.N, s.H, s.W, s.C, s.K, s.R, s.S, s.P, s.Q, s.sh, s.sw,

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "fkeras/kernels.h"
 #include "pool_kernels.h"
 
 namespace fk {
@@ -111,8 +112,68 @@ void avg_backward_impl(float* dx, const float* dy, const Geom& g, int64_t n, int
   }
 }
 
+// One dz row of conv_max_backward: out (K) from its window's cell (dy, y, ix from channel 0).
+// The value is the unfused pair's: maxpool2d_backward's 0 + dy, then bias_activation_backward's
+// product with act'(y) (read off the output: y > 0 selects 1, else 0 or alpha; NaN: not > 0).
+template <int64_t kAct>
+void scatter_row(float* __restrict out, const float* __restrict dy, const float* __restrict y,
+                 const int64_t* __restrict ix, int64_t base, int64_t K, float alpha) {
+  for (int64_t k = 0; k < K; ++k) {
+    const float g = 0.f + dy[k];
+    float d = g;
+    if constexpr (kAct == kRelu) d = g * (y[k] > 0.f ? 1.f : 0.f);
+    if constexpr (kAct == kLeakyRelu) d = g * (y[k] > 0.f ? 1.f : alpha);
+    out[k] = ix[k] == base + k ? d : 0.f;
+  }
+}
+
+template <int64_t kAct>
+void conv_max_rows(float* dz, double* colsum, float* tmp, const float* dy, const float* y,
+                   const int64_t* idx, const ScatterGeom& g, int64_t r0, int64_t r1) {
+  const int64_t K = g.K, Q = g.Q, PQ = g.P * g.Q, Pc = g.Pp * g.ph, Qc = g.Qp * g.pw;
+  auto row = [&](float* __restrict out, int64_t m) {
+    const int64_t n = m / PQ, p = (m / Q) % g.P, q = m % Q;
+    if (p >= Pc || q >= Qc) {
+      for (int64_t k = 0; k < K; ++k) out[k] = 0.f;
+      return;
+    }
+    const int64_t cell = ((n * g.Pp + p / g.ph) * g.Qp + q / g.pw) * K;
+    scatter_row<kAct>(out, dy + cell, y + cell, idx + cell, m * K, K, g.alpha);
+  };
+  if (colsum == nullptr) {
+    for (int64_t m = r0; m < r1; ++m) row(dz + m * K, m);
+    return;
+  }
+  for (int64_t j = 0; j < K; ++j) colsum[j] = 0.0;
+  int64_t i = r0;
+  for (; i + 8 <= r1; i += 8) {
+    float* __restrict z = dz ? dz + i * K : tmp;  // (8, K)
+    for (int64_t t = 0; t < 8; ++t) row(z + t * K, i + t);
+    for (int64_t j = 0; j < K; ++j) {
+      const float a = (z[j] + z[K + j]) + (z[2 * K + j] + z[3 * K + j]);
+      const float b = (z[4 * K + j] + z[5 * K + j]) + (z[6 * K + j] + z[7 * K + j]);
+      colsum[j] += static_cast<double>(a + b);
+    }
+  }
+  for (; i < r1; ++i) {
+    float* __restrict z = dz ? dz + i * K : tmp;
+    row(z, i);
+    for (int64_t j = 0; j < K; ++j) colsum[j] += static_cast<double>(z[j]);
+  }
+}
+
+void conv_max_backward_impl(float* dz, double* colsum, float* tmp, const float* dy,
+                            const float* y, const int64_t* idx, const ScatterGeom& g, int64_t r0,
+                            int64_t r1) {
+  if (g.activation == kRelu) return conv_max_rows<kRelu>(dz, colsum, tmp, dy, y, idx, g, r0, r1);
+  if (g.activation == kLeakyRelu)
+    return conv_max_rows<kLeakyRelu>(dz, colsum, tmp, dy, y, idx, g, r0, r1);
+  conv_max_rows<kLinear>(dz, colsum, tmp, dy, y, idx, g, r0, r1);
+}
+
 Kernels make_kernels() {
-  return Kernels{max_row_impl, avg_row_impl, avg_backward_impl, max_values_row_impl};
+  return Kernels{max_row_impl, avg_row_impl, avg_backward_impl, max_values_row_impl,
+                 conv_max_backward_impl};
 }
 
 }  // namespace

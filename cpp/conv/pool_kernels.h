@@ -24,11 +24,29 @@ using AvgRowFn = void (*)(float* y, const float* x, const Geom& g, int64_t n, in
 using AvgBackFn = void (*)(float* dx, const float* dy, const Geom& g, int64_t n, int64_t c0,
                            int64_t c1);
 
+// The backward of a convolution whose output z (N, P, Q, K) was max pooled in its store
+// (conv2d_forward_maxpool2d with indices; kernels.h conv2d_maxpool2d_backward): pixel rows
+// m in [r0, r1) of z (m = (n*P + p)*Q + q, K floats each). Row m of dz = dy * act'(y) of its
+// window's cell where the cell's index is m*K + k, else 0 (rows and columns past the last
+// whole window: 0); dy, y, idx (N, Pp, Qp, K). With colsum (K): the column sums of those dz
+// rows, overwritten, as bias_activation_backward's chunks add them (gemm_elementwise.h
+// dz_colsum_rows: groups of 8 rows from r0 added pairwise in float, each group's total and
+// each leftover row in float64), so that dbias is bit-identical to the unfused pair's.
+// dz == nullptr: the rows go through tmp (8, K) for the sums only.
+struct ScatterGeom {
+  int64_t P, Q, K, Pp, Qp, ph, pw, activation;  // activation: kLinear, kRelu, kLeakyRelu
+  float alpha;
+};
+using ConvMaxBackFn = void (*)(float* dz, double* colsum, float* tmp, const float* dy,
+                               const float* y, const int64_t* idx, const ScatterGeom& g,
+                               int64_t r0, int64_t r1);
+
 struct Kernels {
   MaxRowFn max_row;
   AvgRowFn avg_row;
   AvgBackFn avg_backward;
   AvgRowFn max_values_row;  // max_row without the indices (inference), same values
+  ConvMaxBackFn conv_max_backward;
 };
 
 // The kernels of the running ISA (fk::cpu_isa()): AVX-512, AVX2 or the portable build.

@@ -197,9 +197,17 @@ def conv2d_forward_maxpool2d(
     y: Array | None, x: Array | None, w: Array | None, bias: Array | None, N: int, H: int, W: int,
     C: int, K: int, R: int, S: int, P: int, Q: int, stride_h: int, stride_w: int, dil_h: int,
     dil_w: int, pad_top: int, pad_left: int, groups: int, activation: int, alpha: float,
-    pool_h: int, pool_w: int
+    pool_h: int, pool_w: int, indices: Array | None = ...
 ) -> None:
-    """y (N, P // pool_h, Q // pool_w, K) = 'valid' max pooling of conv2d_forward's output."""
+    """y (N, P // pool_h, Q // pool_w, K) = 'valid' max pooling of conv2d_forward's output; indices (same shape, int64) or None: each maximum's flat offset into that output."""
+
+
+def conv2d_maxpool2d_backward(
+    dz: Array | None, dbias: Array | None, dy: Array | None, y: Array | None,
+    indices: Array | None, N: int, P: int, Q: int, K: int, pool_h: int, pool_w: int,
+    activation: int, alpha: float
+) -> None:
+    """dz (N, P, Q, K) [or None] and dbias (K) [or None] from the pooled cotangent dy, output y and indices (N, P // pool_h, Q // pool_w, K) of conv2d_forward_maxpool2d."""
 
 
 def cpu_features() -> Any:

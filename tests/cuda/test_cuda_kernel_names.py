@@ -46,6 +46,8 @@ FAMILIES = {
     ],
     # Inference fusions of the CPU table (session 7): no CUDA mirror yet
     "conv_pool_fused": ["conv2d_forward_maxpool2d"],
+    # session 8: its training backward (ops/conv_pool.py runs the unfused pair without both)
+    "conv_pool_train": ["conv2d_maxpool2d_backward"],
     # the dy pass of a fused backward (session 7; the conv2d op falls back to
     # activation_backward + bias_add_backward on a device without it)
     "fused_backward": ["bias_activation_backward"],
@@ -54,7 +56,8 @@ FAMILIES = {
 }
 
 # Families not bound in _C_cuda yet (remove a name when its helper's branch lands).
-MISSING: set[str] = {"batchnorm_relu", "conv_pool_fused", "fused_backward", "quantize_int8"}
+MISSING: set[str] = {"batchnorm_relu", "conv_pool_fused", "conv_pool_train", "fused_backward",
+                      "quantize_int8"}
 
 # Functions of fkeras._C that are its runtime, not kernels.
 CPU_RUNTIME = {"KernelError", "build_info", "cpu_features", "cpu_isa", "isa_supported",

@@ -317,6 +317,25 @@ def conv2d_forward_maxpool2d(rng):
     return Case("conv2d_forward_maxpool2d", args, ("y",), tol=3e-4)
 
 
+def conv2d_maxpool2d_backward(rng):
+    # The saved pooled output and indices come from the reference pooling of a random
+    # convolution output z (N, P, Q, K); the backward scatters into z's shape.
+    N, P, Q, K = dim(rng, 3), dim(rng, 12), dim(rng, 12), dim(rng, 40)
+    ph, pw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    code = int(rng.choice([0, 1, 1, 13]))
+    Pp, Qp = P // ph, Q // pw
+    z = rand(rng, N, P, Q, K)
+    if code != 0:
+        z = np.maximum(z, 0) if code == 1 else np.where(z > 0, z, np.float32(0.2) * z)
+    y, idx = np.zeros((N, Pp, Qp, K), np.float32), np.zeros((N, Pp, Qp, K), np.int64)
+    REF["maxpool2d_forward"](y, idx, z, N, P, Q, K, Pp, Qp, ph, pw, ph, pw, 0, 0)
+    args = dict(dz=nans(N, P, Q, K), dbias=maybe(rng, nans(K)), dy=rand(rng, N, Pp, Qp, K),
+                y=y.astype(np.float32), indices=idx, N=N, P=P, Q=Q, K=K, pool_h=ph, pool_w=pw,
+                activation=code, alpha=0.2 if code == 13 else 0.0)
+    outs = ("dz",) if args["dbias"] is None else ("dz", "dbias")
+    return Case("conv2d_maxpool2d_backward", args, outs)
+
+
 def conv2d_backward_input(rng):
     g = _conv_geometry(rng)
     N, H, W, C, K, R, S, P, Q = (g[k] for k in "N H W C K R S P Q".split())
@@ -749,7 +768,7 @@ GENERATORS = {
               softmax_crossentropy_backward, sparse_softmax_crossentropy_forward,
               sparse_softmax_crossentropy_backward, sigmoid_crossentropy_forward,
               sigmoid_crossentropy_backward, conv2d_forward, conv2d_forward_maxpool2d,
-              conv2d_backward_input,
+              conv2d_maxpool2d_backward, conv2d_backward_input,
               conv2d_backward_weight, maxpool2d_forward, maxpool2d_backward, avgpool2d_forward,
               avgpool2d_backward, batchnorm_forward_train, batchnorm_forward_infer,
               batchnorm_backward, batchnorm_relu_forward_train, batchnorm_relu_forward_infer,

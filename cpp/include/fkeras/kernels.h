@@ -172,12 +172,25 @@ void conv2d_forward(float* y, const float* x, const float* w, const float* bias,
 // (rows and columns past the last whole window dropped): the values of conv2d_forward then
 // maxpool2d_forward, without writing the convolution's output (the direct path pools each
 // window row while it is in L1; other paths go through a temporary).
+// Training: indices (N, P / pool_h, Q / pool_w, K) [opt] = maxpool2d_forward's indices of that
+// output (flat offsets into the unwritten (N, P, Q, K) output; first maximum wins).
 void conv2d_forward_maxpool2d(float* y, const float* x, const float* w, const float* bias,
                               int64_t N, int64_t H, int64_t W, int64_t C, int64_t K, int64_t R,
                               int64_t S, int64_t P, int64_t Q, int64_t stride_h,
                               int64_t stride_w, int64_t dil_h, int64_t dil_w, int64_t pad_top,
                               int64_t pad_left, int64_t groups, int64_t activation, float alpha,
-                              int64_t pool_h, int64_t pool_w);
+                              int64_t pool_h, int64_t pool_w, int64_t* indices = nullptr);
+// The backward of conv2d_forward_maxpool2d (with indices) up to the convolution's own
+// products: dz (N, P, Q, K) [opt] = the pooled cotangent dy (N, Pp, Qp, K) times act'(y) (y:
+// the pooled output; activation kLinear, kRelu or kLeakyRelu) scattered to the indices, 0
+// elsewhere; dbias (K) [opt] = the column sums of dz (float64 accumulation). Pp = P / pool_h,
+// Qp = Q / pool_w. Bit-identical to maxpool2d_backward then bias_activation_backward on the
+// unfused pair's tensors (same chunks and order of the sums), in one pass; dz then feeds
+// conv2d_backward_input / _weight. An index that is not its window's own yields zeros there.
+void conv2d_maxpool2d_backward(float* dz, float* dbias, const float* dy, const float* y,
+                               const int64_t* indices, int64_t N, int64_t P, int64_t Q,
+                               int64_t K, int64_t pool_h, int64_t pool_w, int64_t activation,
+                               float alpha);
 // dx (N, H, W, C) from dy (N, P, Q, K) and w.
 void conv2d_backward_input(float* dx, const float* dy, const float* w, int64_t N, int64_t H,
                            int64_t W, int64_t C, int64_t K, int64_t R, int64_t S, int64_t P,

@@ -175,7 +175,7 @@ def _cpu_device():
 # The cpu kernels whose products go through the GEMM driver (cpp/include/fkeras/gemm.h).
 BF16_KERNELS = frozenset(
     ["gemm", "dense_forward", "dense_backward", "conv2d_forward", "conv2d_backward_input",
-     "conv2d_backward_weight"]
+     "conv2d_backward_weight", "conv2d_forward_maxpool2d"]
     + [f"{cell}_{kind}_{d}" for cell in ("simple_rnn", "lstm", "gru")
        for kind in ("cell", "sequence") for d in ("forward", "backward")])
 

@@ -122,6 +122,7 @@ class ForwardPlan:
             s.cast = s.fn is not s.layer and _casts_int_inputs(s.layer, node)
             self.steps.append(s)
         self.fused_bn_relu = plan_fusion.fuse_bn_relu(self, model)  # BN + ReLU: one op
+        self.fused_conv_pool = plan_fusion.fuse_conv_pool(self, model)  # Conv2D + MaxPool
 
     def run(self, xs, training=False):
         """Flat list of output arrays (logits for the requested outputs). `training=None`

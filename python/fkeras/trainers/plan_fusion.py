@@ -1,4 +1,5 @@
-"""Plan-level fusion: BatchNormalization followed by ReLU runs as one op.
+"""Plan-level fusion: BatchNormalization followed by ReLU runs as one op, and so does a Conv2D
+followed by a non-overlapping 'valid' MaxPooling2D (`fuse_conv_pool`, at the end).
 
 A ForwardPlan (forward_plan.py) calls each layer's `call` in turn; BN then ReLU costs four
 passes over the activation in the forward (BN statistics, BN write, ReLU read + write) and the
@@ -15,12 +16,26 @@ is not a model output and has no other consumer. At run time, a BN configuration
 plain training/inference ones (renorm, ghost batches, adjustment, `fused=False`, synchronized
 statistics under a distribution) runs the unfused pair. Eager `model(x)` outside the plan,
 subclassed models and custom `train_step`s calling `self(x)` are untouched.
+
+Conv2D -> MaxPooling2D (`fuse_conv_pool`): the forward writes the conv output (N, P, Q, K),
+the pool reads it, its backward writes the cotangent back at that size and the conv's backward
+reads it with y again. The fused step runs `conv2d_maxpool2d` (ops/conv_pool.py): the pool in
+the convolution's store (the output is never written; only the pooled values and indices) and
+one pass from the pooled cotangent to the conv's dz and bias gradient; bit-identical to the
+pair. The same discipline as BN + ReLU: both steps direct calls, the Conv2D exactly `Conv2D`
+(channels_last, a linear / relu / leaky_relu (slope >= 0) activation, no LoRA) called on one
+tensor, its output not a model output with the pool as its only consumer, the pool exactly
+`MaxPooling2D` (channels_last, 'valid', strides == pool_size) called on that tensor. The
+environment variable FKERAS_FUSE_CONV_POOL=0 (read when a plan is built) turns it off, for
+comparisons.
 """
+
+import os
 
 from fkeras.backend.devices import bf16_products
 from fkeras.layers.layer import Layer
 
-__all__ = ["fuse_bn_relu"]
+__all__ = ["fuse_bn_relu", "fuse_conv_pool"]
 
 
 def fuse_bn_relu(plan, model):
@@ -117,5 +132,100 @@ def _bn_relu_runner(layer, relu_call, bf16=False):
         layer._update_moving(layer.moving_mean, mean)
         layer._update_moving(layer.moving_variance, var)
         return y
+
+    return run
+
+
+# ---- Conv2D + MaxPooling2D --------------------------------------------------------------------
+
+def fuse_conv_pool(plan, model):
+    """Rewrites `plan.steps` in place, fusing each eligible Conv2D -> MaxPooling2D pair (see
+    the module docstring). Steps are matched to nodes by their output tensors, so it may run
+    after `fuse_bn_relu` has removed steps.
+
+    Args:
+        plan: a ForwardPlan, its steps built from `model._nodes`.
+        model: the Functional model of the plan.
+
+    Returns:
+        The number of pairs fused (0 when FKERAS_FUSE_CONV_POOL=0).
+    """
+    if os.environ.get("FKERAS_FUSE_CONV_POOL", "1").strip() == "0":
+        return 0
+    consumers = {}
+    for node in model._nodes:
+        for t in node.input_tensors:
+            consumers.setdefault(id(t), []).append(node)
+    step_by_out = {}
+    for st in plan.steps:
+        for i in st.out_ids:
+            step_by_out[i] = st
+    outputs = set(plan.output_ids)
+    fused = set()
+    for s in plan.steps:
+        if id(s) in fused or not _plain_conv_step(s):
+            continue
+        out = s.out_ids[0]
+        users = consumers.get(out, [])
+        if out in outputs or len(users) != 1 or len(users[0].output_tensors) != 1:
+            continue
+        t = step_by_out.get(id(users[0].output_tensors[0]))
+        if t is None or t is s or not _plain_pool_step(t, out):
+            continue
+        s.fn = _conv_pool_runner(s.layer, t.layer, s.fn,
+                                 bf16=s.fn.__func__ is not type(s.layer).call)
+        s.out_ids = list(t.out_ids)
+        fused.add(id(t))
+    if fused:
+        plan.steps = [s for s in plan.steps if id(s) not in fused]
+    return len(fused)
+
+
+def _conv_activation(layer):
+    """(code, alpha) of the Conv2D's activation when conv2d_maxpool2d takes it, else None."""
+    from fkeras import activations
+    from fkeras.ops.conv_pool import fusable_activation
+
+    code, alpha = activations.fused(layer.activation)
+    return (code, alpha) if code is not None and fusable_activation(code, alpha) else None
+
+
+def _plain_conv_step(s):
+    from fkeras.layers.convolutional.conv2d import Conv2D
+
+    layer = s.layer
+    return (type(layer) is Conv2D and s.single and len(s.out_ids) == 1 and not s.logits
+            and not s.cast and _direct(s) and layer.data_format == "channels_last"
+            and layer.padding in ("valid", "same") and not getattr(layer, "lora_enabled", False)
+            and _conv_activation(layer) is not None)
+
+
+def _plain_pool_step(t, tensor_id):
+    from fkeras.layers.pooling.max_pooling import MaxPooling2D
+
+    layer = t.layer
+    return (type(layer) is MaxPooling2D and t.single and t.args == tensor_id
+            and len(t.out_ids) == 1 and not t.logits and not t.cast and _direct(t)
+            and layer.padding == "valid" and layer.data_format == "channels_last"
+            and tuple(layer.strides) == tuple(layer.pool_size))
+
+
+def _conv_pool_runner(layer, pool_layer, conv_call, bf16=False):
+    """The fused step: `conv_call` (the Conv2D's direct call) then the pool, as one op
+    (`bf16`: in the Conv2D's bf16-products scope, as its direct call runs)."""
+    from fkeras.ops.conv_pool import conv2d_maxpool2d
+
+    def run(inputs, training=None):
+        act = _conv_activation(layer)
+        if act is None:  # the activation was changed after the plan was built
+            return pool_layer.call(conv_call(inputs))
+        if bf16:
+            with bf16_products():
+                return fused(inputs, act)
+        return fused(inputs, act)
+
+    def fused(inputs, act):
+        return conv2d_maxpool2d(inputs, layer.kernel, layer.bias, layer.strides, layer.padding,
+                                layer.dilation_rate, act[0], act[1], pool_layer.pool_size)
 
     return run

@@ -144,7 +144,7 @@ def maxpool2d_forward(y, indices, x, N, H, W, C, P, Q, R, S, stride_h, stride_w,
 
 def conv2d_forward_maxpool2d(y, x, w, bias, N, H, W, C, K, R, S, P, Q, stride_h, stride_w,
                              dil_h, dil_w, pad_top, pad_left, groups, activation, alpha, pool_h,
-                             pool_w):
+                             pool_w, indices=None):
     if pool_h < 1 or pool_w < 1:
         raise ValueError("conv2d_forward_maxpool2d: arguments 'pool_h', 'pool_w' must be >= 1, "
                          f"received ({pool_h}, {pool_w})")
@@ -152,7 +152,28 @@ def conv2d_forward_maxpool2d(y, x, w, bias, N, H, W, C, K, R, S, P, Q, stride_h,
     conv2d_forward(z, x, w, bias, N, H, W, C, K, R, S, P, Q, stride_h, stride_w, dil_h, dil_w,
                    pad_top, pad_left, groups, activation, alpha)
     Pp, Qp = P // pool_h, Q // pool_w
-    maxpool2d_forward(y, None, z, N, P, Q, K, Pp, Qp, pool_h, pool_w, pool_h, pool_w, 0, 0)
+    maxpool2d_forward(y, indices, z, N, P, Q, K, Pp, Qp, pool_h, pool_w, pool_h, pool_w, 0, 0)
+
+
+def conv2d_maxpool2d_backward(dz, dbias, dy, y, indices, N, P, Q, K, pool_h, pool_w, activation,
+                              alpha):
+    name = "conv2d_maxpool2d_backward"
+    if pool_h < 1 or pool_w < 1:
+        raise ValueError(f"{name}: arguments 'pool_h', 'pool_w' must be >= 1, received "
+                         f"({pool_h}, {pool_w})")
+    if activation not in (0, 1, 13):
+        raise ValueError(f"{name}: argument 'activation' must be linear (0), relu (1) or "
+                         f"leaky_relu, received code {activation}")
+    Pp, Qp = P // pool_h, Q // pool_w
+    g, v = _f64(dy, N, Pp, Qp, K), _f64(y, N, Pp, Qp, K)
+    slope = 0.0 if activation == 1 else float(alpha)
+    d = g if activation == 0 else g * np.where(v > 0, 1.0, slope)
+    out = np.zeros(N * P * Q * K)
+    np.add.at(out, np.asarray(indices).reshape(-1), d.reshape(-1))
+    if dz is not None:
+        dz.reshape(-1)[...] = out
+    if dbias is not None:
+        dbias[...] = out.reshape(-1, K).sum(axis=0) if K else 0.0
 
 
 def maxpool2d_backward(dx, dy, indices, N, H, W, C, P, Q):
@@ -195,6 +216,7 @@ KERNELS = {
     "conv2d_backward_weight": conv2d_backward_weight,
     "maxpool2d_forward": maxpool2d_forward,
     "conv2d_forward_maxpool2d": conv2d_forward_maxpool2d,
+    "conv2d_maxpool2d_backward": conv2d_maxpool2d_backward,
     "maxpool2d_backward": maxpool2d_backward,
     "avgpool2d_forward": avgpool2d_forward,
     "avgpool2d_backward": avgpool2d_backward,
