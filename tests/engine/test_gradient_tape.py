@@ -314,3 +314,39 @@ def test_training_loop_from_scratch_matches_closed_form():
         bn -= 0.1 * (2 * r.sum(0) / r.size)
     np.testing.assert_allclose(w.numpy(), wn, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(b.numpy(), bn, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("layer_cls", [fkeras.layers.LSTM, fkeras.layers.GRU,
+                                       fkeras.layers.SimpleRNN])
+def test_recurrent_ops_take_missing_cotangents_without_zero_fill(layer_cls, monkeypatch):
+    """The recurrent ops take None for outputs that got no gradient (the unused sequence when
+    return_sequences=False): the tape fills nothing, and the gradients equal those computed
+    from explicit zero cotangents on every output."""
+    from fkeras.engine import tape as tape_mod
+
+    rng = np.random.default_rng(0)
+    layer = layer_cls(5)
+    x = T(rng.standard_normal((3, 4, 2)).astype(np.float32))
+    layer(x)
+    fills = []
+    real_fill = tape_mod._zero_fill
+    monkeypatch.setattr(tape_mod, "_zero_fill", lambda o, f: fills.append(o) or real_fill(o, f))
+    w = T(rng.standard_normal((3, 5)).astype(np.float32))
+    with fkeras.GradientTape() as tape:
+        tape.watch(x)
+        loss = ops.sum(layer(x) * w)
+    got = tape.gradient(loss, [x] + layer.trainable_weights)
+    assert fills == []
+    # The same gradients through return_sequences=True, with the sequence's cotangent zero
+    # except at the last step (the final state is the last step's output).
+    seq = layer_cls(5, return_sequences=True)
+    seq(x)
+    seq.set_weights(layer.get_weights())
+    wseq = np.zeros((3, 4, 5), np.float32)
+    wseq[:, -1] = np.asarray(w)
+    with fkeras.GradientTape() as tape:
+        tape.watch(x)
+        loss = ops.sum(seq(x) * T(wseq))
+    want = tape.gradient(loss, [x] + seq.trainable_weights)
+    for g, r in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(r), rtol=1e-5, atol=1e-6)

@@ -327,12 +327,15 @@ def _backward(entries, grads, keep=(), ready=None):
             gouts = [take(id(o), None) for o in outs]
             if all(g is None for g in gouts):
                 continue
-            filled = _filled()
-            gouts = [_zero_fill(o, filled) if g is None else g for o, g in zip(outs, gouts)]
-            try:
+            if getattr(op, "takes_missing_cotangents", False):
                 gin = op.backward(dev, saved, gouts, needs, **attrs)
-            finally:
-                filled.clear()
+            else:
+                filled = _filled()
+                gouts = [_zero_fill(o, filled) if g is None else g for o, g in zip(outs, gouts)]
+                try:
+                    gin = op.backward(dev, saved, gouts, needs, **attrs)
+                finally:
+                    filled.clear()
         if not isinstance(gin, (tuple, list)):
             gin = (gin,)
         for a, need, g in zip(arrays, needs, gin):

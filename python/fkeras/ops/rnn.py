@@ -20,8 +20,9 @@ _GATES = {"lstm": 4, "gru": 3, "simple_rnn": 1}
 
 
 def _nz(g):
-    """An incoming gradient, or None when it is all zeros (the kernels then skip it). On a
-    non-host device only the tape's zero fills are recognised (reading would copy)."""
+    """An incoming gradient, or None when it is missing (the tape passes None: the recurrent
+    ops take missing cotangents) or all zeros (the kernels then skip it). On a non-host device
+    only missing ones and the tape's zero fills are recognised (reading would copy)."""
     if zero_filled(g):
         return None
     return g if type(g) is not np.ndarray or np.any(g) else None
@@ -68,6 +69,7 @@ class LSTM(Op):
     name = "lstm"
     device_native = True
     n_outputs = 3
+    takes_missing_cotangents = True
 
     def output_spec(self, x, h0, c0, kernel, recurrent_kernel, bias=None, go_backwards=False,
                     activation=codes.TANH, recurrent_activation=codes.SIGMOID):
@@ -112,6 +114,7 @@ class GRU(Op):
     name = "gru"
     device_native = True
     n_outputs = 2
+    takes_missing_cotangents = True
 
     def output_spec(self, x, h0, kernel, recurrent_kernel, bias=None, go_backwards=False,
                     reset_after=True, activation=codes.TANH, recurrent_activation=codes.SIGMOID):
@@ -154,6 +157,7 @@ class SimpleRNN(Op):
     name = "simple_rnn"
     device_native = True
     n_outputs = 2
+    takes_missing_cotangents = True
 
     def output_spec(self, x, h0, kernel, recurrent_kernel, bias=None, go_backwards=False,
                     activation=codes.TANH):
