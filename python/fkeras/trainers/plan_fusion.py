@@ -42,33 +42,41 @@ def fuse_bn_relu(plan, model):
     """Rewrites `plan.steps` in place, fusing each eligible BN -> ReLU pair (see above).
 
     Args:
-        plan: a ForwardPlan, its steps built from `model._nodes` (non-input nodes, in order).
+        plan: a ForwardPlan, its steps built from `model._nodes`.
         model: the Functional model of the plan.
 
     Returns:
         The number of pairs fused.
     """
-    nodes = [n for n in model._nodes if not n.is_input]
-    if len(nodes) != len(plan.steps):
-        return 0
+    return _fuse_pairs(plan, model, _plain_bn_step, _plain_relu_step,
+                       lambda s, t, bf16: _bn_relu_runner(s.layer, t.fn, bf16=bf16))
+
+
+def _fuse_pairs(plan, model, first_ok, second_ok, runner):
+    """The walk both fusions share: each step `s` that `first_ok(s)` accepts, whose single
+    output is not a model output and feeds exactly one single-output node whose step `t`
+    passes `second_ok(t, that tensor)`, takes `runner(s, t, bf16)` as its function and t's
+    outputs (`bf16`: s runs in its layer's mixed_bfloat16 products scope); t is removed.
+    Steps are matched to nodes by their output tensors, so one fusion may run after another
+    removed steps. Returns the number of pairs fused."""
     consumers = {}
     for node in model._nodes:
         for t in node.input_tensors:
             consumers.setdefault(id(t), []).append(node)
+    step_by_out = {i: st for st in plan.steps for i in st.out_ids}
     outputs = set(plan.output_ids)
-    step_of = {id(node): s for node, s in zip(nodes, plan.steps)}
     fused = set()
     for s in plan.steps:
-        if id(s) in fused or not _plain_bn_step(s):
+        if id(s) in fused or not first_ok(s):
             continue
         out = s.out_ids[0]
         users = consumers.get(out, [])
-        if out in outputs or len(users) != 1:
+        if out in outputs or len(users) != 1 or len(users[0].output_tensors) != 1:
             continue
-        t = step_of.get(id(users[0]))
-        if t is None or not _plain_relu_step(t, out):
+        t = step_by_out.get(id(users[0].output_tensors[0]))
+        if t is None or t is s or not second_ok(t, out):
             continue
-        s.fn = _bn_relu_runner(s.layer, t.fn, bf16=s.fn.__func__ is not type(s.layer).call)
+        s.fn = runner(s, t, s.fn.__func__ is not type(s.layer).call)
         s.out_ids = list(t.out_ids)
         fused.add(id(t))
     if fused:
@@ -140,8 +148,7 @@ def _bn_relu_runner(layer, relu_call, bf16=False):
 
 def fuse_conv_pool(plan, model):
     """Rewrites `plan.steps` in place, fusing each eligible Conv2D -> MaxPooling2D pair (see
-    the module docstring). Steps are matched to nodes by their output tensors, so it may run
-    after `fuse_bn_relu` has removed steps.
+    the module docstring); it may run after `fuse_bn_relu` has removed steps.
 
     Args:
         plan: a ForwardPlan, its steps built from `model._nodes`.
@@ -152,33 +159,8 @@ def fuse_conv_pool(plan, model):
     """
     if os.environ.get("FKERAS_FUSE_CONV_POOL", "1").strip() == "0":
         return 0
-    consumers = {}
-    for node in model._nodes:
-        for t in node.input_tensors:
-            consumers.setdefault(id(t), []).append(node)
-    step_by_out = {}
-    for st in plan.steps:
-        for i in st.out_ids:
-            step_by_out[i] = st
-    outputs = set(plan.output_ids)
-    fused = set()
-    for s in plan.steps:
-        if id(s) in fused or not _plain_conv_step(s):
-            continue
-        out = s.out_ids[0]
-        users = consumers.get(out, [])
-        if out in outputs or len(users) != 1 or len(users[0].output_tensors) != 1:
-            continue
-        t = step_by_out.get(id(users[0].output_tensors[0]))
-        if t is None or t is s or not _plain_pool_step(t, out):
-            continue
-        s.fn = _conv_pool_runner(s.layer, t.layer, s.fn,
-                                 bf16=s.fn.__func__ is not type(s.layer).call)
-        s.out_ids = list(t.out_ids)
-        fused.add(id(t))
-    if fused:
-        plan.steps = [s for s in plan.steps if id(s) not in fused]
-    return len(fused)
+    return _fuse_pairs(plan, model, _plain_conv_step, _plain_pool_step,
+                       lambda s, t, bf16: _conv_pool_runner(s.layer, t.layer, s.fn, bf16=bf16))
 
 
 def _conv_activation(layer):
