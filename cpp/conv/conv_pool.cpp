@@ -5,12 +5,12 @@
 // One pass writes dz (the convolution output's shape) and the bias gradient: each pixel row of
 // dz gathers its window's cell (cotangent, output, index) and keeps the value in the one
 // channel slot the index names, zeros elsewhere (a gather, not a scatter: no write depends on
-// an index, so a bad index cannot write out of bounds). The rows are taken in the chunks of
-// bias_activation_backward (cpp/gemm/dense.cpp: by size only, at most 16, of >= 16K elements)
-// and each chunk's column sums in its order (pool_impl.h conv_max_rows), so dbias is
+// an index, so a bad index cannot write out of bounds). The rows are taken in the chunks and
+// summed by the rule of fkeras/column_sums.h, as bias_activation_backward's, so dbias is
 // bit-identical to the unfused pair's (maxpool2d_backward, then bias_activation_backward).
 #include <vector>
 
+#include "fkeras/column_sums.h"
 #include "fkeras/common.h"
 #include "fkeras/kernels.h"
 #include "fkeras/runtime.h"
@@ -35,27 +35,18 @@ void conv2d_maxpool2d_backward(float* dz, float* dbias, const float* dy, const f
   if (!(dz || dbias) || M == 0 || K == 0) return;
   const pool::ScatterGeom g{P, Q, K, P / pool_h, Q / pool_w, pool_h, pool_w, activation, alpha};
   const pool::ConvMaxBackFn rows_fn = pool::active_kernels().conv_max_backward;
-  // bias_activation_backward's chunks (dense.cpp dz_and_dbias): the same rule, same sums.
-  int64_t chunks = 16;
-  if (M * K / (int64_t(1) << 14) < chunks) chunks = M * K / (int64_t(1) << 14);
-  if (M < chunks) chunks = M;
-  if (chunks < 1) chunks = 1;
-  const int64_t rows = (M + chunks - 1) / chunks, blocks = (M + rows - 1) / rows;
-  std::vector<double> partial(dbias ? static_cast<size_t>(blocks * K) : 0);  // (blocks, K)
-  parallel_for(blocks, 1, [&](int64_t b0, int64_t b1) {
+  // bias_activation_backward's chunks and sums (fkeras/column_sums.h).
+  const colsum::Chunks ch = colsum::chunks(M, K);
+  std::vector<double> partial(dbias ? static_cast<size_t>(ch.blocks * K) : 0);  // (blocks, K)
+  parallel_for(ch.blocks, 1, [&](int64_t b0, int64_t b1) {
     std::vector<float> tmp(dz ? 0 : static_cast<size_t>(8 * K));  // (8, K): sums without dz
     for (int64_t b = b0; b < b1; ++b) {
-      const int64_t r0 = b * rows, r1 = r0 + rows < M ? r0 + rows : M;
+      const int64_t r0 = b * ch.rows, r1 = r0 + ch.rows < M ? r0 + ch.rows : M;
       rows_fn(dz, dbias ? partial.data() + b * K : nullptr, tmp.data(), dy, y, indices, g, r0,
               r1);
     }
   });
-  if (!dbias) return;
-  for (int64_t j = 0; j < K; ++j) {
-    double s = 0.0;
-    for (int64_t b = 0; b < blocks; ++b) s += partial[b * K + j];
-    dbias[j] = static_cast<float>(s);
-  }
+  if (dbias) colsum::finish(dbias, partial.data(), ch.blocks, K);
 }
 
 }  // namespace fk

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "fkeras/column_sums.h"
 #include "fkeras/kernels.h"
 #include "pool_kernels.h"
 
@@ -149,16 +150,12 @@ void conv_max_rows(float* dz, double* colsum, float* tmp, const float* dy, const
   for (; i + 8 <= r1; i += 8) {
     float* __restrict z = dz ? dz + i * K : tmp;  // (8, K)
     for (int64_t t = 0; t < 8; ++t) row(z + t * K, i + t);
-    for (int64_t j = 0; j < K; ++j) {
-      const float a = (z[j] + z[K + j]) + (z[2 * K + j] + z[3 * K + j]);
-      const float b = (z[4 * K + j] + z[5 * K + j]) + (z[6 * K + j] + z[7 * K + j]);
-      colsum[j] += static_cast<double>(a + b);
-    }
+    colsum::add_group(colsum, z, K, K);
   }
   for (; i < r1; ++i) {
     float* __restrict z = dz ? dz + i * K : tmp;
     row(z, i);
-    for (int64_t j = 0; j < K; ++j) colsum[j] += static_cast<double>(z[j]);
+    colsum::add_row(colsum, z, K);
   }
 }
 

@@ -8,6 +8,7 @@
 //   (only when a GEMM needs it and act != linear) and the per-row-chunk column sums for dbias
 //   (groups of 8 rows in float, their totals in float64); the chunks depend only on (M, N), so
 //   dbias is the same for every thread count. All outputs are overwritten.
+#include "fkeras/column_sums.h"
 #include "fkeras/gemm.h"
 #include "fkeras/kernels.h"
 #include "fkeras/runtime.h"
@@ -20,32 +21,21 @@ namespace {
 thread_local gemm_detail::Scratch<float> t_dz;        // (M, N)
 thread_local gemm_detail::Scratch<double> t_partial;  // (row blocks, N)
 
-// dz (M, N) [opt] and dbias (N) [opt] from dy and y. Row chunks of >= 16K elements (a pool
-// wake-up is worth it), at most 16 of them, by size only; each chunk's column sums as
-// bias_add_backward's (whose grid this is from 2^20 elements while N <= 2048, so the conv2d op's
+// dz (M, N) [opt] and dbias (N) [opt] from dy and y, in the row chunks of fkeras/column_sums.h
+// (by size only); each chunk's column sums as bias_add_backward's (whose grid this is from 2^20 elements while N <= 2048, so the conv2d op's
 // bias gradient is bit-identical to its unfused form there), the chunks added in order.
 void dz_and_dbias(float* dz, float* dbias, const float* dy, const float* y, int64_t M, int64_t N,
                   int64_t act, float alpha) {
   const auto& ops = gemm_detail::current_ops();
-  int64_t chunks = 16;
-  if (M * N / (int64_t(1) << 14) < chunks) chunks = M * N / (int64_t(1) << 14);
-  if (M < chunks) chunks = M;
-  if (chunks < 1) chunks = 1;
-  const int64_t rows = (M + chunks - 1) / chunks;
-  const int64_t blocks = (M + rows - 1) / rows;
-  double* partial = dbias ? t_partial.get(static_cast<size_t>(blocks * N)) : nullptr;
-  parallel_for(blocks, 1, [&](int64_t b0, int64_t b1) {
+  const colsum::Chunks ch = colsum::chunks(M, N);
+  double* partial = dbias ? t_partial.get(static_cast<size_t>(ch.blocks * N)) : nullptr;
+  parallel_for(ch.blocks, 1, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
-      const int64_t r0 = b * rows, r1 = r0 + rows < M ? r0 + rows : M;
+      const int64_t r0 = b * ch.rows, r1 = r0 + ch.rows < M ? r0 + ch.rows : M;
       ops.dz_colsum(dz, partial ? partial + b * N : nullptr, dy, y, r0, r1, N, act, alpha);
     }
   });
-  if (!dbias) return;
-  for (int64_t j = 0; j < N; ++j) {
-    double s = 0.0;
-    for (int64_t b = 0; b < blocks; ++b) s += partial[b * N + j];
-    dbias[j] = static_cast<float>(s);
-  }
+  if (dbias) colsum::finish(dbias, partial, ch.blocks, N);
 }
 
 }  // namespace

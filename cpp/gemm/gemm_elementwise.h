@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "fkeras/column_sums.h"
 #include "fkeras/kernels.h"
 
 namespace fk {
@@ -145,14 +146,7 @@ void dz_flat(float* __restrict dz, const float* __restrict dy, const float* __re
   for (int64_t e = 0; e < n; ++e) dz[e] = dz_of<kAct>(dy, y, e, alpha);
 }
 
-// acc (w) += the float sums of 8 rows p (8, w) (stride ld), added pairwise, then in float64.
-inline void add_group(double* __restrict acc, const float* __restrict p, int64_t ld, int64_t w) {
-  for (int64_t j = 0; j < w; ++j) {
-    const float a = (p[j] + p[ld + j]) + (p[2 * ld + j] + p[3 * ld + j]);
-    const float b = (p[4 * ld + j] + p[5 * ld + j]) + (p[6 * ld + j] + p[7 * ld + j]);
-    acc[j] += static_cast<double>(a + b);
-  }
-}
+using colsum::add_group;  // the bias gradient's column-sum rule (fkeras/column_sums.h)
 
 template <int64_t kAct, bool kDz, bool kSum>
 void dz_colsum_rows(float* __restrict dz, double* __restrict colsum, const float* __restrict dy,
