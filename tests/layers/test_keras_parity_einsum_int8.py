@@ -87,7 +87,10 @@ def test_input_gradient_matches_keras(case):
     np.testing.assert_allclose(dx.numpy(), xt.grad.numpy(), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("case", CASES[::2] + CASES[-4:-1], ids=IDS[::2] + IDS[-4:-1])
+FILE_CASES = [0, 3, 5, 7, 9, 10, 11, 13]
+
+
+@pytest.mark.parametrize("case", [CASES[k] for k in FILE_CASES], ids=[IDS[k] for k in FILE_CASES])
 def test_keras_files_both_ways(tmp_path, case):
     km, fm = _pair(*case)
     x = randn(5, *case[1], seed=4)
