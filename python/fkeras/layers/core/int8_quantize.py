@@ -1,5 +1,6 @@
 """int8 post-training quantization of a layer's main weight (Keras 3's `quantize("int8")`),
-shared by Dense and Embedding.
+shared by Dense, EinsumDense (Dense's int8 product on the equation's GEMM view: see
+`Int8EinsumDenseMixin`) and Embedding.
 
 After `quantize("int8")` (or when built under the "int8_from_float32" dtype policy) the layer
 holds, as Keras 3.15 does:
@@ -169,7 +170,8 @@ class Int8QuantizeMixin:
         setattr(self, name, weight)
         setattr(self, f"_{name}", weight)
         setattr(self, self._int8_scale, self.add_weight(
-            name=self._int8_scale, shape=self._int8_scale_shape(shape), initializer="ones", trainable=False))
+            name=self._int8_scale, shape=self._int8_scale_shape(shape), initializer="ones",
+            trainable=False))
         self._is_quantized = True
 
 
