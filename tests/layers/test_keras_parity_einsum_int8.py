@@ -106,12 +106,16 @@ def test_keras_files_both_ways(tmp_path, case):
     np.testing.assert_array_equal(to_np(back(x)), want)
 
 
-def test_multi_head_attention_quantized_like_keras():
-    """Model.quantize reaches MultiHeadAttention's EinsumDense projections, as Keras's does."""
+@pytest.mark.parametrize("attention", [
+    lambda lib: lib.layers.MultiHeadAttention(2, 3, name="mha"),
+    lambda lib: lib.layers.GroupQueryAttention(3, 4, 2, name="gqa"),
+], ids=["MultiHeadAttention", "GroupQueryAttention"])
+def test_attention_projections_quantized_like_keras(attention):
+    """Model.quantize reaches the attention layers' EinsumDense projections, as Keras's does."""
     models = []
     for lib in (keras, fkeras):
         q = lib.Input((4, 6))
-        models.append(lib.Model(q, lib.layers.MultiHeadAttention(2, 3, name="mha")(q, q)))
+        models.append(lib.Model(q, attention(lib)(q, q)))
     km, fm = models
     fm.set_weights([to_np(w) for w in km.get_weights()])
     with warnings.catch_warnings():
