@@ -106,6 +106,20 @@ def test_keras_files_both_ways(tmp_path, case):
     np.testing.assert_array_equal(to_np(back(x)), want)
 
 
+def test_weights_h5_files_both_ways(tmp_path):
+    km, fm = _pair(*CASES[5])
+    fm.save_weights(tmp_path / "f.weights.h5")
+    km.save_weights(tmp_path / "k.weights.h5")
+    km2, fm2 = _pair(*CASES[5])
+    for w in km2.weights + fm2.weights:
+        w.assign(np.zeros(tuple(w.shape), str(w.dtype)))
+    km2.load_weights(tmp_path / "f.weights.h5")
+    fm2.load_weights(tmp_path / "k.weights.h5")
+    x = randn(3, *CASES[5][1], seed=6)
+    np.testing.assert_array_equal(to_np(km2(x)), to_np(km(x)))
+    np.testing.assert_array_equal(fm2.predict(x, verbose=0), to_np(km(x)))
+
+
 @pytest.mark.parametrize("attention", [
     lambda lib: lib.layers.MultiHeadAttention(2, 3, name="mha"),
     lambda lib: lib.layers.GroupQueryAttention(3, 4, 2, name="gqa"),
