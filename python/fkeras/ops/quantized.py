@@ -1,4 +1,5 @@
-"""The int8 Dense product (Keras 3's int8 `Dense._int8_call` before bias and activation).
+"""The int8 Dense product (Keras 3's int8 `Dense._int8_call` before bias and activation; also
+int8 EinsumDense's, on the equation's GEMM view: layers/core/int8_quantize.py).
 
 forward: y = float32(quantize_rows(x) @ kernel) / (kernel_scale * inputs_scale), the inputs
 quantized per row (abs-max, [-127, 127]) inside the kernel (cpp/quantize, one fused call).

@@ -48,6 +48,7 @@ def convert_dense(call):
 @converts(EinsumDense)
 def convert_einsum_dense(call):
     b, layer = call.b, call.layer
+    _refuse_quantized(layer)
     kernel = b.const(_effective(layer, layer.kernel), f"{layer.name}/kernel")
     y = b.op("Einsum", [call.x, kernel], equation=layer.equation.replace(" ", ""),
              hint=layer.name)

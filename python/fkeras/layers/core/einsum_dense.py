@@ -6,12 +6,13 @@ from fkeras import activations, initializers, ops
 from fkeras.engine.input_spec import InputSpec
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.layers.core.einsum_plan import EinsumPlan
+from fkeras.layers.core.int8_quantize import Int8EinsumDenseMixin, split_quantized_dtype
 from fkeras.layers.core.lora import LoRAMixin
 from fkeras.layers.layer import Layer
 from fkeras.layers.weight_args import serialize_weight_args, store_weight_args
 
 
-class EinsumDense(LoRAMixin, Layer):
+class EinsumDense(Int8EinsumDenseMixin, LoRAMixin, Layer):
     """A dense layer of any rank, described by an einsum equation (Keras 3).
 
     Args:
@@ -31,8 +32,10 @@ class EinsumDense(LoRAMixin, Layer):
             frozen and the layer uses kernel + (lora_alpha / lora_rank) * A @ B with trainable
             A (kernel.shape[:-1] + (rank,)) and B (rank, kernel.shape[-1]).
         lora_alpha: the LoRA scale numerator (default: lora_rank).
-        gptq_unpacked_column_size, quantization_config: accepted as None only
-            (quantization is not implemented: docs/ops_coverage.md, Exceptions).
+        quantization_config: an `Int8QuantizationConfig` (or its dict) used by `quantize` and
+            by a layer built under the "int8_from_float32" dtype policy (int8_quantize.py:
+            Keras 3's int8 EinsumDense; int4 / float8 / GPTQ / AWQ raise NotImplementedError).
+        gptq_unpacked_column_size: accepted as None only (GPTQ is not implemented).
 
     Example:
     ```python
@@ -48,12 +51,14 @@ class EinsumDense(LoRAMixin, Layer):
                  kernel_regularizer=None, bias_regularizer=None, kernel_constraint=None,
                  bias_constraint=None, lora_rank=None, lora_alpha=None,
                  gptq_unpacked_column_size=None, quantization_config=None, **kwargs):
+        kwargs["dtype"], quant_policy = split_quantized_dtype(kwargs.get("dtype"))
         super().__init__(**kwargs)
-        for arg, value in (("quantization_config", quantization_config),
-                           ("gptq_unpacked_column_size", gptq_unpacked_column_size)):
-            if value is not None:
-                raise NotImplementedError(f'Layer "{self.name}": `{arg}` is not supported by '
-                                          f"fkeras's EinsumDense. Received: {arg}={value}")
+        if gptq_unpacked_column_size is not None:
+            raise NotImplementedError(
+                f'Layer "{self.name}": `gptq_unpacked_column_size` is not supported by fkeras\'s '
+                "EinsumDense (GPTQ is not implemented). Received: "
+                f"gptq_unpacked_column_size={gptq_unpacked_column_size}")
+        self._init_quantization(quant_policy, quantization_config)
         EinsumPlan(equation, _spec_rank(equation), self.name)  # checks the text early
         self.equation = equation
         self.partial_output_shape = (output_shape,) if isinstance(output_shape, int) else \
@@ -80,9 +85,12 @@ class EinsumDense(LoRAMixin, Layer):
         init = self.kernel_initializer
         if isinstance(init, initializers.VarianceScaling):
             init = _FansOverAxes(init, in_axes, out_axes)
-        self.kernel = self.add_weight(shape=kernel_shape, name="kernel", initializer=init,
-                                      regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint)
+        if self.quantization_mode:  # built as Keras's int8 layer (loading a quantized model)
+            self._int8_build(tuple(kernel_shape))
+        else:
+            self.kernel = self.add_weight(shape=kernel_shape, name="kernel", initializer=init,
+                                          regularizer=self.kernel_regularizer,
+                                          constraint=self.kernel_constraint)
         self.bias = None
         if bias_shape is not None:
             self.bias = self.add_weight(shape=bias_shape, name="bias",
@@ -95,6 +103,8 @@ class EinsumDense(LoRAMixin, Layer):
     def call(self, inputs, training=None):
         if isinstance(inputs, KerasTensor):
             return KerasTensor(self.compute_output_shape(inputs.shape), inputs.dtype)
+        if self.quantization_mode:
+            return self._int8_call(inputs)
         out = self._plan_for(len(inputs.shape)).contract_add(ops, inputs, self._lora_weight(),
                                                              self.bias)
         return self.activation(out)
@@ -115,9 +125,8 @@ class EinsumDense(LoRAMixin, Layer):
                                            "kernel_regularizer", "bias_regularizer",
                                            "activity_regularizer", "kernel_constraint",
                                            "bias_constraint")},
-            "quantization_config": None,
         })
-        return self._lora_config(config)
+        return self._lora_config(self._quantization_config_entries(config))
 
 
 class _FansOverAxes:

@@ -1,5 +1,6 @@
 """int8 post-training quantization of a layer's main weight (Keras 3's `quantize("int8")`),
-shared by Dense and Embedding.
+shared by Dense, EinsumDense (Dense's int8 product on the equation's GEMM view: see
+`Int8EinsumDenseMixin`) and Embedding.
 
 After `quantize("int8")` (or when built under the "int8_from_float32" dtype policy) the layer
 holds, as Keras 3.15 does:
@@ -109,7 +110,7 @@ class Int8QuantizeMixin:
                              f"dtype_policy='{self.dtype_policy.name}'. Received: mode={mode}")
         self._check_int8_supported(config)
         weight = getattr(self, self._int8_weight)
-        axis = self._int8_axis
+        axis = self._int8_weight_axis()
         weight_quantizer = config.weight_quantizer or AbsMaxQuantizer(axis=axis)
         codes, scale = weight_quantizer(weight, axis=axis, to_numpy=True)
         position = self._trainable_weights.index(weight) \
@@ -122,10 +123,22 @@ class Int8QuantizeMixin:
         self._int8_build(tuple(weight.shape), position)
         getattr(self, self._int8_weight).assign(ops.convert_to_numpy(codes))
         getattr(self, self._int8_scale).assign(
-            np.squeeze(ops.convert_to_numpy(scale), axis=axis))
+            self._int8_stored_scale(ops.convert_to_numpy(scale)))
         from fkeras.dtype_policies import QuantizedDTypePolicy
 
         self._fk_quant_policy = QuantizedDTypePolicy(mode, self.dtype_policy.name)
+
+    def _int8_weight_axis(self):
+        """The axis (or axes) of the weight that its scale reduces."""
+        return self._int8_axis
+
+    def _int8_stored_scale(self, scale):
+        """The weight quantizer's scale (reduced axes kept with size 1) in the stored layout."""
+        return np.squeeze(scale, axis=self._int8_axis)
+
+    def _int8_scale_shape(self, shape):
+        """The stored scale's shape for a weight of `shape`: one entry per kept index."""
+        return (shape[1 - self._int8_axis if self._int8_axis >= 0 else 0],)
 
     def _check_int8_supported(self, config):
         if self.lora_enabled:
@@ -156,9 +169,9 @@ class Int8QuantizeMixin:
         self._trainable_weights.insert(0 if position is None else position, weight)
         setattr(self, name, weight)
         setattr(self, f"_{name}", weight)
-        scale_shape = (shape[1 - self._int8_axis if self._int8_axis >= 0 else 0],)
         setattr(self, self._int8_scale, self.add_weight(
-            name=self._int8_scale, shape=scale_shape, initializer="ones", trainable=False))
+            name=self._int8_scale, shape=self._int8_scale_shape(shape), initializer="ones",
+            trainable=False))
         self._is_quantized = True
 
 
@@ -201,3 +214,75 @@ class Int8EmbeddingMixin(Int8QuantizeMixin):
         rows = ops.cast(ops.take(self.embeddings, inputs, axis=0), "float32")
         scale = ops.take(self.embeddings_scale, inputs, axis=0)
         return ops.divide(rows, ops.expand_dims(scale, -1))
+
+
+class Int8EinsumDenseMixin(Int8DenseMixin):
+    """EinsumDense's int8 form (Keras 3): the kernel's scale reduces its contracted axes (those
+    not in the output) and is stored over the output's axes (the kernel's produced axes at
+    their output positions, size 1 elsewhere: "abc,cde->abde" kernel (c, d, e) -> scale
+    (1, 1, d, e)); the inputs are quantized over their contracted axes at each call. The
+    product is the fused int8 Dense product on the equation's GEMM view (einsum_plan.py):
+    inputs (free..., contracted...), kernel (contracted, produced), so the int32 sums, the
+    scales and the division are Keras's, and the input gradient is Keras's custom one
+    (upstream times the dequantized kernel)."""
+
+    def _fk_quantizable_class(self):
+        from fkeras.layers.core.einsum_dense import EinsumDense
+
+        return EinsumDense
+
+    def _int8_plan(self):
+        return self._plan_for(self.input_spec.ndim)
+
+    def _int8_weight_axis(self):
+        plan = self._int8_plan()
+        return tuple(sorted(plan.weight_spec.index(c) for c in plan.contracted))
+
+    def _int8_produced(self, shape):
+        """(the produced letters in output order, their sizes) for a kernel of `shape`."""
+        plan = self._int8_plan()
+        letters = [c for c in plan.output_spec if c in plan.produced]
+        return letters, [shape[plan.weight_spec.index(c)] for c in letters]
+
+    def _int8_scale_shape(self, shape):
+        plan = self._int8_plan()
+        return tuple(shape[plan.weight_spec.index(c)] if c in plan.produced else 1
+                     for c in plan.output_spec)
+
+    def _int8_stored_scale(self, scale):
+        plan = self._int8_plan()
+        kernel_shape = tuple(getattr(self, self._int8_weight).shape)
+        letters, _ = self._int8_produced(kernel_shape)
+        kernel_dims = [kernel_shape[plan.weight_spec.index(c)] for c in plan.produced]
+        scale = np.reshape(scale, kernel_dims)  # kernel order of the produced axes
+        scale = np.transpose(scale, [plan.produced.index(c) for c in letters])
+        return scale.reshape(self._int8_scale_shape(kernel_shape))
+
+    def _int8_call(self, inputs):
+        plan = self._plan_for(len(inputs.shape))
+        i, w, o = plan.input_spec, plan.weight_spec, plan.output_spec
+        x_perm = [i.index(c) for c in plan.free + plan.contracted]
+        x = inputs if x_perm == sorted(x_perm) else ops.transpose(inputs, x_perm)
+        free_dims = tuple(inputs.shape[i.index(c)] for c in plan.free)
+        contracted = int(np.prod([inputs.shape[i.index(c)] for c in plan.contracted]))
+        x = ops.reshape(x, free_dims + (contracted,))
+        kernel = self.kernel
+        k_perm = [w.index(c) for c in plan.contracted + plan.produced]
+        prod_dims = tuple(kernel.shape[w.index(c)] for c in plan.produced)
+        produced = int(np.prod(prod_dims))
+        if k_perm != sorted(k_perm):
+            kernel = np.transpose(ops.convert_to_numpy(kernel), k_perm)
+        kernel = ops.reshape(kernel, (contracted, produced))
+        letters, sizes = self._int8_produced(tuple(self.kernel.shape))
+        scale = ops.reshape(self.kernel_scale, tuple(sizes))  # output order of produced axes
+        s_perm = [letters.index(c) for c in plan.produced]
+        if s_perm != sorted(s_perm):
+            scale = ops.transpose(scale, s_perm)
+        y = _quantized_ops.dense_int8(x, kernel, ops.reshape(scale, (produced,)))
+        y = ops.reshape(y, free_dims + prod_dims)
+        y_perm = [(plan.free + plan.produced).index(c) for c in o]
+        if y_perm != sorted(y_perm):
+            y = ops.transpose(y, y_perm)
+        if self.bias is not None:
+            y = ops.add(y, self.bias)
+        return self.activation(y) if self.activation is not None else y
