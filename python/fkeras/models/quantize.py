@@ -6,25 +6,6 @@ import warnings
 from fkeras.quantizers import quantization_config as qconfig
 
 
-def flatten_layers(layer):
-    """The layer, then every layer nested in it, depth first, each once (Keras's
-    `_flatten_layers()`)."""
-    seen, out, stack = set(), [], [layer]
-    while stack:
-        current = stack.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        out.append(current)
-        children = list(getattr(current, "_layers", None) or [])
-        if not children and hasattr(current, "layers") and current is not layer:
-            children = list(current.layers)
-        if current is layer and hasattr(current, "layers"):
-            children = list(current.layers) + [c for c in children if c not in current.layers]
-        stack.extend(reversed(children))
-    return out
-
-
 def _selected(layer, filters):
     if filters is None:
         return True
@@ -47,8 +28,10 @@ def quantize_model(model, mode=None, config=None, filters=None, **kwargs):
                          f"strings, or a callable. Received: {type(filters)}")
     mode, config = qconfig.resolve(mode, config)
     modified = False
-    for layer in flatten_layers(model):
-        if not _selected(layer, filters) or len(flatten_layers(layer)) != 1:
+    # Keras's `_flatten_layers()`: the model, then every nested layer, depth first, each once;
+    # only leaves (no nested layers) are quantized.
+    for layer in [model] + model._all_layers():
+        if not _selected(layer, filters) or layer._layers:
             continue
         method = getattr(layer, "quantize", None)
         if method is None:  # Keras's base Layer.quantize raises this; the model warns
