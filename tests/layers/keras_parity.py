@@ -31,3 +31,20 @@ def randn(*shape, seed=0):
 def flat(out):
     """A layer's output as a list (a single tensor becomes a one-element list)."""
     return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+def assert_input_gradient_matches(keras_model, fkeras_model, x, g, rtol=1e-5, atol=1e-6):
+    """d(sum(model(x) * g))/dx of the Keras model (torch backend: autograd) and of the fkeras
+    model (GradientTape with output_gradients=g) agree within float32 summation-order
+    rounding (each side sums its products in its own order)."""
+    import fkeras
+    import torch
+
+    xt = torch.tensor(x, requires_grad=True)
+    (keras_model(xt) * torch.tensor(g)).sum().backward()
+    xf = fkeras.ops.convert_to_tensor(x)
+    with fkeras.GradientTape() as tape:
+        tape.watch(xf)
+        y = fkeras_model(xf)
+    dx = tape.gradient(y, xf, output_gradients=g)
+    np.testing.assert_allclose(dx.numpy(), xt.grad.numpy(), rtol=rtol, atol=atol)
