@@ -34,6 +34,11 @@ EXCEPTIONS = {
     "callbacks.OrbaxCheckpoint": "Orbax is JAX's checkpoint library",
     "quantizers.abs_max_quantize_grouped_with_zero_point": "int4 (grouped, zero point) "
                                                            "quantization is not implemented",
+    "quantizers.Int4QuantizationConfig": "int4 quantization is not implemented (int8 only)",
+    "quantizers.Float8QuantizationConfig": "float8 quantization is not implemented (no "
+                                           "float8 dtype)",
+    "quantizers.GPTQConfig": "GPTQ quantization is not implemented (int8 only)",
+    "quantizers.AWQConfig": "AWQ quantization is not implemented (int8 only)",
     "quantizers.pack_int4": "int4 quantization is not implemented (int8 only)",
     "quantizers.unpack_int4": "int4 quantization is not implemented (int8 only)",
     "quantizers.compute_float8_scale": "float8 quantization is not implemented (no float8 "

@@ -74,7 +74,7 @@ class QuantizedDTypePolicy(DTypePolicy):
     its kernel is quantized. fkeras supports mode "int8" from "float32".
 
     Args:
-        mode: the quantization mode ("int8"; Keras's others raise NotImplementedError).
+        mode: the quantization mode ("int8"; Keras's others are refused with a ValueError).
         source_name: the float policy it comes from (None: the global policy's name).
     """
 

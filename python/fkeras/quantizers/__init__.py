@@ -1,14 +1,11 @@
 """keras.quantizers: int8 post-training quantization (Keras 3's names).
 
 fkeras implements int8 (`model.quantize("int8")`, `Int8QuantizationConfig`, `AbsMaxQuantizer`,
-`abs_max_quantize`); the int4 / float8 / GPTQ / AWQ configs raise NotImplementedError.
+`abs_max_quantize`); Keras's int4 / float8 / GPTQ / AWQ modes and their configs are absent
+(docs/ops_coverage.md).
 """
 
 from fkeras.quantizers.quantization_config import (
-    AWQConfig,
-    Float8QuantizationConfig,
-    GPTQConfig,
-    Int4QuantizationConfig,
     Int8QuantizationConfig,
     QuantizationConfig,
     deserialize,
@@ -22,7 +19,6 @@ from fkeras.quantizers.quantizers import (
     quantize_and_dequantize,
 )
 
-__all__ = ["AWQConfig", "AbsMaxQuantizer", "Float8QuantizationConfig", "GPTQConfig",
-           "Int4QuantizationConfig", "Int8QuantizationConfig", "QuantizationConfig",
+__all__ = ["AbsMaxQuantizer", "Int8QuantizationConfig", "QuantizationConfig",
            "Quantizer", "abs_max_quantize", "deserialize", "get", "quantize_and_dequantize",
            "serialize"]

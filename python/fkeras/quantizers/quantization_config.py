@@ -1,6 +1,9 @@
 """Keras 3's quantization configs: which quantizer a layer's `quantize` uses for its weights
-and for its inputs. fkeras implements int8 (`Int8QuantizationConfig`); the int4, float8, GPTQ
-and AWQ configs exist under their Keras names and raise NotImplementedError when built."""
+and for its inputs. fkeras implements the int8 mode (`Int8QuantizationConfig`); Keras's other
+modes (int4, float8, GPTQ, AWQ) and their configs are absent (docs/ops_coverage.md), and asking
+for one of those modes is refused with a ValueError naming the supported one."""
+
+import abc
 
 from fkeras.quantizers.quantizers import AbsMaxQuantizer, Quantizer
 
@@ -9,7 +12,7 @@ SUPPORTED_MODES = ("int8",)
 
 
 def unsupported_mode_error(mode):
-    return NotImplementedError(
+    return ValueError(
         f"Quantization mode='{mode}' is not supported by fkeras: only 'int8' is implemented "
         "(per-channel abs-max weights, per-row inputs, as Keras 3). Received: "
         f"mode={mode}")
@@ -33,8 +36,8 @@ def _deserialize_quantizer(config):
     return cls.from_config(dict(config.get("config") or {}))
 
 
-class QuantizationConfig:
-    """Base class of quantization configs (Keras 3).
+class QuantizationConfig(abc.ABC):
+    """Base class of quantization configs (Keras 3); a subclass names its `mode`.
 
     Args:
         weight_quantizer: the quantizer of the weights (None: the layer's default).
@@ -46,9 +49,9 @@ class QuantizationConfig:
         self.activation_quantizer = activation_quantizer
 
     @property
+    @abc.abstractmethod
     def mode(self):
-        raise NotImplementedError("Subclasses must implement this property. Do not "
-                                  "instantiate QuantizationConfig directly.")
+        """The quantization mode this config is for (e.g. "int8")."""
 
     def get_config(self):
         return {"weight_quantizer": _serialize_quantizer(self.weight_quantizer),
@@ -83,24 +86,7 @@ class Int8QuantizationConfig(QuantizationConfig):
         return "int8"
 
 
-def _refused(name, mode):
-    def __init__(self, *args, **kwargs):
-        raise unsupported_mode_error(mode)
-
-    doc = f"Keras 3's `{name}`: not supported by fkeras (only int8); building one raises."
-    return type(name, (QuantizationConfig,), {"__init__": __init__, "__doc__": doc,
-                                              "mode": property(lambda self: mode)})
-
-
-Int4QuantizationConfig = _refused("Int4QuantizationConfig", "int4")
-Float8QuantizationConfig = _refused("Float8QuantizationConfig", "float8")
-GPTQConfig = _refused("GPTQConfig", "gptq")
-AWQConfig = _refused("AWQConfig", "awq")
-
-_CONFIGS = {"Int8QuantizationConfig": Int8QuantizationConfig,
-            "Int4QuantizationConfig": Int4QuantizationConfig,
-            "Float8QuantizationConfig": Float8QuantizationConfig,
-            "GPTQConfig": GPTQConfig, "AWQConfig": AWQConfig}
+_CONFIGS = {"Int8QuantizationConfig": Int8QuantizationConfig}
 
 
 def serialize(config):
@@ -134,8 +120,8 @@ def get(identifier):
 
 
 def resolve(mode, config):
-    """(mode, config) checked as Keras's `quantize(mode, config)` checks them; modes other
-    than int8 raise NotImplementedError."""
+    """(mode, config) checked as Keras's `quantize(mode, config)` checks them; Keras's modes
+    other than int8 are refused (ValueError: not supported by fkeras)."""
     if isinstance(config, str):
         mode, config = config, None
     if mode is not None and mode not in MODES:

@@ -69,7 +69,8 @@ class Quantizer:
         return cls(**config)
 
     def get_config(self):
-        raise NotImplementedError(f"{self} does not implement get_config()")
+        """The constructor arguments (`from_config` rebuilds an equal quantizer)."""
+        return {"output_dtype": self.output_dtype}
 
 
 class AbsMaxQuantizer(Quantizer):

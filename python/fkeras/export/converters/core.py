@@ -29,9 +29,8 @@ def _effective(layer, variable):
 
 def _refuse_quantized(layer):
     if getattr(layer, "quantization_mode", None):  # its weight holds int8 codes
-        raise NotImplementedError(f'Layer "{layer.name}" is quantized '
-                                  f"({layer.dtype_policy.name}): fkeras does not export int8 "
-                                  "layers to ONNX.")
+        raise ValueError(f'Layer "{layer.name}" is quantized ({layer.dtype_policy.name}): '
+                         "fkeras does not export int8 layers to ONNX.")
 
 
 @converts(Dense)

@@ -34,7 +34,7 @@ class EinsumDense(Int8EinsumDenseMixin, LoRAMixin, Layer):
         lora_alpha: the LoRA scale numerator (default: lora_rank).
         quantization_config: an `Int8QuantizationConfig` (or its dict) used by `quantize` and
             by a layer built under the "int8_from_float32" dtype policy (int8_quantize.py:
-            Keras 3's int8 EinsumDense; int4 / float8 / GPTQ / AWQ raise NotImplementedError).
+            Keras 3's int8 EinsumDense; int4 / float8 / GPTQ / AWQ are refused: ValueError).
         gptq_unpacked_column_size: accepted as None only (GPTQ is not implemented).
 
     Example:
@@ -54,7 +54,7 @@ class EinsumDense(Int8EinsumDenseMixin, LoRAMixin, Layer):
         kwargs["dtype"], quant_policy = split_quantized_dtype(kwargs.get("dtype"))
         super().__init__(**kwargs)
         if gptq_unpacked_column_size is not None:
-            raise NotImplementedError(
+            raise ValueError(
                 f'Layer "{self.name}": `gptq_unpacked_column_size` is not supported by fkeras\'s '
                 "EinsumDense (GPTQ is not implemented). Received: "
                 f"gptq_unpacked_column_size={gptq_unpacked_column_size}")

@@ -93,7 +93,7 @@ class Int8QuantizeMixin:
         """Quantizes the built layer's kernel in place (Keras 3): mode "int8" only.
 
         Args:
-            mode: "int8" (Keras's "int4", "float8", "gptq", "awq" raise NotImplementedError).
+            mode: "int8" (Keras's "int4", "float8", "gptq", "awq" are refused: ValueError).
             type_check: as Keras: a subclass of Dense raises NotImplementedError unless False.
             config: an `Int8QuantizationConfig` (default: per-channel kernel, per-row inputs).
         """
@@ -142,18 +142,19 @@ class Int8QuantizeMixin:
 
     def _check_int8_supported(self, config):
         if self.lora_enabled:
-            raise NotImplementedError(f'Layer "{self.name}": int8 quantization of a layer '
-                                      "with LoRA enabled is not supported by fkeras.")
+            raise ValueError(f'Layer "{self.name}": int8 quantization of a layer '
+                             "with LoRA enabled is not supported by fkeras.")
         act = config.activation_quantizer
         if self._int8_inputs_quantized and (not isinstance(act, AbsMaxQuantizer)
                                             or not act.is_default()):
-            raise NotImplementedError(
+            raise ValueError(
                 f'Layer "{self.name}": fkeras quantizes the inputs of int8 layers with the '
                 "default AbsMaxQuantizer (value_range=(-127, 127), epsilon=1e-7) only. "
                 f"Received: activation_quantizer={act}")
         if self._fk_bf16:
-            raise NotImplementedError(f'Layer "{self.name}": fkeras quantizes float32 '
-                                      "layers only (dtype policy 'float32').")
+            raise ValueError(f'Layer "{self.name}": fkeras quantizes float32 layers only '
+                             f"(dtype policy 'float32'). Received: dtype_policy="
+                             f"'{self.dtype_policy.name}'")
 
     def _int8_build(self, shape, position=None):
         """The int8 weight (at `position` of the variable list: Keras's saved order, kernel
@@ -191,8 +192,8 @@ class Int8DenseMixin(Int8QuantizeMixin):
 
     def enable_lora(self, *args, **kwargs):
         if self._is_quantized:
-            raise NotImplementedError(f'Layer "{self.name}": LoRA on an int8-quantized layer '
-                                      "is not supported by fkeras.")
+            raise ValueError(f'Layer "{self.name}": LoRA on an int8-quantized layer is not '
+                             "supported by fkeras.")
         return super().enable_lora(*args, **kwargs)
 
 
