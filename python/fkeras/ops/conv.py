@@ -188,6 +188,13 @@ class Conv2D(Op):
                 dev.kernels["activation_backward"](dz, dy, y, y, y.size, activation, alpha)
             if db is not None:
                 dev.kernels["bias_add_backward"](db, dz, dz.size // g["K"], g["K"])
+        return (*self.products_backward(dev, dz, xs, w, g, needs, strides, dilation_rate,
+                                        data_format), db)
+
+    def products_backward(self, dev, dz, xs, w, g, needs, strides, dilation_rate,
+                          data_format="channels_last"):
+        """(dx, dw) of the convolution from dz, its pre-activation cotangent (NHWC), each None
+        unless `needs` asks for it (also the fused conv + max-pool op's, ops/conv_pool.py)."""
         dx = dw = None
         sizes = self._sizes(g, strides, dilation_rate)
         if needs[0]:
@@ -198,7 +205,7 @@ class Conv2D(Op):
             dw = dev.empty(w.shape)
             dev.kernels["conv2d_backward_weight"](dw, dz, xs, *sizes)
             dw = dw.reshape(w.shape if g["rank"] == 4 else w.shape[1:])
-        return dx, dw, db
+        return dx, dw
 
 
 # ---- public functions ----

@@ -83,15 +83,8 @@ class Conv2DMaxPool2D(Op):
         dev.kernels["conv2d_maxpool2d_backward"](dz, db, dev.contiguous(grad), y, idx, N, P, Q,
                                                  K, pool_size[0], pool_size[1], activation,
                                                  alpha)
-        sizes = _R["conv2d"]._sizes(g, strides, dilation_rate)
-        dx = dw = None
-        if needs[0]:
-            dx = dev.empty(xs.shape)
-            dev.kernels["conv2d_backward_input"](dx, dz, w, *sizes)
-        if needs[1]:
-            dw = dev.empty(w.shape)
-            dev.kernels["conv2d_backward_weight"](dw, dz, xs, *sizes)
-        return dx, dw, db
+        return (*_R["conv2d"].products_backward(dev, dz, xs, w, g, needs, strides,
+                                                dilation_rate), db)
 
 
 def _pooled(conv_shape, pool_size):
