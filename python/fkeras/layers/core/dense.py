@@ -83,7 +83,7 @@ class Dense(Int8DenseMixin, LoRAMixin, Layer):
         self._build_lora()
 
     def call(self, inputs):
-        if self.quantization_mode:
+        if self._is_quantized:  # a plain attribute: this runs on every call
             return self._int8_call(inputs)
         kernel = self._lora_weight()
         code, alpha = activations.fused(self.activation)

@@ -103,7 +103,7 @@ class EinsumDense(Int8EinsumDenseMixin, LoRAMixin, Layer):
     def call(self, inputs, training=None):
         if isinstance(inputs, KerasTensor):
             return KerasTensor(self.compute_output_shape(inputs.shape), inputs.dtype)
-        if self.quantization_mode:
+        if self._is_quantized:  # a plain attribute: this runs on every call
             return self._int8_call(inputs)
         out = self._plan_for(len(inputs.shape)).contract_add(ops, inputs, self._lora_weight(),
                                                              self.bias)

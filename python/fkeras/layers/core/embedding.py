@@ -75,7 +75,7 @@ class Embedding(Int8EmbeddingMixin, LoRAMixin, Layer):
         self._build_lora()
 
     def call(self, inputs):
-        if self.quantization_mode:
+        if self._is_quantized:  # a plain attribute: this runs on every call
             return self._int8_call(inputs)
         try:
             return ops.embedding(inputs, self._lora_weight())
