@@ -49,14 +49,15 @@ def fuse_bn_relu(plan, model):
         The number of pairs fused.
     """
     return _fuse_pairs(plan, model, _plain_bn_step, _plain_relu_step,
-                       lambda s, t, bf16: _bn_relu_runner(s.layer, t.fn, bf16=bf16))
+                       lambda s, t: _bn_relu_runner(s.layer, t.fn))
 
 
 def _fuse_pairs(plan, model, first_ok, second_ok, runner):
     """The walk both fusions share: each step `s` that `first_ok(s)` accepts, whose single
     output is not a model output and feeds exactly one single-output node whose step `t`
-    passes `second_ok(t, that tensor)`, takes `runner(s, t, bf16)` as its function and t's
-    outputs (`bf16`: s runs in its layer's mixed_bfloat16 products scope); t is removed.
+    passes `second_ok(t, that tensor)`, takes `runner(s, t)` as its function (inside the
+    layer's bf16-products scope when s's direct call runs in one, under mixed_bfloat16) and
+    t's outputs; t is removed.
     Steps are matched to nodes by their output tensors, so one fusion may run after another
     removed steps. Returns the number of pairs fused."""
     consumers = {}
@@ -76,12 +77,22 @@ def _fuse_pairs(plan, model, first_ok, second_ok, runner):
         t = step_by_out.get(id(users[0].output_tensors[0]))
         if t is None or t is s or not second_ok(t, out):
             continue
-        s.fn = runner(s, t, s.fn.__func__ is not type(s.layer).call)
+        fn = runner(s, t)
+        s.fn = _in_products_scope(fn) if s.fn.__func__ is not type(s.layer).call else fn
         s.out_ids = list(t.out_ids)
         fused.add(id(t))
     if fused:
         plan.steps = [s for s in plan.steps if id(s) not in fused]
     return len(fused)
+
+
+def _in_products_scope(fn):
+    """`fn` run in the bf16-products scope (the fused step of a mixed_bfloat16 layer)."""
+    def run(inputs, training=None):
+        with bf16_products():
+            return fn(inputs, training)
+
+    return run
 
 
 def _direct(s):
@@ -117,18 +128,11 @@ def _plain_relu_step(t, tensor_id):
     return False
 
 
-def _bn_relu_runner(layer, relu_call, bf16=False):
-    """The fused step: `layer.call` followed by `relu_call`, as one op where it applies
-    (`bf16`: in the layer's bf16-products scope, as its direct call runs)."""
+def _bn_relu_runner(layer, relu_call):
+    """The fused step: `layer.call` followed by `relu_call`, as one op where it applies."""
     from fkeras.ops import normalization
 
     def run(inputs, training=None):
-        if bf16:
-            with bf16_products():
-                return fused(inputs, training)
-        return fused(inputs, training)
-
-    def fused(inputs, training):
         if not (training and layer.trainable):
             return normalization.batch_normalization_relu(
                 inputs, layer.moving_mean, layer.moving_variance, axis=layer._axes,
@@ -160,7 +164,7 @@ def fuse_conv_pool(plan, model):
     if os.environ.get("FKERAS_FUSE_CONV_POOL", "1").strip() == "0":
         return 0
     return _fuse_pairs(plan, model, _plain_conv_step, _plain_pool_step,
-                       lambda s, t, bf16: _conv_pool_runner(s.layer, t.layer, s.fn, bf16=bf16))
+                       lambda s, t: _conv_pool_runner(s.layer, t.layer, s.fn))
 
 
 def _conv_activation(layer):
@@ -192,21 +196,14 @@ def _plain_pool_step(t, tensor_id):
             and tuple(layer.strides) == tuple(layer.pool_size))
 
 
-def _conv_pool_runner(layer, pool_layer, conv_call, bf16=False):
-    """The fused step: `conv_call` (the Conv2D's direct call) then the pool, as one op
-    (`bf16`: in the Conv2D's bf16-products scope, as its direct call runs)."""
+def _conv_pool_runner(layer, pool_layer, conv_call):
+    """The fused step: `conv_call` (the Conv2D's direct call) then the pool, as one op."""
     from fkeras.ops.conv_pool import conv2d_maxpool2d
 
     def run(inputs, training=None):
         act = _conv_activation(layer)
         if act is None:  # the activation was changed after the plan was built
             return pool_layer.call(conv_call(inputs))
-        if bf16:
-            with bf16_products():
-                return fused(inputs, act)
-        return fused(inputs, act)
-
-    def fused(inputs, act):
         return conv2d_maxpool2d(inputs, layer.kernel, layer.bias, layer.strides, layer.padding,
                                 layer.dilation_rate, act[0], act[1], pool_layer.pool_size)
 
