@@ -29,9 +29,8 @@ using AvgBackFn = void (*)(float* dx, const float* dy, const Geom& g, int64_t n,
 // m in [r0, r1) of z (m = (n*P + p)*Q + q, K floats each). Row m of dz = dy * act'(y) of its
 // window's cell where the cell's index is m*K + k, else 0 (rows and columns past the last
 // whole window: 0); dy, y, idx (N, Pp, Qp, K). With colsum (K): the column sums of those dz
-// rows, overwritten, as bias_activation_backward's chunks add them (gemm_elementwise.h
-// dz_colsum_rows: groups of 8 rows from r0 added pairwise in float, each group's total and
-// each leftover row in float64), so that dbias is bit-identical to the unfused pair's.
+// rows, overwritten, by the rule of fkeras/column_sums.h (bias_activation_backward's), so
+// that dbias is bit-identical to the unfused pair's.
 // dz == nullptr: the rows go through tmp (8, K) for the sums only.
 struct ScatterGeom {
   int64_t P, Q, K, Pp, Qp, ph, pw, activation;  // activation: kLinear, kRelu, kLeakyRelu
