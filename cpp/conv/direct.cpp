@@ -142,7 +142,7 @@ void run_direct(const Path& path, float* y, const float* x, const float* w, cons
   while (rb > 1 && ((rb - 1) * sh + (R - 1) * dh + 1) * ld > max_copy) --rb;
   if (pooled) rb = std::max(pool.ph, rb / pool.ph * pool.ph);
   const int64_t per_image = (Pc + rb - 1) / rb;
-  const bool fused_act = !path.bf16 && (activation == kRelu || activation == kLeakyRelu);
+  const bool fused_act = activation == kRelu || activation == kLeakyRelu;
   const pool::Kernels pk = pooled ? pool::active_kernels() : pool::Kernels{};
   const pool::Geom pg{1, pool.ph, Q, K, 1, Qp, pool.ph, pool.pw, pool.ph, pool.pw, 0, 0};
   // Filter slices over 24 KB are swept one filter row at a time (half of a 48 KB L1; measured

@@ -28,6 +28,7 @@
 #include <cstring>
 
 #include "direct_kernels.h"
+#include "fkeras/kernels.h"
 
 namespace fk {
 namespace direct {
@@ -166,6 +167,13 @@ void block(float* __restrict y, const uint16_t* __restrict xr, const uint32_t* _
   const int64_t K = g.K, xs = g.sw * g.C;
   float* __restrict yb = y + q0 * K + k0;
   if (first) {
+    // The output lines are fetched for writing now, as the fp32 kernel does (direct_impl.h).
+    // With the relu below in the same store, the benchmark CNN's first layer (64x28x28 1->32,
+    // relu, 1 thread, process CPU time) went from 0.30-0.32 to 0.21 ms (fp32: 0.20-0.22).
+#pragma GCC unroll 24
+    for (int i = 0; i < PB; ++i)
+#pragma GCC unroll 4
+      for (int j = 0; j < NV; ++j) __builtin_prefetch(yb + i * K + 16 * j, 1, 3);
 #pragma GCC unroll 4
     for (int j = 0; j < NV; ++j) {
       const __m512 b = bias ? _mm512_loadu_ps(bias + k0 + 16 * j) : _mm512_setzero_ps();
@@ -213,6 +221,25 @@ void block(float* __restrict y, const uint16_t* __restrict xr, const uint32_t* _
         }
       }
     }
+  }
+  // The last pass stores g.activation of the sums when it is kRelu / kLeakyRelu, as the fp32
+  // kernel: the same comparisons (NaN kept), so the values are those of activation_inplace.
+  if (r1 == g.R && g.activation == kRelu) {
+    const __m512 zero = _mm512_setzero_ps();
+#pragma GCC unroll 24
+    for (int i = 0; i < PB; ++i)
+#pragma GCC unroll 4
+      for (int j = 0; j < NV; ++j)
+        acc[i][j] = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(acc[i][j], zero, _CMP_LT_OQ),
+                                         acc[i][j], zero);
+  } else if (r1 == g.R && g.activation == kLeakyRelu) {
+    const __m512 zero = _mm512_setzero_ps(), a = _mm512_set1_ps(g.alpha);
+#pragma GCC unroll 24
+    for (int i = 0; i < PB; ++i)
+#pragma GCC unroll 4
+      for (int j = 0; j < NV; ++j)
+        acc[i][j] = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(acc[i][j], zero, _CMP_GT_OQ),
+                                         _mm512_mul_ps(a, acc[i][j]), acc[i][j]);
   }
 #pragma GCC unroll 24
   for (int i = 0; i < PB; ++i)

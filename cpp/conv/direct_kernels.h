@@ -21,8 +21,8 @@ struct Geom {
   int64_t ld_row;          // floats between two rows of the padded input copy (Wp * C)
   int64_t slice_bytes;     // filter slices larger than this are taken one filter row at a time
   bool finite_input = false;  // bf16 row kernel: the input holds no Inf / NaN (see its file)
-  // fp32 row kernels: kRelu or kLeakyRelu (alpha) applied in the register block's last store
-  // (kernels.h codes; any other value: none, the caller applies it). The bf16 kernel ignores it.
+  // Row kernels (fp32 and bf16): kRelu or kLeakyRelu (alpha) applied in the register block's
+  // last store (kernels.h codes; any other value: none, the caller applies it).
   int64_t activation = 0;
   float alpha = 0.f;
 };

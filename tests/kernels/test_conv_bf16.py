@@ -109,6 +109,33 @@ def test_conv_bf16_bias_and_activation_stay_fp32(activation):
     assert_bf16_close(y, want, bound, "y", slack=2.0**-21 * (np.abs(want) + 1.0))
 
 
+@needs_native
+@pytest.mark.parametrize("direct", ["0", "1"])
+@pytest.mark.parametrize("activation,alpha", [(codes.RELU, 0.0), (codes.LEAKY_RELU, 0.2)])
+@pytest.mark.parametrize("c", [CASES[-8], CASES[-7], CASES[-6], CASES[-1]], ids=case_id)
+def test_conv_bf16_fused_activation_is_the_activation_kernel(c, activation, alpha, direct,
+                                                             monkeypatch):
+    # The bf16 row kernel applies relu / leaky relu in its last store: bit for bit the linear
+    # convolution followed by the activation kernel, NaN and -0.0 included (a NaN input, a
+    # zero filter column for exact zeros), on both paths (direct and im2col + GEMM).
+    monkeypatch.setenv("FKERAS_CONV_DIRECT", direct)
+    rng = np.random.default_rng(activation)
+    xs, ws, ys = shapes(c)
+    x, w, b = low_bits(rand(rng, xs)), low_bits(rand(rng, ws)), low_bits(rand(rng, (c["K"],)))
+    x[0, c["H"] // 2, c["W"] // 2, 0] = np.nan
+    w[..., 1] = 0.0
+    b[1] = -0.0
+    args = conv_args(c)
+    fused, plain = nans(ys), nans(ys)
+    with bf16():
+        _C.conv2d_forward(fused, x, w, b, *args, activation, alpha)
+        _C.conv2d_forward(plain, x, w, b, *args, codes.LINEAR, 0.0)
+    want = nans(ys)
+    _C.activation_forward(want, plain, plain.size, activation, alpha)
+    assert np.isnan(want).any() and (want < 0).any() == (activation == codes.LEAKY_RELU)
+    np.testing.assert_array_equal(fused.view(np.uint32), want.view(np.uint32))
+
+
 NON_FINITE = [conv_problem(2, 9, 8, 1, 32, 3, 3),                     # odd run, even Q
               conv_problem(1, 6, 5, 1, 16, 3, 3),                     # odd run, odd Q = 3
               conv_problem(1, 7, 9, 3, 16, 3, 3, padding="same"),     # odd run, odd Q = 9
