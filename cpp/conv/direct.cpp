@@ -195,11 +195,10 @@ void run_direct(const Path& path, float* y, const float* x, const float* w, cons
           if (pool.idx == nullptr) {
             pk.max_values_row(pool.y + o, wrows, pg, 0, 0);
           } else {
-            // Indices into the window rows (ph, Q, K), then shifted to the full output's.
-            pk.max_row(pool.y + o, pool.idx + o, wrows, pg, 0, 0);
-            const int64_t base = (n * P + p + 1 - pool.ph) * Q * K;
-            int64_t* __restrict ix = pool.idx + o;
-            for (int64_t e = 0; e < Qp * K; ++e) ix[e] += base;
+            // The window rows (ph, Q, K) are rows p + 1 - ph .. p of the full output: indices
+            // into them plus that offset are the full output's.
+            pk.max_row(pool.y + o, pool.idx + o, wrows, pg, 0, 0,
+                       (n * P + p + 1 - pool.ph) * Q * K);
           }
         }
       }

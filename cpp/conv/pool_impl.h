@@ -3,9 +3,9 @@
 // compiled for its ISA; pool_kernels.h describes the functions.
 //
 // Each loop runs over channels innermost with restrict pointers and no calls, so -O3
-// vectorizes it at the includer's vector width. Window order is row-major (r, then s), i.e.
-// increasing flat offset: the first maximum wins; NaN counts as the largest value and the first
-// NaN wins (np.argmax's rule).
+// vectorizes it at the includer's vector width (max_row: explicit GCC vector types). Window
+// order is row-major (r, then s), i.e. increasing flat offset: the first maximum wins; NaN
+// counts as the largest value and the first NaN wins (np.argmax's rule).
 #pragma once
 
 #include <cstdint>
@@ -27,46 +27,86 @@ void window(int64_t start, int64_t k, int64_t n, int64_t& lo, int64_t& hi) {
 }
 
 // One output row of a max pool: values, and (kIndices) each maximum's flat input index.
+// Channels in blocks of kBlock (GCC vector types: one zmm, two ymm or four xmm per the
+// includer's ISA) whose running maxima and winning cells stay in registers for the whole window
+// (one store each), then the remaining channels one at a time; every comparison follows the
+// rule above. Before, the maxima and indices went through y and idx once per window cell: on
+// the benchmark CNN's conv2 (64x24x24x64, 2x2) at 1 thread (process CPU time) the fused conv +
+// pool with indices took 7.03 ms, 6.23 ms now (without indices 6.30 -> 6.00; the conv alone
+// 5.98); maxpool2d_forward alone with indices 0.54 -> 0.43 ms.
+constexpr int64_t kBlock = 16;
+typedef float BlockF __attribute__((vector_size(kBlock * 4)));
+typedef int32_t BlockM __attribute__((vector_size(kBlock * 4)));
+typedef int64_t BlockI __attribute__((vector_size(kBlock * 8)));
+
+inline bool takes(float v, float b) { return (v > b) | ((v != v) & (b == b)); }
+
 template <bool kIndices>
-void max_row(float* y, int64_t* idx, const float* x, const Geom& g, int64_t n, int64_t p) {
+void max_row(float* y, int64_t* idx, const float* x, const Geom& g, int64_t n, int64_t p,
+             int64_t base) {
   // Sizes in locals: the int64 index stores could otherwise alias g's fields, which would stop
   // the compiler from vectorizing.
   const int64_t C = g.C, H = g.H, W = g.W, S = g.S, sw = g.sw, pl = g.pl, Q = g.Q;
   int64_t h_lo, h_hi;
   window(p * g.sh - g.pt, g.R, H, h_lo, h_hi);
+  BlockI lane;
+  for (int64_t j = 0; j < kBlock; ++j) lane[j] = j;
+  // The blocks track the winning cell as its int32 offset from the window's first cell (one
+  // broadcast blend per cell), widened to the int64 index once per block; a window whose
+  // offsets could pass int32 (rows of over 2^31 / R floats) takes the one-channel loop.
+  const int64_t blocked_c = (g.R * W * C < (int64_t(1) << 31)) ? C : 0;
   for (int64_t q = 0; q < Q; ++q) {
     int64_t w_lo, w_hi;
     window(q * sw - pl, S, W, w_lo, w_hi);
     float* __restrict yq = y + q * C;  // (C)
     int64_t* __restrict iq = kIndices ? idx + q * C : nullptr;  // (C)
     const int64_t first = ((n * H + h_lo) * W + w_lo) * C;
-    const float* __restrict x0 = x + first;  // (C)
-    for (int64_t c = 0; c < C; ++c) {
-      yq[c] = x0[c];
-      if constexpr (kIndices) iq[c] = first + c;
-    }
-    for (int64_t h = h_lo; h < h_hi; ++h) {
-      for (int64_t w = (h == h_lo ? w_lo + 1 : w_lo); w < w_hi; ++w) {
-        const int64_t off = ((n * H + h) * W + w) * C;
-        const float* __restrict xt = x + off;  // (C)
-        for (int64_t c = 0; c < C; ++c) {
-          const float v = xt[c], b = yq[c];
-          const bool take = (v > b) | ((v != v) & (b == b));
-          yq[c] = take ? v : b;
-          if constexpr (kIndices) iq[c] = take ? off + c : iq[c];
+    int64_t c0 = 0;
+    for (; c0 + kBlock <= blocked_c; c0 += kBlock) {
+      BlockF bv;
+      __builtin_memcpy(&bv, x + first + c0, sizeof bv);
+      BlockM cell = BlockM{} ;
+      for (int64_t h = h_lo; h < h_hi; ++h) {
+        for (int64_t w = (h == h_lo ? w_lo + 1 : w_lo); w < w_hi; ++w) {
+          const int64_t rel = ((h - h_lo) * W + (w - w_lo)) * C;
+          BlockF v;
+          __builtin_memcpy(&v, x + first + rel + c0, sizeof v);
+          const BlockM take = (v > bv) | ((v != v) & (bv == bv));
+          bv = take ? v : bv;
+          if constexpr (kIndices) cell = take ? BlockM{} + static_cast<int32_t>(rel) : cell;
         }
       }
+      __builtin_memcpy(yq + c0, &bv, sizeof bv);
+      if constexpr (kIndices) {
+        const BlockI bi = __builtin_convertvector(cell, BlockI) + lane + (base + first + c0);
+        __builtin_memcpy(iq + c0, &bi, sizeof bi);
+      }
+    }
+    for (int64_t c = c0; c < C; ++c) {
+      float bv = x[first + c];
+      int64_t bi = first + c;
+      for (int64_t h = h_lo; h < h_hi; ++h) {
+        for (int64_t w = (h == h_lo ? w_lo + 1 : w_lo); w < w_hi; ++w) {
+          const int64_t off = ((n * H + h) * W + w) * C + c;
+          const bool take = takes(x[off], bv);
+          bv = take ? x[off] : bv;
+          bi = take ? off : bi;
+        }
+      }
+      yq[c] = bv;
+      if constexpr (kIndices) iq[c] = base + bi;
     }
   }
 }
 
-void max_row_impl(float* y, int64_t* idx, const float* x, const Geom& g, int64_t n, int64_t p) {
-  max_row<true>(y, idx, x, g, n, p);
+void max_row_impl(float* y, int64_t* idx, const float* x, const Geom& g, int64_t n, int64_t p,
+                  int64_t base) {
+  max_row<true>(y, idx, x, g, n, p, base);
 }
 
 // max_row_impl without the indices (inference): the same values, same NaN rule.
 void max_values_row_impl(float* y, const float* x, const Geom& g, int64_t n, int64_t p) {
-  max_row<false>(y, nullptr, x, g, n, p);
+  max_row<false>(y, nullptr, x, g, n, p, 0);
 }
 
 void avg_row_impl(float* y, const float* x, const Geom& g, int64_t n, int64_t p) {

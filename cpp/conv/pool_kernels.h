@@ -16,9 +16,11 @@ struct Geom {
 };
 
 // Row kernels: output row (n, p), all q and channels.
-// y (Q, C) and idx (Q, C) of that row; x (N, H, W, C) whole input (indices are flat into it).
+// y (Q, C) and idx (Q, C) of that row; x (N, H, W, C) whole input (indices are flat into it,
+// plus base: the fused conv + pool pools rows of a window buffer whose offset 0 is element
+// `base` of the convolution's output).
 using MaxRowFn = void (*)(float* y, int64_t* idx, const float* x, const Geom& g, int64_t n,
-                          int64_t p);
+                          int64_t p, int64_t base);
 using AvgRowFn = void (*)(float* y, const float* x, const Geom& g, int64_t n, int64_t p);
 // dx (N, H, W, C) for image n, channels [c0, c1): overwritten with the scatter of dy / count.
 using AvgBackFn = void (*)(float* dx, const float* dy, const Geom& g, int64_t n, int64_t c0,

@@ -77,7 +77,7 @@ void maxpool2d_forward(float* y, int64_t* indices, const float* x, int64_t N, in
   }
   parallel_for(N * P, pool::row_grain(g), [&](int64_t r0, int64_t r1) {
     for (int64_t np = r0; np < r1; ++np)
-      kern.max_row(y + np * Q * C, indices + np * Q * C, x, g, np / P, np % P);
+      kern.max_row(y + np * Q * C, indices + np * Q * C, x, g, np / P, np % P, 0);
   });
 }
 

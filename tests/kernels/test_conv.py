@@ -529,6 +529,25 @@ def test_maxpool_padding_never_wins_and_first_max_wins(isa):
     np.testing.assert_array_equal(idx.ravel(), np.arange(9))
 
 
+@pytest.mark.parametrize("C", [16, 40, 7])
+def test_maxpool_channel_blocks_keep_the_first_nan_and_first_max(C, isa):
+    # The max pool keeps 16 channels' maxima and winning cells in registers (pool_impl.h):
+    # several NaNs and ties per window, in the blocks and in the one-channel tail, give the
+    # reference's indices (first NaN wins, else the first maximum).
+    c = pool_problem(2, 7, 8, C, 3, 2, 2, 2, "valid")
+    rng = np.random.default_rng(C)
+    x = rng.integers(-2, 1, size=(2, 7, 8, C)).astype(np.float32)
+    x[rng.random(x.shape) < 0.15] = np.nan
+    ys = (2, c["P"], c["Q"], C)
+    y, idx = nans(ys), np.full(ys, -7, np.int64)
+    want_y, want_idx = np.empty(ys), np.empty(ys, np.int64)
+    _C.maxpool2d_forward(y, idx, x, *pool_args(c))
+    ref.maxpool2d_forward(want_y, want_idx, x, *pool_args(c))
+    assert np.isnan(want_y).any() and not np.isnan(want_y).all()
+    np.testing.assert_array_equal(idx, want_idx)
+    np.testing.assert_array_equal(y, want_y.astype(np.float32))
+
+
 # ------------------------------------------------------------------------------------------------
 # Argument checks
 # ------------------------------------------------------------------------------------------------
