@@ -259,7 +259,11 @@ void conv2d_backward_input(float* dx, const float* dy, const float* w, int64_t N
     conv::depthwise_backward_input(dx, dy, w, s);
     return;
   }
-  if (conv::direct_backward_input_ok(s)) {
+  // The gather and the direct convolution multiply w by zero-filled dy rows and columns outside
+  // the output: a non-finite weight would give NaN where the scatter of the definition (and
+  // the reference) adds nothing, so such a filter takes the col2im form.
+  const bool finite_w = !conv::any_non_finite(w, R * S * s.Cg * K);
+  if (finite_w && conv::direct_backward_input_ok(s)) {
     conv::direct_backward_input(dx, dy, w, s);
     return;
   }
@@ -269,10 +273,7 @@ void conv2d_backward_input(float* dx, const float* dy, const float* w, int64_t N
                    true, 1.f, 0.f);
     return;
   }
-  // The gather multiplies w by zero-filled dy rows outside the output: a non-finite weight
-  // would give NaN where the scatter of the definition (and the reference) adds nothing, so
-  // such a filter takes the col2im form.
-  if (prefer_col2im(s) || conv::any_non_finite(w, R * S * s.Cg * K)) {
+  if (prefer_col2im(s) || !finite_w) {
     backward_input_col2im(dx, dy, w, s);
     return;
   }
