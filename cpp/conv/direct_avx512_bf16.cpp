@@ -224,7 +224,7 @@ void block(float* __restrict y, const uint16_t* __restrict xr, const uint32_t* _
   }
   // The last pass stores g.activation of the sums when it is kRelu / kLeakyRelu, as the fp32
   // kernel: the same comparisons (NaN kept), so the values are those of activation_inplace.
-  if (r1 == g.R && g.activation == kRelu) {
+  if (r1 == g.rows_end() && g.activation == kRelu) {
     const __m512 zero = _mm512_setzero_ps();
 #pragma GCC unroll 24
     for (int i = 0; i < PB; ++i)
@@ -232,7 +232,7 @@ void block(float* __restrict y, const uint16_t* __restrict xr, const uint32_t* _
       for (int j = 0; j < NV; ++j)
         acc[i][j] = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(acc[i][j], zero, _CMP_LT_OQ),
                                          acc[i][j], zero);
-  } else if (r1 == g.R && g.activation == kLeakyRelu) {
+  } else if (r1 == g.rows_end() && g.activation == kLeakyRelu) {
     const __m512 zero = _mm512_setzero_ps(), a = _mm512_set1_ps(g.alpha);
 #pragma GCC unroll 24
     for (int i = 0; i < PB; ++i)
@@ -291,10 +291,11 @@ void columns(float* y, const uint16_t* xr, const uint32_t* wp, const float* bias
   const int64_t slice_bytes = g.R * taps * ((run + 1) / 2) * NV * 64;
   const int64_t rstep = (slice_bytes > g.slice_bytes && g.R > 1) ? 1 : g.R;
   const Split split(g.Q, kMaxBlock[NV - 1]);
-  for (int64_t r0 = 0; r0 < g.R; r0 += rstep)
+  const int64_t r_end = g.rows_end();
+  for (int64_t r0 = g.r_lo; r0 < r_end; r0 += rstep)
     for (int64_t i = 0; i < split.blocks; ++i)
-      table.fn[split.size(i) - 1](y, xr, wp, bias, g, split.start(i), k0, r0, r0 + rstep,
-                                  r0 == 0);
+      table.fn[split.size(i) - 1](y, xr, wp, bias, g, split.start(i), k0, r0,
+                                  r0 + rstep < r_end ? r0 + rstep : r_end, r0 == g.r_lo);
 }
 
 void row_impl(float* y, const uint16_t* xr, const uint32_t* wp, const float* bias,

@@ -82,13 +82,13 @@ void block(float* __restrict y, const float* __restrict xr, const float* __restr
       }
     }
   }
-  if (r1 == g.R && g.activation == kRelu) {
+  if (r1 == g.rows_end() && g.activation == kRelu) {
     const vf zero{};
 #pragma GCC unroll 32
     for (int i = 0; i < PB; ++i)
 #pragma GCC unroll 4
       for (int j = 0; j < NV; ++j) acc[i][j] = acc[i][j] < zero ? zero : acc[i][j];  // NaN kept
-  } else if (r1 == g.R && g.activation == kLeakyRelu) {
+  } else if (r1 == g.rows_end() && g.activation == kLeakyRelu) {
     const vf zero{};
     const float a = g.alpha;
 #pragma GCC unroll 32
@@ -130,9 +130,10 @@ void columns(float* y, const float* xr, const float* w, const float* bias, const
   const int64_t slice_bytes = g.R * g.S * g.C * NV * kVW * 4;
   const int64_t rstep = (slice_bytes > g.slice_bytes && g.R > 1) ? 1 : g.R;
   const int64_t nb = (Q + PB - 1) / PB, small = Q / nb, big = nb - Q % nb;  // big: # of `small`
-  for (int64_t r0 = 0; r0 < g.R; r0 += rstep) {
-    const int64_t r1 = r0 + rstep;
-    const bool first = r0 == 0;
+  const int64_t r_end = g.rows_end();
+  for (int64_t r0 = g.r_lo; r0 < r_end; r0 += rstep) {
+    const int64_t r1 = r0 + rstep < r_end ? r0 + rstep : r_end;
+    const bool first = r0 == g.r_lo;
     int64_t q0 = 0;
     for (int64_t b = 0; b < nb; ++b) {
       const int64_t pb = b < big ? small : small + 1;

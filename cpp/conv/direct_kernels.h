@@ -25,6 +25,10 @@ struct Geom {
   // last store (kernels.h codes; any other value: none, the caller applies it).
   int64_t activation = 0;
   float alpha = 0.f;
+  // Filter rows [r_lo, r_hi) of this output row: the others read only the padded copy's zero
+  // rows and are skipped (r_hi < 0: all R).
+  int64_t r_lo = 0, r_hi = -1;
+  int64_t rows_end() const { return r_hi < 0 ? R : r_hi; }
 };
 
 // y (Q, K) of one output row = bias (K) [opt] + sum over taps of xr * w, then g.activation when
