@@ -93,7 +93,7 @@ int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 // A block packs its A panels only when they meet at least three B panels: below that the
 // in-place reads cost less than the (transposing) copy.
 bool block_packs_a(const IsaOps& ops, bool packs_a, int64_t cols) {
-  return packs_a && cols > 2 * ops.nr;
+  return ops.always_packs_a || (packs_a && cols > 2 * ops.nr);
 }
 
 bool keeps_b(const Problem& p, const IsaOps& ops, bool packs_b, int64_t gm, int64_t cols) {

@@ -72,6 +72,9 @@ struct IsaOps {
   // same arithmetic per element as `block` (gemm_row.h); null: one-row products use `block`.
   void (*row)(const Problem& p, int64_t j0, int64_t j1);
   int64_t row_group;  // columns per group of `row` (its natural split between threads)
+  // Every block packs its A panels, whatever it is told (bf16: A is rounded to bf16 pairs in
+  // the packing): the cost model counts that packing in every block of a column.
+  bool always_packs_a = false;
 };
 
 const IsaOps& ops_scalar();  // each defined in its own kernel file

@@ -298,6 +298,7 @@ const IsaOps& ops_avx512_bf16() {
     o.block = &block;
     o.pack_b = &Bf16::pack_b;
     o.row = nullptr;  // one-row products too go through the bf16 blocks (every product rounds)
+    o.always_packs_a = true;
     return o;
   }();
   return ops;
