@@ -501,14 +501,17 @@ struct PooledWrite {
 
 // dy of the pooled backward: the un-pooled cotangent as maxpool2d_backward writes it (0.f + dy
 // at each window's maximum, 0 elsewhere, rows and columns past the last whole window
-// included), built tile by tile in a per-thread buffer that stays in cache, so the backward's
-// passes run the plain block kernels on the same values in the same order.
+// included), built tile by tile in a per-thread buffer that stays in cache, so that the
+// backward's passes run the plain block kernels on the same values in the same order. The
+// indices are only compared (an index that is not the forward's is ignored, never written
+// through).
 struct PooledDy {
   const float* dy;
   const int64_t* idx;
   PoolShape g;
 
-  // Channels [c0, c0 + n) of pixel m (m = (img * H + h) * W + w) into out.
+  // Channels [c0, c0 + n) of pixel m (m = (img * H + h) * W + w) into out (the rare
+  // plain_centred_dot pass).
   void pixel(float* __restrict out, int64_t m, int64_t c0, int64_t n) const {
     const int64_t h = (m / g.W) % g.H, w = m % g.W;
     if (h >= g.Pp * g.ph || w >= g.Qp * g.pw) {
@@ -517,15 +520,15 @@ struct PooledDy {
     }
     const int64_t cell = (((m / (g.W * g.H)) * g.Pp + h / g.ph) * g.Qp + w / g.pw) * g.C + c0;
     const int64_t self = m * g.C + c0;
-    const float* __restrict d = dy + cell;
-    const int64_t* __restrict ix = idx + cell;
-    for (int64_t c = 0; c < n; ++c) out[c] = ix[c] == self + c ? 0.f + d[c] : 0.f;
+    for (int64_t c = 0; c < n; ++c) out[c] = idx[cell + c] == self + c ? 0.f + dy[cell + c] : 0.f;
   }
+  // Tile k (pixels [r0, r0 + rows), channels [j0, j0 + cols)), row stride p.W = C: whole
+  // rows from the pool's own scatter (maxpool2d_backward's values, per ISA).
   const float* tile(const Plan& p, const Tile& k) const {
     thread_local std::vector<float> buf;
     buf.resize(static_cast<size_t>(k.rows * p.W));
-    for (int64_t r = 0; r < k.rows; ++r) pixel(buf.data() + r * p.W + k.j0, k.r0 + r, k.j0,
-                                               k.cols);
+    const pool::ScatterGeom sg{g.H, g.W, g.C, g.Pp, g.Qp, g.ph, g.pw, kLinear, 0.f};
+    pool::active_kernels().max_unpool_rows(buf.data(), dy, idx, sg, k.r0, k.r0 + k.rows);
     return buf.data() + k.j0;
   }
   float at(int64_t k) const {

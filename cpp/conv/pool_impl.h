@@ -168,9 +168,24 @@ void conv_max_backward_impl(float* dz, double* colsum, float* tmp, const float* 
   conv_max_rows<kLinear>(dz, colsum, tmp, dy, y, idx, g, r0, r1);
 }
 
+void max_unpool_rows_impl(float* out, const float* dy, const int64_t* idx, const ScatterGeom& g,
+                          int64_t r0, int64_t r1) {
+  const int64_t K = g.K, Q = g.Q, PQ = g.P * g.Q, Pc = g.Pp * g.ph, Qc = g.Qp * g.pw;
+  for (int64_t m = r0; m < r1; ++m) {
+    float* __restrict o = out + (m - r0) * K;
+    const int64_t n = m / PQ, p = (m / Q) % g.P, q = m % Q;
+    if (p >= Pc || q >= Qc) {
+      for (int64_t k = 0; k < K; ++k) o[k] = 0.f;
+      continue;
+    }
+    const int64_t cell = ((n * g.Pp + p / g.ph) * g.Qp + q / g.pw) * K;
+    scatter_row<kLinear>(o, dy + cell, nullptr, idx + cell, m * K, K, 0.f);
+  }
+}
+
 Kernels make_kernels() {
   return Kernels{max_row_impl, avg_row_impl, avg_backward_impl, max_values_row_impl,
-                 conv_max_backward_impl};
+                 conv_max_backward_impl, max_unpool_rows_impl};
 }
 
 }  // namespace

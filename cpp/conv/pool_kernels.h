@@ -40,12 +40,21 @@ using ConvMaxBackFn = void (*)(float* dz, double* colsum, float* tmp, const floa
                                const float* y, const int64_t* idx, const ScatterGeom& g,
                                int64_t r0, int64_t r1);
 
+// Rows m in [r0, r1) of maxpool2d_backward's output for a pool with strides == pool_size,
+// 'valid' (g: P, Q, K the un-pooled sizes, activation kLinear): out ((r1 - r0), K) from
+// dy, idx (N, Pp, Qp, K); row m is 0.f + dy of its window's cell where the cell's index is
+// m*K + k, else 0. The BN + ReLU + max-pool backward (cpp/batchnorm/) builds its cotangent
+// tile by tile with it.
+using MaxUnpoolRowsFn = void (*)(float* out, const float* dy, const int64_t* idx,
+                                 const ScatterGeom& g, int64_t r0, int64_t r1);
+
 struct Kernels {
   MaxRowFn max_row;
   AvgRowFn avg_row;
   AvgBackFn avg_backward;
   AvgRowFn max_values_row;  // max_row without the indices (inference), same values
   ConvMaxBackFn conv_max_backward;
+  MaxUnpoolRowsFn max_unpool_rows;
 };
 
 // The kernels of the running ISA (fk::cpu_isa()): AVX-512, AVX2 or the portable build.
