@@ -451,7 +451,7 @@ struct Dense {
 };
 
 // ---- BN + ReLU + max pool (batchnorm_relu_maxpool_*): x (N, H, W, C), pool == strides,
-// 'valid'; y, indices (N, Pp, Qp, C), Pp = H / ph, Qp = W / pw. ----
+// 'valid'; y, positions (N, Pp, Qp, C; int8), Pp = H / ph, Qp = W / pw. ----
 
 struct PoolShape {
   int64_t N, H, W, C, ph, pw, Pp, Qp;
@@ -460,17 +460,18 @@ struct PoolShape {
 void check_pool(const char* kernel, const PoolShape& g) {
   FK_CHECK(g.N >= 0 && g.H >= 0 && g.W >= 0 && g.C >= 0, kernel,
            ": sizes must be >= 0, received N=", g.N, ", H=", g.H, ", W=", g.W, ", C=", g.C);
-  FK_CHECK(g.ph >= 1 && g.pw >= 1, kernel, ": arguments 'pool_h', 'pool_w' must be >= 1, "
-           "received (", g.ph, ", ", g.pw, ")");
+  FK_CHECK(g.ph >= 1 && g.pw >= 1 && g.ph * g.pw <= 128, kernel, ": arguments 'pool_h', "
+           "'pool_w' must be >= 1 with pool_h * pool_w <= 128, received (", g.ph, ", ", g.pw,
+           ")");
 }
 
 // The write pass of the pooled forward: per pooled row (n, pp), the ph input rows normalized
 // and clamped into a per-thread buffer by the plain write pass's own block kernel
 // (rows_forward_relu: the same float32 operations), then max pooled by maxpool2d_forward's
-// row kernel (same window order and tie rule), its indices moved from the buffer to x.
+// row loop (same window order and tie rule), which keeps each maximum's window position.
 struct PooledWrite {
   float* y;
-  int64_t* idx;
+  int8_t* pos;
   const float* x;
   PoolShape g;
   void operator()(const Plan&, const std::vector<float>& m, const std::vector<float>& s,
@@ -481,7 +482,7 @@ struct PooledWrite {
     const pool::Geom pg{1, g.ph, g.W, C, 1, g.Qp, g.ph, g.pw, g.ph, g.pw, 0, 0};
     const PoolShape sh = g;
     float* const yp = y;
-    int64_t* const ip = idx;
+    int8_t* const pp_ = pos;
     const float* const xp = x;
     parallel_for(g.N * g.Pp, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, cells)),
                  [&](int64_t r0, int64_t r1) {
@@ -489,11 +490,9 @@ struct PooledWrite {
       buf.resize(static_cast<size_t>(rows * C));
       for (int64_t np = r0; np < r1; ++np) {
         const int64_t n = np / sh.Pp, pp = np % sh.Pp;
-        const int64_t base = (n * sh.H + pp * sh.ph) * sh.W * C;
-        K.rows_forward_relu(buf.data(), xp + base, rows, C, C, m.data(), s.data(), t.data());
-        pk.max_row(yp + np * cells, ip + np * cells, buf.data(), pg, 0, 0);
-        int64_t* __restrict q = ip + np * cells;
-        for (int64_t i = 0; i < cells; ++i) q[i] += base;
+        K.rows_forward_relu(buf.data(), xp + (n * sh.H + pp * sh.ph) * sh.W * C, rows, C, C,
+                            m.data(), s.data(), t.data());
+        pk.max_pos_row(yp + np * cells, pp_ + np * cells, buf.data(), pg, 0, 0);
       }
     });
   }
@@ -503,24 +502,19 @@ struct PooledWrite {
 // at each window's maximum, 0 elsewhere, rows and columns past the last whole window
 // included), built tile by tile in a per-thread buffer that stays in cache, so that the
 // backward's passes run the plain block kernels on the same values in the same order. The
-// indices are only compared (an index that is not the forward's is ignored, never written
+// positions are only compared (one that is not the forward's is ignored, never written
 // through).
 struct PooledDy {
   const float* dy;
-  const int64_t* idx;
+  const int8_t* pos;
   PoolShape g;
 
-  // Channels [c0, c0 + n) of pixel m (m = (img * H + h) * W + w) into out (the rare
-  // plain_centred_dot pass).
-  void pixel(float* __restrict out, int64_t m, int64_t c0, int64_t n) const {
-    const int64_t h = (m / g.W) % g.H, w = m % g.W;
-    if (h >= g.Pp * g.ph || w >= g.Qp * g.pw) {
-      for (int64_t c = 0; c < n; ++c) out[c] = 0.f;
-      return;
-    }
-    const int64_t cell = (((m / (g.W * g.H)) * g.Pp + h / g.ph) * g.Qp + w / g.pw) * g.C + c0;
-    const int64_t self = m * g.C + c0;
-    for (int64_t c = 0; c < n; ++c) out[c] = idx[cell + c] == self + c ? 0.f + dy[cell + c] : 0.f;
+  // Element k of that cotangent (the rare plain_centred_dot pass).
+  float at(int64_t k) const {
+    const int64_t m = k / g.C, c = k % g.C, h = (m / g.W) % g.H, w = m % g.W;
+    if (h >= g.Pp * g.ph || w >= g.Qp * g.pw) return 0.f;
+    const int64_t cell = (((m / (g.W * g.H)) * g.Pp + h / g.ph) * g.Qp + w / g.pw) * g.C + c;
+    return pos[cell] == (h % g.ph) * g.pw + w % g.pw ? 0.f + dy[cell] : 0.f;
   }
   // Tile k (pixels [r0, r0 + rows), channels [j0, j0 + cols)), row stride p.W = C: whole
   // rows from the pool's own scatter (maxpool2d_backward's values, per ISA).
@@ -528,13 +522,8 @@ struct PooledDy {
     thread_local std::vector<float> buf;
     buf.resize(static_cast<size_t>(k.rows * p.W));
     const pool::ScatterGeom sg{g.H, g.W, g.C, g.Pp, g.Qp, g.ph, g.pw, kLinear, 0.f};
-    pool::active_kernels().max_unpool_rows(buf.data(), dy, idx, sg, k.r0, k.r0 + k.rows);
+    pool::active_kernels().max_unpool_rows(buf.data(), dy, pos, sg, k.r0, k.r0 + k.rows);
     return buf.data() + k.j0;
-  }
-  float at(int64_t k) const {
-    float v;
-    pixel(&v, k / g.C, k % g.C, 1);
-    return v;
   }
 };
 
@@ -584,7 +573,7 @@ void batchnorm_relu_backward(float* dx, float* dgamma, float* dbeta, const float
            shift, outer, C, inner);
 }
 
-void batchnorm_relu_maxpool_forward_train(float* y, int64_t* indices, float* var, float* mean,
+void batchnorm_relu_maxpool_forward_train(float* y, int8_t* positions, float* var, float* mean,
                                           float* inv_std, float* scale, float* shift,
                                           const float* x, const float* gamma, const float* beta,
                                           int64_t N, int64_t H, int64_t W, int64_t C,
@@ -594,11 +583,11 @@ void batchnorm_relu_maxpool_forward_train(float* y, int64_t* indices, float* var
                     pool_w > 0 ? W / pool_w : 0};
   check_pool(k, g);
   forward_train(k, var, mean, inv_std, scale, shift, x, gamma, beta, N * H * W, C, 1, epsilon,
-                PooledWrite{y, indices, x, g});
+                PooledWrite{y, positions, x, g});
 }
 
 void batchnorm_relu_maxpool_backward(float* dx, float* dgamma, float* dbeta, const float* dy,
-                                     const int64_t* indices, const float* x, const float* mean,
+                                     const int8_t* positions, const float* x, const float* mean,
                                      const float* inv_std, const float* scale,
                                      const float* shift, const float* gamma, int64_t N,
                                      int64_t H, int64_t W, int64_t C, int64_t pool_h,
@@ -607,7 +596,7 @@ void batchnorm_relu_maxpool_backward(float* dx, float* dgamma, float* dbeta, con
   const PoolShape g{N, H, W, C, pool_h, pool_w, pool_h > 0 ? H / pool_h : 0,
                     pool_w > 0 ? W / pool_w : 0};
   check_pool(k, g);
-  backward(k, dx, dgamma, dbeta, PooledDy{dy, indices, g}, x, mean, inv_std, gamma, scale, shift,
+  backward(k, dx, dgamma, dbeta, PooledDy{dy, positions, g}, x, mean, inv_std, gamma, scale, shift,
            N * H * W, C, 1);
 }
 

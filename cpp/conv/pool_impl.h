@@ -26,11 +26,13 @@ void window(int64_t start, int64_t k, int64_t n, int64_t& lo, int64_t& hi) {
   hi = start + k < n ? start + k : n;
 }
 
-// One output row of a max pool: values, and (kIndices) each maximum's flat input index.
-template <bool kIndices>
-void max_row(float* y, int64_t* idx, const float* x, const Geom& g, int64_t n, int64_t p) {
-  // Sizes in locals: the int64 index stores could otherwise alias g's fields, which would stop
-  // the compiler from vectorizing.
+// One output row of a max pool: values, and each maximum's flat input index (kMode 1, I =
+// int64_t) or its position in the window (kMode 2, I = int8_t: (h - h_lo) * S + (w - w_lo),
+// for windows inside the input); kMode 0: the values only.
+template <int kMode, class I>
+void max_row(float* y, I* idx, const float* x, const Geom& g, int64_t n, int64_t p) {
+  // Sizes in locals: the index stores could otherwise alias g's fields, which would stop the
+  // compiler from vectorizing.
   const int64_t C = g.C, H = g.H, W = g.W, S = g.S, sw = g.sw, pl = g.pl, Q = g.Q;
   int64_t h_lo, h_hi;
   window(p * g.sh - g.pt, g.R, H, h_lo, h_hi);
@@ -38,22 +40,25 @@ void max_row(float* y, int64_t* idx, const float* x, const Geom& g, int64_t n, i
     int64_t w_lo, w_hi;
     window(q * sw - pl, S, W, w_lo, w_hi);
     float* __restrict yq = y + q * C;  // (C)
-    int64_t* __restrict iq = kIndices ? idx + q * C : nullptr;  // (C)
+    I* __restrict iq = kMode ? idx + q * C : nullptr;  // (C)
     const int64_t first = ((n * H + h_lo) * W + w_lo) * C;
     const float* __restrict x0 = x + first;  // (C)
     for (int64_t c = 0; c < C; ++c) {
       yq[c] = x0[c];
-      if constexpr (kIndices) iq[c] = first + c;
+      if constexpr (kMode == 1) iq[c] = first + c;
+      if constexpr (kMode == 2) iq[c] = 0;
     }
     for (int64_t h = h_lo; h < h_hi; ++h) {
       for (int64_t w = (h == h_lo ? w_lo + 1 : w_lo); w < w_hi; ++w) {
         const int64_t off = ((n * H + h) * W + w) * C;
+        const I here = static_cast<I>(kMode == 1 ? off : (h - h_lo) * S + w - w_lo);
         const float* __restrict xt = x + off;  // (C)
         for (int64_t c = 0; c < C; ++c) {
           const float v = xt[c], b = yq[c];
           const bool take = (v > b) | ((v != v) & (b == b));
           yq[c] = take ? v : b;
-          if constexpr (kIndices) iq[c] = take ? off + c : iq[c];
+          if constexpr (kMode == 1) iq[c] = take ? here + c : iq[c];
+          if constexpr (kMode == 2) iq[c] = take ? here : iq[c];
         }
       }
     }
@@ -61,12 +66,17 @@ void max_row(float* y, int64_t* idx, const float* x, const Geom& g, int64_t n, i
 }
 
 void max_row_impl(float* y, int64_t* idx, const float* x, const Geom& g, int64_t n, int64_t p) {
-  max_row<true>(y, idx, x, g, n, p);
+  max_row<1>(y, idx, x, g, n, p);
+}
+
+void max_pos_row_impl(float* y, int8_t* pos, const float* x, const Geom& g, int64_t n,
+                      int64_t p) {
+  max_row<2>(y, pos, x, g, n, p);
 }
 
 // max_row_impl without the indices (inference): the same values, same NaN rule.
 void max_values_row_impl(float* y, const float* x, const Geom& g, int64_t n, int64_t p) {
-  max_row<false>(y, nullptr, x, g, n, p);
+  max_row<0, int64_t>(y, nullptr, x, g, n, p);
 }
 
 void avg_row_impl(float* y, const float* x, const Geom& g, int64_t n, int64_t p) {
@@ -168,24 +178,36 @@ void conv_max_backward_impl(float* dz, double* colsum, float* tmp, const float* 
   conv_max_rows<kLinear>(dz, colsum, tmp, dy, y, idx, g, r0, r1);
 }
 
-void max_unpool_rows_impl(float* out, const float* dy, const int64_t* idx, const ScatterGeom& g,
+void max_unpool_rows_impl(float* out, const float* dy, const int8_t* pos, const ScatterGeom& g,
                           int64_t r0, int64_t r1) {
-  const int64_t K = g.K, Q = g.Q, PQ = g.P * g.Q, Pc = g.Pp * g.ph, Qc = g.Qp * g.pw;
+  const int64_t K = g.K, P = g.P, Q = g.Q, Pc = g.Pp * g.ph, Qc = g.Qp * g.pw;
+  if (r0 >= r1) return;
+  // Pixel m = (n * P + p) * Q + q, with p = pp * ph + dp and q = qq * pw + dq kept by counters.
+  int64_t q = r0 % Q, p = (r0 / Q) % P, n = r0 / (P * Q);
+  int64_t pp = p / g.ph, dp = p % g.ph, qq = q / g.pw, dq = q % g.pw;
   for (int64_t m = r0; m < r1; ++m) {
     float* __restrict o = out + (m - r0) * K;
-    const int64_t n = m / PQ, p = (m / Q) % g.P, q = m % Q;
     if (p >= Pc || q >= Qc) {
       for (int64_t k = 0; k < K; ++k) o[k] = 0.f;
-      continue;
+    } else {
+      const int64_t cell = ((n * g.Pp + pp) * g.Qp + qq) * K;
+      const int8_t self = static_cast<int8_t>(dp * g.pw + dq);
+      const float* __restrict d = dy + cell;
+      const int8_t* __restrict s = pos + cell;
+      for (int64_t k = 0; k < K; ++k) o[k] = s[k] == self ? 0.f + d[k] : 0.f;
     }
-    const int64_t cell = ((n * g.Pp + p / g.ph) * g.Qp + q / g.pw) * K;
-    scatter_row<kLinear>(o, dy + cell, nullptr, idx + cell, m * K, K, 0.f);
+    if (++dq == g.pw) dq = 0, ++qq;
+    if (++q == Q) {
+      q = qq = dq = 0;
+      if (++dp == g.ph) dp = 0, ++pp;
+      if (++p == P) p = pp = dp = 0, ++n;
+    }
   }
 }
 
 Kernels make_kernels() {
   return Kernels{max_row_impl, avg_row_impl, avg_backward_impl, max_values_row_impl,
-                 conv_max_backward_impl, max_unpool_rows_impl};
+                 conv_max_backward_impl, max_pos_row_impl, max_unpool_rows_impl};
 }
 
 }  // namespace

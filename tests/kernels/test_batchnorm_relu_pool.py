@@ -1,7 +1,8 @@
 """BatchNormalization + ReLU + MaxPooling2D kernels (batchnorm_relu_maxpool_*): the reference
 against NumPy float64 and finite differences; the compiled kernels bit for bit against the
 unfused chain (batchnorm_relu_forward_train, maxpool2d_forward, maxpool2d_backward,
-batchnorm_relu_backward) on every ISA, thread count and with the bf16-products flag on; odd
+batchnorm_relu_backward; its flat indices as window positions) on every ISA, thread count and
+with the bf16-products flag on; odd
 spatial sizes (rows and columns the pool drops), pool 2 and 3, channel counts off the vector
 width, batch 1, ties, non-finite cotangents, bad inputs."""
 
@@ -39,9 +40,16 @@ def _pooled(case):
     return (N, H // ph, W // pw, C)
 
 
+def positions(idx, case):
+    """maxpool2d_forward's flat indices as window positions (r * pool_w + s), int8."""
+    N, H, W, C, ph, pw = case
+    _, h, w, _ = np.unravel_index(idx, (N, H, W, C))
+    return ((h % ph) * pw + w % pw).astype(np.int8)
+
+
 def fused(x, gamma, beta, dy, case):
     N, H, W, C, ph, pw = case
-    y, idx = nans(_pooled(case)), np.full(_pooled(case), -7, np.int64)
+    y, idx = nans(_pooled(case)), np.full(_pooled(case), -7, np.int8)
     state = [nans(C) for _ in range(5)]  # var, mean, inv_std, scale, shift
     _C.batchnorm_relu_maxpool_forward_train(y, idx, *state, x, gamma, beta, N, H, W, C, ph, pw,
                                             EPS)
@@ -63,12 +71,12 @@ def unfused(x, gamma, beta, dy, case):
     _C.maxpool2d_backward(g, dy, idx, N, H, W, C, P, Q)
     grads = (nans(x.shape), nans(C), nans(C))
     _C.batchnorm_relu_backward(*grads, g, x, *state[1:], gamma, N * H * W, C, 1)
-    return (y, idx, *state), grads
+    return (y, positions(idx, case), *state), grads
 
 
 def reference(x, gamma, beta, dy, case):
     N, H, W, C, ph, pw = case
-    y, idx = np.zeros(_pooled(case)), np.zeros(_pooled(case), np.int64)
+    y, idx = np.zeros(_pooled(case)), np.zeros(_pooled(case), np.int8)
     state = [np.zeros(C) for _ in range(5)]
     ref.batchnorm_relu_maxpool_forward_train(y, idx, *state, x, gamma, beta, N, H, W, C, ph, pw,
                                              EPS)
@@ -101,13 +109,16 @@ def test_reference_forward_matches_numpy(case):
     np.testing.assert_allclose(y, want, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(mean, mu, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(var, v, rtol=1e-12)
-    # Each index points at its window's maximum, inside the window.
+    # Each position is that of its window's first maximum.
     N, H, W, C, ph, pw = case
-    n, h, w, c = np.unravel_index(idx, (N, H, W, C))
-    grid = np.indices(_pooled(case))
-    assert (n == grid[0]).all() and (c == grid[3]).all()
-    assert ((h // ph == grid[1]) & (w // pw == grid[2])).all()
-    assert (y > 0).any() and (y == 0).any() if case[0] * case[3] > 4 else True
+    assert ((idx >= 0) & (idx < ph * pw)).all()
+    P, Q = H // ph, W // pw
+    mu64, inv = mean.astype(np.float64), 1 / np.sqrt(var + float(np.float32(EPS)))
+    z = np.maximum((x - mu64) * inv * gamma + beta, 0.0)[:, :P * ph, :Q * pw]
+    win = z.reshape(N, P, ph, Q, pw, C).transpose(0, 1, 3, 2, 4, 5).reshape(N, P, Q, -1, C)
+    np.testing.assert_array_equal(idx, np.argmax(win, axis=3))
+    if case[0] * case[3] > 4:
+        assert (y > 0).any() and (y == 0).any()
 
 
 @pytest.mark.parametrize("case", [(1, 5, 5, 3, 2, 2), (2, 6, 7, 2, 3, 3)], ids=str)
@@ -119,7 +130,7 @@ def test_reference_backward_matches_finite_differences(case):
     def f(xs):
         y = np.zeros(_pooled(case))
         ref.batchnorm_relu_maxpool_forward_train(
-            y, np.zeros(_pooled(case), np.int64), *(np.zeros(case[3]) for _ in range(5)),
+            y, np.zeros(_pooled(case), np.int8), *(np.zeros(case[3]) for _ in range(5)),
             xs["x"], xs["gamma"], xs["beta"], *case, EPS)
         return {"y": y}
 
@@ -132,7 +143,7 @@ def test_reference_backward_matches_finite_differences(case):
 
 
 def _assert_same(got, want):
-    names = ("y", "indices", "var", "mean", "inv_std", "scale", "shift", "dx", "dgamma", "dbeta")
+    names = ("y", "positions", "var", "mean", "inv_std", "scale", "shift", "dx", "dgamma", "dbeta")
     for name, a, b in zip(names, [*got[0], *got[1]], [*want[0], *want[1]]):
         np.testing.assert_array_equal(a, b, err_msg=name)
 
@@ -183,9 +194,7 @@ def test_ties_take_the_first_maximum_and_zeros_gate():
     dy = rand(rng, _pooled(case))
     got = fused(x, gamma, beta, dy, case)
     _assert_same(got, unfused(x, gamma, beta, dy, case))
-    N, H, W, C, ph, pw = case
-    _, h, w, _ = np.unravel_index(got[0][1], (N, H, W, C))
-    assert (h % ph == 0).all() and (w % pw == 0).all()
+    np.testing.assert_array_equal(got[0][1], 0)  # every window a tie: its first element
     want = np.float32(dy[..., 2].astype(np.float64).sum())
     np.testing.assert_array_equal(got[1][2], np.array([0.0, 0.0, want], np.float32))
 
@@ -222,7 +231,7 @@ def test_optional_gamma_beta_and_outputs():
 def test_pool_larger_than_the_input_and_empty_batch():
     # H < pool_h: no pooled row; the statistics are still taken.
     x = np.ones((2, 1, 4, 3), np.float32)
-    y, idx = nans((2, 0, 2, 3)), np.zeros((2, 0, 2, 3), np.int64)
+    y, idx = nans((2, 0, 2, 3)), np.zeros((2, 0, 2, 3), np.int8)
     state = [nans(3) for _ in range(5)]
     _C.batchnorm_relu_maxpool_forward_train(y, idx, *state, x, None, None, 2, 1, 4, 3, 2, 2,
                                             EPS)
@@ -233,7 +242,7 @@ def test_pool_larger_than_the_input_and_empty_batch():
     np.testing.assert_array_equal(dx, 0.0)
     e = np.zeros((0, 4, 4, 3), np.float32)
     _C.batchnorm_relu_maxpool_forward_train(np.zeros((0, 2, 2, 3), np.float32),
-                                            np.zeros((0, 2, 2, 3), np.int64), *state, e, None,
+                                            np.zeros((0, 2, 2, 3), np.int8), *state, e, None,
                                             None, 0, 4, 4, 3, 2, 2, EPS)
     np.testing.assert_array_equal(state[1], 0.0)
 
@@ -241,18 +250,21 @@ def test_pool_larger_than_the_input_and_empty_batch():
 def test_rejects_bad_inputs():
     x = np.ones((1, 4, 4, 3), np.float32)
     c = np.ones(3, np.float32)
-    y, idx = np.zeros((1, 2, 2, 3), np.float32), np.zeros((1, 2, 2, 3), np.int64)
+    y, idx = np.zeros((1, 2, 2, 3), np.float32), np.zeros((1, 2, 2, 3), np.int8)
     with pytest.raises(ValueError, match="pool_h"):
         _C.batchnorm_relu_maxpool_forward_train(y, idx, c, c, c, c, c, x, None, None, 1, 4, 4, 3,
                                                 0, 2, EPS)
-    with pytest.raises(ValueError, match="indices"):
+    with pytest.raises(ValueError, match="pool_h \\* pool_w <= 128"):
+        _C.batchnorm_relu_maxpool_forward_train(y, idx, c, c, c, c, c, x, None, None, 1, 4, 4, 3,
+                                                12, 11, EPS)
+    with pytest.raises(ValueError, match="positions"):
         _C.batchnorm_relu_maxpool_forward_train(y, idx[:, :1], c, c, c, c, c, x, None, None, 1,
                                                 4, 4, 3, 2, 2, EPS)
     with pytest.raises(ValueError, match="epsilon"):
         _C.batchnorm_relu_maxpool_forward_train(y, idx, c, c, c, c, c, x, None, None, 1, 4, 4, 3,
                                                 2, 2, -1.0)
-    with pytest.raises(ValueError, match="indices"):
-        _C.batchnorm_relu_maxpool_backward(x.copy(), None, None, y, idx.astype(np.int32), x, c,
+    with pytest.raises(ValueError, match="positions"):
+        _C.batchnorm_relu_maxpool_backward(x.copy(), None, None, y, idx.astype(np.int64), x, c,
                                            c, c, c, None, 1, 4, 4, 3, 2, 2)
     with pytest.raises(ValueError, match="dy"):
         _C.batchnorm_relu_maxpool_backward(None, None, None, y[:, :1], idx, x, c, c, c, c, None,

@@ -79,6 +79,21 @@ def test_bit_equal_to_the_chain(shape, pool, stats_cotangent, bf16):
         np.testing.assert_array_equal(a, e, err_msg=name)
 
 
+def test_large_pool_window_runs_the_chain(monkeypatch):
+    # More than 128 elements per window (the int8 positions' range): the chain's kernels.
+    seen = []
+    cpu = devices.get_device("cpu")
+    kernel = cpu.kernels["maxpool2d_forward"]
+    monkeypatch.setitem(cpu.kernels, "maxpool2d_forward", lambda *a: seen.append(1) or kernel(*a))
+    x, g, b, rng = _problem((1, 24, 12, 3), 6)
+    cots = [rng.standard_normal(s).astype(np.float32) for s in [(1, 1, 1, 3), (3,), (3,)]]
+    got = _values_and_grads(_fused((24, 12)), x, g, b, cots)
+    assert seen
+    want = _values_and_grads(_chain((24, 12)), x, g, b, cots)
+    for a, e in zip(got, want):
+        np.testing.assert_array_equal(a, e)
+
+
 def test_device_without_the_fused_kernels_runs_the_chain():
     cpu = devices.get_device("cpu")
     bare = devices.Device("cpu", np.float32,

@@ -3,12 +3,14 @@ one op (internal: the training plan's `fuse_bn_relu_pool`, trainers/plan_fusion.
 
 Forward: `batchnorm_relu_maxpool_forward_train`: the statistics pass of `batch_norm_relu_train`,
 then its write pass with the max pool in the store: only the pooled values and each maximum's
-flat offset into the (N, H, W, C) activation are written, never the activation.
+position in its window (int8: an eighth of max_pool2d's int64 flat offsets, and the same
+maximum) are written, never the (N, H, W, C) activation.
 Backward: `batchnorm_relu_maxpool_backward`: `batch_norm_relu_train`'s two passes over x, their
 cotangent (the pool's scatter of the pooled one) built tile by tile in cache instead of read
 from a full-size array. Every result is bit-identical to the unfused chain
 batch_norm_relu_train -> max_pool2d. channels_last (N, H, W, C) only, the statistics over
-N, H, W; a device without the two kernels runs the chain's own ops.
+N, H, W; a device without the two kernels, or a window of more than 128 elements, runs the
+chain's own ops.
 """
 
 import numpy as np
@@ -44,7 +46,7 @@ class BatchNormReluMaxPoolTrain(Op):
         return [tuple(pooled), (c,), (c,)]
 
     def forward(self, dev, x, gamma=None, beta=None, epsilon=1e-3, pool_size=(2, 2)):
-        if not all(k in dev.kernels for k in KERNELS):  # the chain's ops, same results
+        if not fusable(dev, pool_size):  # the chain's ops, same results
             (out, mean, var), bn_saved = _R["batch_norm_relu_train"].forward(
                 dev, x, gamma, beta, axis=_AXIS, epsilon=epsilon)
             y, pool_saved = _R["max_pool2d"].forward(dev, out, **_pool_attrs(pool_size))
@@ -54,13 +56,13 @@ class BatchNormReluMaxPoolTrain(Op):
         ph, pw = pool_size
         xs = dev.contiguous(x)
         y = dev.empty((N, H // ph, W // pw, C))
-        idx = dev.empty(y.shape, np.int64)
+        pos = dev.empty(y.shape, np.int8)
         var, mean, inv_std, scale, shift = (dev.empty((C,)) for _ in range(5))
         dev.kernels["batchnorm_relu_maxpool_forward_train"](
-            y, idx, var, mean, inv_std, scale, shift, xs, None if gamma is None else
+            y, pos, var, mean, inv_std, scale, shift, xs, None if gamma is None else
             gamma.reshape(-1), None if beta is None else beta.reshape(-1), N, H, W, C, ph, pw,
             epsilon)
-        saved = ("fused", xs, idx, mean, inv_std, scale, shift, gamma,
+        saved = ("fused", xs, pos, mean, inv_std, scale, shift, gamma,
                  None if beta is None else beta.shape)
         return (y, dev.copy(mean), var), saved
 
@@ -71,14 +73,14 @@ class BatchNormReluMaxPoolTrain(Op):
                                              **_pool_attrs(pool_size))
             return _R["batch_norm_relu_train"].backward(
                 dev, bn_saved, [g, grads[1], grads[2]], needs, axis=_AXIS, epsilon=epsilon)
-        _, xs, idx, mean, inv_std, scale, shift, gamma, beta_shape = saved
+        _, xs, pos, mean, inv_std, scale, shift, gamma, beta_shape = saved
         gy, gmean, gvar = grads
         N, H, W, C = xs.shape
         dx = dev.empty(xs.shape) if needs[0] else None
         dgamma = dev.empty((C,)) if needs[1] else None
         dbeta = dev.empty((C,)) if needs[2] else None
         dev.kernels["batchnorm_relu_maxpool_backward"](
-            dx, dgamma, dbeta, dev.contiguous(gy), idx, xs, mean, inv_std, scale, shift,
+            dx, dgamma, dbeta, dev.contiguous(gy), pos, xs, mean, inv_std, scale, shift,
             None if gamma is None else gamma.reshape(-1), N, H, W, C, *pool_size)
         if dx is not None and dx.size and not (zero_filled(gmean) and zero_filled(gvar)):
             v = _View(xs.shape, _AXIS)
@@ -86,6 +88,11 @@ class BatchNormReluMaxPoolTrain(Op):
                                                     v.to_kernel(xs), mean, v))
         return (dx, None if dgamma is None else dgamma.reshape(gamma.shape),
                 None if dbeta is None else dbeta.reshape(beta_shape))
+
+
+def fusable(dev, pool_size):
+    """Whether `dev` runs this pool in the fused kernels (else the chain's ops run)."""
+    return pool_size[0] * pool_size[1] <= 128 and all(k in dev.kernels for k in KERNELS)
 
 
 def batch_norm_relu_max_pool_train(x, gamma=None, beta=None, epsilon=1e-3, pool_size=2):
