@@ -27,6 +27,10 @@
 // clamp); the backward recomputes the mask (x - mean_f) * scale + shift > 0 with the same
 // float32 operations (bit for bit the forward's, on the same ISA) and gates dy with it in both
 // of its passes: g = dy * [mask] replaces dy above. No pass reads y or writes the gated dy.
+// BN + ReLU + max pool (batchnorm_relu_maxpool_*, channels last, pool == strides, 'valid'):
+// the same statistics, then a write pass that stores only the max pool of max(y, 0) and each
+// maximum's window position (PooledWrite); the backward above, its dy built per tile from the
+// pooled cotangent and positions (PooledDy). Both use cpp/conv's pool loops (pool_kernels.h).
 // Work is split into tiles (rows x columns for inner < 16, runs of one channel otherwise);
 // every tile writes its own float64 partial sums, merged in a fixed order, so the results do
 // not depend on the thread count.
