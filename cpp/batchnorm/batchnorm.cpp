@@ -573,8 +573,8 @@ void batchnorm_relu_backward(float* dx, float* dgamma, float* dbeta, const float
                              const float* x, const float* mean, const float* inv_std,
                              const float* scale, const float* shift, const float* gamma,
                              int64_t outer, int64_t C, int64_t inner) {
-  backward("batchnorm_relu_backward", dx, dgamma, dbeta, DenseDy{dy}, x, mean, inv_std, gamma, scale,
-           shift, outer, C, inner);
+  backward("batchnorm_relu_backward", dx, dgamma, dbeta, DenseDy{dy}, x, mean, inv_std, gamma,
+           scale, shift, outer, C, inner);
 }
 
 void batchnorm_relu_maxpool_forward_train(float* y, int8_t* positions, float* var, float* mean,
