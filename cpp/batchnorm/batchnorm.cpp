@@ -27,6 +27,10 @@
 // clamp); the backward recomputes the mask (x - mean_f) * scale + shift > 0 with the same
 // float32 operations (bit for bit the forward's, on the same ISA) and gates dy with it in both
 // of its passes: g = dy * [mask] replaces dy above. No pass reads y or writes the gated dy.
+// BN + ReLU + max pool (batchnorm_relu_maxpool_*, channels last, pool == strides, 'valid'):
+// the same statistics, then a write pass that stores only the max pool of max(y, 0) and each
+// maximum's window position (PooledWrite); the backward above, its dy built per tile from the
+// pooled cotangent and positions (PooledDy). Both use cpp/conv's pool loops (pool_kernels.h).
 // Work is split into tiles (rows x columns for inner < 16, runs of one channel otherwise);
 // every tile writes its own float64 partial sums, merged in a fixed order, so the results do
 // not depend on the thread count.
@@ -38,6 +42,7 @@
 
 #include "fkeras/kernels.h"
 #include "fkeras/runtime.h"
+#include "../conv/pool_kernels.h"
 
 #define FK_BN_NS bn_scalar
 #include "batchnorm_kernels.h"
@@ -225,16 +230,17 @@ double plain_mean(const float* x, int64_t outer, int64_t C, int64_t inner, int64
   return sum / static_cast<double>(outer * inner);
 }
 
-// Plain float64 sum of g * ((x - m) - delta) over channel c of (outer, C, inner), g = dy, or
+// Plain float64 sum of g * ((x - m) - delta) over channel c of (outer, C, inner), g = dy.at(k), or
 // with relu_s: dy gated as the block kernels gate it (fmaf rounds as the vector FMA does).
-double plain_centred_dot(const float* dy, const float* x, int64_t outer, int64_t C,
+template <class Dy>
+double plain_centred_dot(const Dy& dy, const float* x, int64_t outer, int64_t C,
                          int64_t inner, int64_t c, float m, double delta, const float* relu_s,
                          const float* relu_t) {
   double sum = 0.0;
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
       const int64_t k = (o * C + c) * inner + i;
-      float g = dy[k];
+      float g = dy.at(k);
       if (relu_s) g *= std::fmaf(x[k] - m, relu_s[c], relu_t[c]) > 0.f ? 1.f : 0.f;
       sum += g * ((static_cast<double>(x[k]) - m) - delta);
     }
@@ -246,12 +252,14 @@ void check_sizes(const char* kernel, int64_t outer, int64_t C, int64_t inner) {
            outer, ", C=", C, ", inner=", inner);
 }
 
-// The training forward; relu clamps y at 0 and saves the write pass's coefficients in
-// save_scale / save_shift (C) for the backward's mask (both null without relu).
-void forward_train(const char* kernel, float* y, float* var, float* mean, float* inv_std,
+// The training forward: the statistics pass, then `write(plan, m, s, t)`, the write pass
+// (apply_forward, or the pooled store of batchnorm_relu_maxpool_forward_train). save_scale /
+// save_shift (C, or null) keep the write pass's coefficients for a ReLU backward's mask.
+template <class Write>
+void forward_train(const char* kernel, float* var, float* mean, float* inv_std,
                    float* save_scale, float* save_shift, const float* x, const float* gamma,
                    const float* beta, int64_t outer, int64_t C, int64_t inner, float epsilon,
-                   bool relu) {
+                   Write&& write) {
   check_sizes(kernel, outer, C, inner);
   const int64_t n = outer * inner;
   if (C == 0) return;
@@ -308,7 +316,7 @@ void forward_train(const char* kernel, float* y, float* var, float* mean, float*
     if (save_scale) save_scale[c] = s[c];
     if (save_shift) save_shift[c] = t[c];
   }
-  apply_forward(p, y, x, m, s, t, relu);
+  write(p, m, s, t);
 }
 
 void forward_infer(const char* kernel, float* y, const float* x, const float* mean,
@@ -325,9 +333,18 @@ void forward_infer(const char* kernel, float* y, const float* x, const float* me
   apply_forward(make_plan(outer, C, inner), y, x, m, s, t, relu);
 }
 
+// dy as the backward reads it: a whole (outer, C, inner) array. tile(p, k) points at tile k's
+// first element (row stride p.W), at(k) is element k (the rare plain_centred_dot pass).
+struct DenseDy {
+  const float* dy;
+  const float* tile(const Plan&, const Tile& k) const { return dy + k.offset; }
+  float at(int64_t k) const { return dy[k]; }
+};
+
 // The backward; relu_s / relu_t (C, or null): the forward's scale / shift, whose ReLU mask
-// gates dy in both passes.
-void backward(const char* kernel, float* dx, float* dgamma, float* dbeta, const float* dy,
+// gates dy in both passes. dy: DenseDy, or PooledDy (batchnorm_relu_maxpool_backward).
+template <class Dy>
+void backward(const char* kernel, float* dx, float* dgamma, float* dbeta, const Dy& dy,
               const float* x, const float* mean, const float* inv_std, const float* gamma,
               const float* relu_s, const float* relu_t, int64_t outer, int64_t C,
               int64_t inner) {
@@ -363,20 +380,20 @@ void backward(const char* kernel, float* dx, float* dgamma, float* dbeta, const 
     for_tiles(p, [&](const Tile& k) {
       double* s = partial.data() + (k.chunk * 3) * p.W + k.j0;
       if (relu)
-        K.rows_reduce_relu(dy + k.offset, x + k.offset, k.rows, k.cols, p.W, mc.data() + k.j0,
+        K.rows_reduce_relu(dy.tile(p, k), x + k.offset, k.rows, k.cols, p.W, mc.data() + k.j0,
                            rsp + k.j0, rtp + k.j0, s, s + p.W, s + 2 * p.W);
       else
-        K.rows_reduce(dy + k.offset, x + k.offset, k.rows, k.cols, p.W, mc.data() + k.j0, s,
+        K.rows_reduce(dy.tile(p, k), x + k.offset, k.rows, k.cols, p.W, mc.data() + k.j0, s,
                       s + p.W, s + 2 * p.W);
     });
   } else {
     for_tiles(p, [&](const Tile& k) {
       double* out = partial.data() + k.index * 3;
       if (relu)
-        K.plane_reduce_relu(dy + k.offset, x + k.offset, k.rows, k.cols, p.W, m[k.c], rs[k.c],
+        K.plane_reduce_relu(dy.tile(p, k), x + k.offset, k.rows, k.cols, p.W, m[k.c], rs[k.c],
                             rt[k.c], out);
       else
-        K.plane_reduce(dy + k.offset, x + k.offset, k.rows, k.cols, p.W, m[k.c], out);
+        K.plane_reduce(dy.tile(p, k), x + k.offset, k.rows, k.cols, p.W, m[k.c], out);
     });
   }
   const std::vector<double> sums = channel_sums(p, partial, 3);
@@ -407,40 +424,128 @@ void backward(const char* kernel, float* dx, float* dgamma, float* dbeta, const 
                              bc = per_column(p, b), ccc = per_column(p, cc);
     for_tiles(p, [&](const Tile& k) {
       if (relu)
-        K.rows_backward_relu(dx + k.offset, dy + k.offset, x + k.offset, k.rows, k.cols, p.W,
+        K.rows_backward_relu(dx + k.offset, dy.tile(p, k), x + k.offset, k.rows, k.cols, p.W,
                              mc.data() + k.j0, ac.data() + k.j0, bc.data() + k.j0,
                              ccc.data() + k.j0, rsp + k.j0, rtp + k.j0);
       else
-        K.rows_backward(dx + k.offset, dy + k.offset, x + k.offset, k.rows, k.cols, p.W,
+        K.rows_backward(dx + k.offset, dy.tile(p, k), x + k.offset, k.rows, k.cols, p.W,
                         mc.data() + k.j0, ac.data() + k.j0, bc.data() + k.j0, ccc.data() + k.j0);
     });
   } else {
     for_tiles(p, [&](const Tile& k) {
       if (relu)
-        K.plane_backward_relu(dx + k.offset, dy + k.offset, x + k.offset, k.rows, k.cols, p.W,
+        K.plane_backward_relu(dx + k.offset, dy.tile(p, k), x + k.offset, k.rows, k.cols, p.W,
                               m[k.c], a[k.c], b[k.c], cc[k.c], rs[k.c], rt[k.c]);
       else
-        K.plane_backward(dx + k.offset, dy + k.offset, x + k.offset, k.rows, k.cols, p.W,
+        K.plane_backward(dx + k.offset, dy.tile(p, k), x + k.offset, k.rows, k.cols, p.W,
                          m[k.c], a[k.c], b[k.c], cc[k.c]);
     });
   }
 }
+
+// The write pass of the plain training forward: y (outer, C, inner), clamped with relu.
+struct Dense {
+  float* y;
+  const float* x;
+  bool relu;
+  void operator()(const Plan& p, const std::vector<float>& m, const std::vector<float>& s,
+                  const std::vector<float>& t) const {
+    apply_forward(p, y, x, m, s, t, relu);
+  }
+};
+
+// ---- BN + ReLU + max pool (batchnorm_relu_maxpool_*): x (N, H, W, C), pool == strides,
+// 'valid'; y, positions (N, Pp, Qp, C; int8), Pp = H / ph, Qp = W / pw. ----
+
+struct PoolShape {
+  int64_t N, H, W, C, ph, pw, Pp, Qp;
+};
+
+void check_pool(const char* kernel, const PoolShape& g) {
+  FK_CHECK(g.N >= 0 && g.H >= 0 && g.W >= 0 && g.C >= 0, kernel,
+           ": sizes must be >= 0, received N=", g.N, ", H=", g.H, ", W=", g.W, ", C=", g.C);
+  FK_CHECK(g.ph >= 1 && g.pw >= 1 && g.ph * g.pw <= 128, kernel, ": arguments 'pool_h', "
+           "'pool_w' must be >= 1 with pool_h * pool_w <= 128, received (", g.ph, ", ", g.pw,
+           ")");
+}
+
+// The write pass of the pooled forward: per pooled row (n, pp), the ph input rows normalized
+// and clamped into a per-thread buffer by the plain write pass's own block kernel
+// (rows_forward_relu: the same float32 operations), then max pooled by maxpool2d_forward's
+// row loop (same window order and tie rule), which keeps each maximum's window position.
+struct PooledWrite {
+  float* y;
+  int8_t* pos;
+  const float* x;
+  PoolShape g;
+  void operator()(const Plan&, const std::vector<float>& m, const std::vector<float>& s,
+                  const std::vector<float>& t) const {
+    const bn::BlockKernels& K = block_kernels();
+    const pool::Kernels pk = pool::active_kernels();
+    const int64_t C = g.C, rows = g.ph * g.W, cells = g.Qp * C;
+    const pool::Geom pg{1, g.ph, g.W, C, 1, g.Qp, g.ph, g.pw, g.ph, g.pw, 0, 0};
+    const PoolShape sh = g;
+    float* const yp = y;
+    int8_t* const pp_ = pos;
+    const float* const xp = x;
+    parallel_for(g.N * g.Pp, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, cells)),
+                 [&](int64_t r0, int64_t r1) {
+      thread_local std::vector<float> buf;
+      buf.resize(static_cast<size_t>(rows * C));
+      for (int64_t np = r0; np < r1; ++np) {
+        const int64_t n = np / sh.Pp, pp = np % sh.Pp;
+        K.rows_forward_relu(buf.data(), xp + (n * sh.H + pp * sh.ph) * sh.W * C, rows, C, C,
+                            m.data(), s.data(), t.data());
+        pk.max_pos_row(yp + np * cells, pp_ + np * cells, buf.data(), pg, 0, 0);
+      }
+    });
+  }
+};
+
+// dy of the pooled backward: the un-pooled cotangent as maxpool2d_backward writes it (0.f + dy
+// at each window's maximum, 0 elsewhere, rows and columns past the last whole window
+// included), built tile by tile in a per-thread buffer that stays in cache, so that the
+// backward's passes run the plain block kernels on the same values in the same order. The
+// positions are only compared (one that is not the forward's is ignored, never written
+// through).
+struct PooledDy {
+  const float* dy;
+  const int8_t* pos;
+  PoolShape g;
+
+  // Element k of that cotangent (the rare plain_centred_dot pass).
+  float at(int64_t k) const {
+    const int64_t m = k / g.C, c = k % g.C, h = (m / g.W) % g.H, w = m % g.W;
+    if (h >= g.Pp * g.ph || w >= g.Qp * g.pw) return 0.f;
+    const int64_t cell = (((m / (g.W * g.H)) * g.Pp + h / g.ph) * g.Qp + w / g.pw) * g.C + c;
+    return pos[cell] == (h % g.ph) * g.pw + w % g.pw ? 0.f + dy[cell] : 0.f;
+  }
+  // Tile k (pixels [r0, r0 + rows), channels [j0, j0 + cols)), row stride p.W = C: whole
+  // rows from the pool's own scatter (maxpool2d_backward's values, per ISA).
+  const float* tile(const Plan& p, const Tile& k) const {
+    thread_local std::vector<float> buf;
+    buf.resize(static_cast<size_t>(k.rows * p.W));
+    const pool::ScatterGeom sg{g.H, g.W, g.C, g.Pp, g.Qp, g.ph, g.pw, kLinear, 0.f};
+    pool::active_kernels().max_unpool_rows(buf.data(), dy, pos, sg, k.r0, k.r0 + k.rows);
+    return buf.data() + k.j0;
+  }
+};
 
 }  // namespace
 
 void batchnorm_forward_train(float* y, float* var, float* mean, float* inv_std, const float* x,
                              const float* gamma, const float* beta, int64_t outer, int64_t C,
                              int64_t inner, float epsilon) {
-  forward_train("batchnorm_forward_train", y, var, mean, inv_std, nullptr, nullptr, x, gamma,
-                beta, outer, C, inner, epsilon, false);
+  forward_train("batchnorm_forward_train", var, mean, inv_std, nullptr, nullptr, x, gamma, beta,
+                outer, C, inner, epsilon, Dense{y, x, false});
 }
 
 void batchnorm_relu_forward_train(float* y, float* var, float* mean, float* inv_std,
                                   float* scale, float* shift, const float* x, const float* gamma,
                                   const float* beta, int64_t outer, int64_t C, int64_t inner,
                                   float epsilon) {
-  forward_train("batchnorm_relu_forward_train", y, var, mean, inv_std, scale, shift, x, gamma,
-                beta, outer, C, inner, epsilon, true);
+  forward_train("batchnorm_relu_forward_train", var, mean, inv_std, scale, shift, x, gamma, beta,
+                outer, C, inner, epsilon, Dense{y, x, true});
 }
 
 void batchnorm_forward_infer(float* y, const float* x, const float* mean, const float* var,
@@ -460,7 +565,7 @@ void batchnorm_relu_forward_infer(float* y, const float* x, const float* mean, c
 void batchnorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x,
                         const float* mean, const float* inv_std, const float* gamma,
                         int64_t outer, int64_t C, int64_t inner) {
-  backward("batchnorm_backward", dx, dgamma, dbeta, dy, x, mean, inv_std, gamma, nullptr,
+  backward("batchnorm_backward", dx, dgamma, dbeta, DenseDy{dy}, x, mean, inv_std, gamma, nullptr,
            nullptr, outer, C, inner);
 }
 
@@ -468,8 +573,35 @@ void batchnorm_relu_backward(float* dx, float* dgamma, float* dbeta, const float
                              const float* x, const float* mean, const float* inv_std,
                              const float* scale, const float* shift, const float* gamma,
                              int64_t outer, int64_t C, int64_t inner) {
-  backward("batchnorm_relu_backward", dx, dgamma, dbeta, dy, x, mean, inv_std, gamma, scale,
-           shift, outer, C, inner);
+  backward("batchnorm_relu_backward", dx, dgamma, dbeta, DenseDy{dy}, x, mean, inv_std, gamma,
+           scale, shift, outer, C, inner);
+}
+
+void batchnorm_relu_maxpool_forward_train(float* y, int8_t* positions, float* var, float* mean,
+                                          float* inv_std, float* scale, float* shift,
+                                          const float* x, const float* gamma, const float* beta,
+                                          int64_t N, int64_t H, int64_t W, int64_t C,
+                                          int64_t pool_h, int64_t pool_w, float epsilon) {
+  const char* k = "batchnorm_relu_maxpool_forward_train";
+  const PoolShape g{N, H, W, C, pool_h, pool_w, pool_h > 0 ? H / pool_h : 0,
+                    pool_w > 0 ? W / pool_w : 0};
+  check_pool(k, g);
+  forward_train(k, var, mean, inv_std, scale, shift, x, gamma, beta, N * H * W, C, 1, epsilon,
+                PooledWrite{y, positions, x, g});
+}
+
+void batchnorm_relu_maxpool_backward(float* dx, float* dgamma, float* dbeta, const float* dy,
+                                     const int8_t* positions, const float* x, const float* mean,
+                                     const float* inv_std, const float* scale,
+                                     const float* shift, const float* gamma, int64_t N,
+                                     int64_t H, int64_t W, int64_t C, int64_t pool_h,
+                                     int64_t pool_w) {
+  const char* k = "batchnorm_relu_maxpool_backward";
+  const PoolShape g{N, H, W, C, pool_h, pool_w, pool_h > 0 ? H / pool_h : 0,
+                    pool_w > 0 ? W / pool_w : 0};
+  check_pool(k, g);
+  backward(k, dx, dgamma, dbeta, PooledDy{dy, positions, g}, x, mean, inv_std, gamma, scale, shift,
+           N * H * W, C, 1);
 }
 
 }  // namespace fk

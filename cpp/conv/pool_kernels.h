@@ -42,12 +42,26 @@ using ConvMaxBackFn = void (*)(float* dz, double* colsum, float* tmp, const floa
                                const float* y, const int64_t* idx, const ScatterGeom& g,
                                int64_t r0, int64_t r1);
 
+// The compact form of a max pool with strides == pool_size, 'valid' (the BN + ReLU + max-pool
+// kernels of cpp/batchnorm/): each maximum's position in its window, int8 (r * S + s, the
+// window scanned row-major; S * R <= 128), written by MaxPosRowFn (max_row's values, window
+// order and tie rule). MaxUnpoolRowsFn: rows m in [r0, r1) of maxpool2d_backward's output
+// from these positions (g: P, Q, K the un-pooled sizes; activation unused): out
+// ((r1 - r0), K) from dy, pos (N, Pp, Qp, K); row m is 0.f + dy of its window's cell where
+// the cell's position is m's, else 0.
+using MaxPosRowFn = void (*)(float* y, int8_t* pos, const float* x, const Geom& g, int64_t n,
+                             int64_t p);
+using MaxUnpoolRowsFn = void (*)(float* out, const float* dy, const int8_t* pos,
+                                 const ScatterGeom& g, int64_t r0, int64_t r1);
+
 struct Kernels {
   MaxRowFn max_row;
   AvgRowFn avg_row;
   AvgBackFn avg_backward;
   AvgRowFn max_values_row;  // max_row without the indices (inference), same values
   ConvMaxBackFn conv_max_backward;
+  MaxPosRowFn max_pos_row;
+  MaxUnpoolRowsFn max_unpool_rows;
 };
 
 // The kernels of the running ISA (fk::cpu_isa()): AVX-512, AVX2 or the portable build.

@@ -155,6 +155,24 @@ def batchnorm_relu_forward_train(
     """Training batch norm + ReLU: y = max(bn(x), 0), var; saves mean, inv_std, scale, shift."""
 
 
+def batchnorm_relu_maxpool_backward(
+    dx: Array | None, dgamma: Array | None, dbeta: Array | None, dy: Array | None,
+    positions: Array | None, x: Array | None, mean: Array | None, inv_std: Array | None,
+    scale: Array | None, shift: Array | None, gamma: Array | None, N: int, H: int, W: int, C: int,
+    pool_h: int, pool_w: int
+) -> None:
+    """Batch norm + ReLU + max pool backward: dx, dgamma, dbeta (each optional) from the pooled dy and positions; equal to batchnorm_relu_backward of maxpool2d_backward's cotangent."""
+
+
+def batchnorm_relu_maxpool_forward_train(
+    y: Array | None, positions: Array | None, var: Array | None, mean: Array | None,
+    inv_std: Array | None, scale: Array | None, shift: Array | None, x: Array | None,
+    gamma: Array | None, beta: Array | None, N: int, H: int, W: int, C: int, pool_h: int,
+    pool_w: int, epsilon: float
+) -> None:
+    """Training batch norm + ReLU + 'valid' max pool (strides == pool), x (N, H, W, C): y and positions (N, H // pool_h, W // pool_w, C; int8, each maximum's place in its window), var; saves mean, inv_std, scale, shift."""
+
+
 def bias_activation_backward(
     dz: Array | None, dbias: Array | None, dy: Array | None, y: Array | None, M: int, N: int,
     activation: int, alpha: float

@@ -48,6 +48,9 @@ FAMILIES = {
     "conv_pool_fused": ["conv2d_forward_maxpool2d"],
     # session 8: its training backward (ops/conv_pool.py runs the unfused pair without both)
     "conv_pool_train": ["conv2d_maxpool2d_backward"],
+    # session 9: BN + ReLU + max pool fused (ops/bn_relu_pool.py runs the pair's ops without it)
+    "batchnorm_relu_maxpool": ["batchnorm_relu_maxpool_forward_train",
+                               "batchnorm_relu_maxpool_backward"],
     # the dy pass of a fused backward (session 7; the conv2d op falls back to
     # activation_backward + bias_add_backward on a device without it)
     "fused_backward": ["bias_activation_backward"],
@@ -56,8 +59,8 @@ FAMILIES = {
 }
 
 # Families not bound in _C_cuda yet (remove a name when its helper's branch lands).
-MISSING: set[str] = {"batchnorm_relu", "conv_pool_fused", "conv_pool_train", "fused_backward",
-                      "quantize_int8"}
+MISSING: set[str] = {"batchnorm_relu", "batchnorm_relu_maxpool", "conv_pool_fused",
+                      "conv_pool_train", "fused_backward", "quantize_int8"}
 
 # Functions of fkeras._C that are its runtime, not kernels.
 CPU_RUNTIME = {"KernelError", "build_info", "cpu_features", "cpu_isa", "isa_supported",

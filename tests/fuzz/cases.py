@@ -28,6 +28,7 @@ class Case:
     inout: tuple = ()    # outputs whose initial contents the kernel reads
     tol: float = 1e-4    # relative to the output's largest magnitude
     infinite_ok: tuple = ()  # outputs where -inf/+inf are legitimate values, not an overflow
+    unchecked: tuple = ()  # buffers the kernel writes (canary-guarded) but not compared
 
 
 def dim(rng, hi, zero=0.1):
@@ -461,6 +462,43 @@ def batchnorm_relu_backward(rng):
     return Case("batchnorm_relu_backward", args, outs, tol=1e-3)
 
 
+
+def _bn_pool_sizes(rng):
+    N, H, W, C = dim(rng, 3), dim(rng, 12), dim(rng, 12), dim(rng, 40)
+    return N, H, W, C, int(rng.integers(1, 4)), int(rng.integers(1, 4))
+
+
+def batchnorm_relu_maxpool_forward_train(rng):
+    N, H, W, C, ph, pw = _bn_pool_sizes(rng)
+    # The positions are not compared: a tie in float32 need not be one in float64.
+    args = dict(y=nans(N, H // ph, W // pw, C), positions=np.zeros((N, H // ph, W // pw, C),
+                                                                   np.int8),
+                var=nans(C), mean=nans(C), inv_std=nans(C), scale=nans(C), shift=nans(C),
+                x=rand(rng, N, H, W, C, scale=2.0) + 1.0, gamma=maybe(rng, rand(rng, C)),
+                beta=maybe(rng, rand(rng, C)), N=N, H=H, W=W, C=C, pool_h=ph, pool_w=pw,
+                epsilon=float(rng.choice([1e-3, 1e-5])))
+    return Case("batchnorm_relu_maxpool_forward_train", args,
+                ("y", "var", "mean", "inv_std", "scale", "shift"), tol=1e-3,
+                unchecked=("positions",))
+
+
+def batchnorm_relu_maxpool_backward(rng):
+    # The saved state and window positions come from the reference forward.
+    N, H, W, C, ph, pw = _bn_pool_sizes(rng)
+    x, gamma = rand(rng, N, H, W, C) + 0.5, maybe(rng, rand(rng, C))
+    pos = np.zeros((N, H // ph, W // pw, C), np.int8)
+    fwd = dict(y=nans(N, H // ph, W // pw, C), positions=pos, var=nans(C), mean=nans(C),
+               inv_std=nans(C), scale=nans(C), shift=nans(C), x=x, gamma=gamma,
+               beta=maybe(rng, rand(rng, C)), N=N, H=H, W=W, C=C, pool_h=ph, pool_w=pw,
+               epsilon=1e-3)
+    saved = ref_outputs("batchnorm_relu_maxpool_forward_train", fwd,
+                        ("mean", "inv_std", "scale", "shift"))
+    args = dict(dx=maybe(rng, nans(N, H, W, C)), dgamma=maybe(rng, nans(C)),
+                dbeta=maybe(rng, nans(C)), dy=rand(rng, N, H // ph, W // pw, C), positions=pos,
+                x=x, **saved, gamma=gamma, N=N, H=H, W=W, C=C, pool_h=ph, pool_w=pw)
+    outs = tuple(k for k in ("dx", "dgamma", "dbeta") if args[k] is not None)
+    return Case("batchnorm_relu_maxpool_backward", args, outs, tol=1e-3)
+
 # --- Layer normalization (last axis, rows of D) ---------------------------------------------
 
 
@@ -772,7 +810,8 @@ GENERATORS = {
               conv2d_backward_weight, maxpool2d_forward, maxpool2d_backward, avgpool2d_forward,
               avgpool2d_backward, batchnorm_forward_train, batchnorm_forward_infer,
               batchnorm_backward, batchnorm_relu_forward_train, batchnorm_relu_forward_infer,
-              batchnorm_relu_backward, layer_norm_forward, layer_norm_backward, sgd_update,
+              batchnorm_relu_backward, batchnorm_relu_maxpool_forward_train,
+              batchnorm_relu_maxpool_backward, layer_norm_forward, layer_norm_backward, sgd_update,
               adam_update, adamax_update, nadam_update,
               rmsprop_update, adagrad_update, adadelta_update, attention_forward,
               attention_backward, lion_update, ftrl_update, lamb_update, adafactor_update,

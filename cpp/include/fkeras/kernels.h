@@ -250,6 +250,24 @@ void batchnorm_relu_backward(float* dx, float* dgamma, float* dbeta, const float
                              const float* x, const float* mean, const float* inv_std,
                              const float* scale, const float* shift, const float* gamma,
                              int64_t outer, int64_t C, int64_t inner);
+// BatchNormalization + ReLU + MaxPooling2D (pool == strides, 'valid') in one op, channels_last:
+// x, dx (N, H, W, C); y, dy, positions (N, H / pool_h, W / pool_w, C), pool_h * pool_w <= 128.
+// The forward computes the statistics as batchnorm_relu_forward_train (var, mean, inv_std,
+// scale, shift alike) and writes only the max pool of max(bn(x), 0) (maxpool2d_forward's
+// values, window order and tie rule) and each maximum's position in its window, int8
+// (r * pool_w + s). The backward is batchnorm_relu_backward of maxpool2d_backward's
+// cotangent for those maxima, bit for bit, without writing that un-pooled cotangent.
+void batchnorm_relu_maxpool_forward_train(float* y, int8_t* positions, float* var, float* mean,
+                                          float* inv_std, float* scale, float* shift,
+                                          const float* x, const float* gamma, const float* beta,
+                                          int64_t N, int64_t H, int64_t W, int64_t C,
+                                          int64_t pool_h, int64_t pool_w, float epsilon);
+void batchnorm_relu_maxpool_backward(float* dx, float* dgamma, float* dbeta, const float* dy,
+                                     const int8_t* positions, const float* x, const float* mean,
+                                     const float* inv_std, const float* scale,
+                                     const float* shift, const float* gamma, int64_t N,
+                                     int64_t H, int64_t W, int64_t C, int64_t pool_h,
+                                     int64_t pool_w);
 
 // ---------------------------------------------------------------------------------------------
 // Layer normalization (cpp/layernorm/) over the last axis: x (rows, D), one row at a time

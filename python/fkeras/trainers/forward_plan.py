@@ -121,6 +121,7 @@ class ForwardPlan:
             s.fn = _sub_plan_runner(s.layer) or (call if direct else s.layer)
             s.cast = s.fn is not s.layer and _casts_int_inputs(s.layer, node)
             self.steps.append(s)
+        self.fused_bn_relu_pool = plan_fusion.fuse_bn_relu_pool(self, model)  # + MaxPool
         self.fused_bn_relu = plan_fusion.fuse_bn_relu(self, model)  # BN + ReLU: one op
         self.fused_conv_pool = plan_fusion.fuse_conv_pool(self, model)  # Conv2D + MaxPool
 

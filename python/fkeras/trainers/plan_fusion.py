@@ -1,5 +1,6 @@
 """Plan-level fusion: BatchNormalization followed by ReLU runs as one op, and so does a Conv2D
-followed by a non-overlapping 'valid' MaxPooling2D (`fuse_conv_pool`, at the end).
+followed by a non-overlapping 'valid' MaxPooling2D (`fuse_conv_pool`) and a BN + ReLU followed
+by such a pool (`fuse_bn_relu_pool`), both at the end.
 
 A ForwardPlan (forward_plan.py) calls each layer's `call` in turn; BN then ReLU costs four
 passes over the activation in the forward (BN statistics, BN write, ReLU read + write) and the
@@ -28,6 +29,17 @@ tensor, its output not a model output with the pool as its only consumer, the po
 `MaxPooling2D` (channels_last, 'valid', strides == pool_size) called on that tensor. The
 environment variable FKERAS_FUSE_CONV_POOL=0 (read when a plan is built) turns it off, for
 comparisons.
+
+BatchNormalization -> ReLU -> MaxPooling2D (`fuse_bn_relu_pool`, run before `fuse_bn_relu`):
+the BN + ReLU pair above still writes its (N, H, W, C) output for the pool to read, and the
+pool's backward writes the cotangent back at that size for BN's two backward passes. The fused
+step runs `batch_norm_relu_max_pool_train` (ops/bn_relu_pool.py): the pool in BN's write pass
+(only the pooled values and indices are written) and BN's backward passes fed from the pooled
+cotangent tile by tile; bit-identical to the chain. The BN + ReLU pair as above with BN's kept
+axis the last of a rank-4 input, the ReLU's output not a model output with the pool as its
+only consumer, the pool as in `fuse_conv_pool`. At run time everything but a plain training
+call (inference, a frozen layer, the BN configurations above) runs the BN + ReLU step then the
+pool's call. FKERAS_FUSE_BN_POOL=0 (read when a plan is built) turns it off.
 """
 
 import os
@@ -35,7 +47,7 @@ import os
 from fkeras.backend.devices import bf16_products
 from fkeras.layers.layer import Layer
 
-__all__ = ["fuse_bn_relu", "fuse_conv_pool"]
+__all__ = ["fuse_bn_relu", "fuse_bn_relu_pool", "fuse_conv_pool"]
 
 
 def fuse_bn_relu(plan, model):
@@ -53,37 +65,49 @@ def fuse_bn_relu(plan, model):
 
 
 def _fuse_pairs(plan, model, first_ok, second_ok, runner):
-    """The walk both fusions share: each step `s` that `first_ok(s)` accepts, whose single
-    output is not a model output and feeds exactly one single-output node whose step `t`
-    passes `second_ok(t, that tensor)`, takes `runner(s, t)` as its function (inside the
-    layer's bf16-products scope when s's direct call runs in one, under mixed_bfloat16) and
-    t's outputs; t is removed.
+    """`_fuse_chain` of two steps."""
+    return _fuse_chain(plan, model, first_ok, [second_ok], runner)
+
+
+def _fuse_chain(plan, model, first_ok, links, runner):
+    """The walk every fusion shares: each step `s` that `first_ok(s)` accepts, followed by a
+    chain of steps t1, t2, ... (one per predicate in `links`), where each link's single output
+    is not a model output and feeds exactly one single-output node whose step `t` passes
+    `link_ok(t, that tensor)`, takes `runner(s, t1, t2, ...)` as its function (inside the
+    layer's bf16-products scope when s's direct call runs in one, under mixed_bfloat16) and the
+    last step's outputs; t1, t2, ... are removed.
     Steps are matched to nodes by their output tensors, so one fusion may run after another
-    removed steps. Returns the number of pairs fused."""
+    removed steps. Returns the number of chains fused."""
     consumers = {}
     for node in model._nodes:
         for t in node.input_tensors:
             consumers.setdefault(id(t), []).append(node)
     step_by_out = {i: st for st in plan.steps for i in st.out_ids}
     outputs = set(plan.output_ids)
-    fused = set()
+    fused, count = set(), 0
     for s in plan.steps:
         if id(s) in fused or not first_ok(s):
             continue
-        out = s.out_ids[0]
-        users = consumers.get(out, [])
-        if out in outputs or len(users) != 1 or len(users[0].output_tensors) != 1:
+        chain = [s]
+        for link_ok in links:
+            out = chain[-1].out_ids[0]
+            users = consumers.get(out, [])
+            if out in outputs or len(users) != 1 or len(users[0].output_tensors) != 1:
+                break
+            t = step_by_out.get(id(users[0].output_tensors[0]))
+            if t is None or t in chain or id(t) in fused or not link_ok(t, out):
+                break
+            chain.append(t)
+        if len(chain) != len(links) + 1:
             continue
-        t = step_by_out.get(id(users[0].output_tensors[0]))
-        if t is None or t is s or not second_ok(t, out):
-            continue
-        fn = runner(s, t)
+        fn = runner(*chain)
         s.fn = _in_products_scope(fn) if s.fn.__func__ is not type(s.layer).call else fn
-        s.out_ids = list(t.out_ids)
-        fused.add(id(t))
+        s.out_ids = list(chain[-1].out_ids)
+        fused.update(id(t) for t in chain[1:])
+        count += 1
     if fused:
         plan.steps = [s for s in plan.steps if id(s) not in fused]
-    return len(fused)
+    return count
 
 
 def _in_products_scope(fn):
@@ -141,6 +165,51 @@ def _bn_relu_runner(layer, relu_call):
             return relu_call(layer.call(inputs, training=training))
         y, mean, var = normalization.batch_norm_relu_train(
             inputs, layer.gamma, layer.beta, axis=layer._axes, epsilon=layer.epsilon)
+        layer._update_moving(layer.moving_mean, mean)
+        layer._update_moving(layer.moving_variance, var)
+        return y
+
+    return run
+
+
+# ---- BatchNormalization + ReLU + MaxPooling2D ------------------------------------------------
+
+def fuse_bn_relu_pool(plan, model):
+    """Rewrites `plan.steps` in place, fusing each eligible BN -> ReLU -> MaxPooling2D chain
+    (see the module docstring); it runs before `fuse_bn_relu`, which then fuses the BN -> ReLU
+    pairs left.
+
+    Args:
+        plan: a ForwardPlan, its steps built from `model._nodes`.
+        model: the Functional model of the plan.
+
+    Returns:
+        The number of chains fused (0 when FKERAS_FUSE_BN_POOL=0).
+    """
+    if os.environ.get("FKERAS_FUSE_BN_POOL", "1").strip() == "0":
+        return 0
+    return _fuse_chain(plan, model, _channels_last_bn_step, [_plain_relu_step, _plain_pool_step],
+                       lambda s, r, t: _bn_relu_pool_runner(s.layer, r.fn, t.fn, t.layer))
+
+
+def _channels_last_bn_step(s):
+    # The kept axis is the last of a rank-4 input: the pool that must follow takes only those.
+    return _plain_bn_step(s) and tuple(s.layer._axes) == (3,)
+
+
+def _bn_relu_pool_runner(layer, relu_call, pool_call, pool_layer):
+    """The fused step: BN (training statistics), ReLU and the pool as one op where it applies;
+    otherwise the BN + ReLU step (`_bn_relu_runner`: inference, frozen or non-plain BN) then
+    the pool's own call."""
+    from fkeras.ops.bn_relu_pool import batch_norm_relu_max_pool_train
+
+    pair = _bn_relu_runner(layer, relu_call)
+
+    def run(inputs, training=None):
+        if not (training and layer.trainable and layer._fused_training()):
+            return pool_call(pair(inputs, training))
+        y, mean, var = batch_norm_relu_max_pool_train(inputs, layer.gamma, layer.beta,
+                                                      layer.epsilon, pool_layer.pool_size)
         layer._update_moving(layer.moving_mean, mean)
         layer._update_moving(layer.moving_variance, var)
         return y

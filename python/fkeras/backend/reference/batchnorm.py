@@ -104,6 +104,43 @@ def batchnorm_relu_backward(dx, dgamma, dbeta, dy, x, mean, inv_std, scale, shif
     batchnorm_backward(dx, dgamma, dbeta, gated, x, mean, inv_std, gamma, outer, C, inner)
 
 
+# ---- BatchNormalization + ReLU + MaxPooling2D (pool == strides, 'valid') in one op ----
+# x (N, H, W, C), channels last; y and positions (N, H // pool_h, W // pool_w, C). By definition
+# the composition of the pair's kernels: BN + ReLU above, then the max pool of conv.py, whose
+# flat indices are kept as each maximum's position in its window (int8, r * pool_w + s).
+
+def _pool_sizes(name, H, W, pool_h, pool_w):
+    if pool_h < 1 or pool_w < 1 or pool_h * pool_w > 128:
+        raise ValueError(f"{name}: arguments 'pool_h', 'pool_w' must be >= 1 with "
+                         f"pool_h * pool_w <= 128, received ({pool_h}, {pool_w})")
+    return H // pool_h, W // pool_w
+
+
+def batchnorm_relu_maxpool_forward_train(y, positions, var, mean, inv_std, scale, shift, x,
+                                         gamma, beta, N, H, W, C, pool_h, pool_w, epsilon):
+    from fkeras.backend.reference.conv import maxpool2d_forward
+
+    P, Q = _pool_sizes("batchnorm_relu_maxpool_forward_train", H, W, pool_h, pool_w)
+    full = np.zeros((N, H, W, C))
+    batchnorm_relu_forward_train(full, var, mean, inv_std, scale, shift, x, gamma, beta,
+                                 N * H * W, C, 1, epsilon)
+    idx = np.zeros((N, P, Q, C), np.int64)
+    maxpool2d_forward(y, idx, full, N, H, W, C, P, Q, pool_h, pool_w, pool_h, pool_w, 0, 0)
+    _, h, w, _ = np.unravel_index(idx, (N, H, W, C))
+    positions.reshape(N, P, Q, C)[...] = (h % pool_h) * pool_w + w % pool_w
+
+
+def batchnorm_relu_maxpool_backward(dx, dgamma, dbeta, dy, positions, x, mean, inv_std, scale,
+                                    shift, gamma, N, H, W, C, pool_h, pool_w):
+    P, Q = _pool_sizes("batchnorm_relu_maxpool_backward", H, W, pool_h, pool_w)
+    pos = np.asarray(positions, np.int64).reshape(N, P, Q, C)
+    n, p, q, c = np.indices((N, P, Q, C))
+    h, w = p * pool_h + pos // pool_w, q * pool_w + pos % pool_w
+    full = np.zeros((N, H, W, C))
+    full[n, h, w, c] = np.asarray(dy, np.float64).reshape(N, P, Q, C)
+    batchnorm_relu_backward(dx, dgamma, dbeta, full, x, mean, inv_std, scale, shift, gamma,
+                            N * H * W, C, 1)
+
 KERNELS = {
     "batchnorm_forward_train": batchnorm_forward_train,
     "batchnorm_forward_infer": batchnorm_forward_infer,
@@ -111,4 +148,6 @@ KERNELS = {
     "batchnorm_relu_forward_train": batchnorm_relu_forward_train,
     "batchnorm_relu_forward_infer": batchnorm_relu_forward_infer,
     "batchnorm_relu_backward": batchnorm_relu_backward,
+    "batchnorm_relu_maxpool_forward_train": batchnorm_relu_maxpool_forward_train,
+    "batchnorm_relu_maxpool_backward": batchnorm_relu_maxpool_backward,
 }
