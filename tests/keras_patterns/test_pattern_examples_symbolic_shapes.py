@@ -78,3 +78,53 @@ def test_concrete_broadcast_to_refuses_unknown_dims():
         fkeras.ops.broadcast_to(np.ones((1, 4), "float32"), (None, 4))
     out = fkeras.ops.broadcast_to(np.arange(4, dtype="float32"), (3, 4))
     np.testing.assert_array_equal(np.asarray(out), np.broadcast_to(np.arange(4.0), (3, 4)))
+
+
+S = slice(None)
+
+
+@pytest.mark.parametrize("key", [
+    (S, slice(None, None, -1)), (S, slice(1, None)), (S, slice(None, -1)),
+    (S, slice(None, None, 2)), (S, slice(2, 5)), (Ellipsis, slice(None, None, -1)),
+    (S, 0), (S, -1), (Ellipsis, 1), (S, None, S, 2), (S, S, slice(1, 3)), (slice(0, 2),),
+], ids=repr)
+def test_symbolic_slicing_of_unknown_dims_like_keras(key):
+    """A slice of an unknown dimension stays unknown (the reversed time axis of a
+    Bidirectional layer on variable-length sequences)."""
+    x = fkeras.Input((None, 4))
+    got = x[key].shape
+    keras = keras_or_none()
+    if keras is not None:
+        assert keras.Input((None, 4))[key].shape == got
+    probe = np.zeros((3, 7, 4))[key].shape  # agrees with NumPy where the size is known
+    assert all(g is None or g == p for g, p in zip(got, probe)), (got, probe)
+
+
+def test_symbolic_index_out_of_range_of_a_known_dim_raises():
+    with pytest.raises(IndexError, match="out of bounds"):
+        fkeras.Input((None, 4))[:, :, 4]
+
+
+def bilstm_model(lib):
+    inputs = lib.Input(shape=(None,), dtype="int32")
+    x = lib.layers.Embedding(20, 4)(inputs)
+    x = lib.layers.Bidirectional(lib.layers.LSTM(3, return_sequences=True))(x)
+    x = lib.layers.Bidirectional(lib.layers.LSTM(3))(x)
+    model = lib.Model(inputs, lib.layers.Dense(1, activation="sigmoid")(x))
+    seed_weights(model, seed=5)
+    return model
+
+
+def test_bidirectional_on_variable_length_sequences_like_keras():
+    ids = np.random.RandomState(3).randint(1, 20, (24, 9))
+    labels = (ids[:, :3].sum(1) > 30).astype("float32")
+
+    def train(lib):
+        model = bilstm_model(lib)
+        assert model.layers[2].output.shape == (None, None, 6)
+        model.compile(lib.optimizers.Adam(0.01), loss="binary_crossentropy")
+        history = model.fit(ids, labels, batch_size=8, epochs=3, shuffle=False, verbose=0)
+        losses_trained(history.history["loss"])
+        return {"loss": history.history["loss"], "predict": model.predict(ids[:4], verbose=0)}
+
+    run_both(train)
