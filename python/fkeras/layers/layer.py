@@ -200,9 +200,12 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
 
     def __call__(self, *args, **kwargs):
         if not args:
-            if "inputs" not in kwargs:
-                raise ValueError(f'Layer "{self.name}" was called without inputs.')
-            args = (kwargs.pop("inputs"),)
+            first = self._first_call_arg()
+            if first not in kwargs:
+                raise TypeError(f'Layer "{self.name}" was called without inputs: missing a '
+                                f"required argument: '{first}' (the first argument of `call`).")
+            kwargs = dict(kwargs)
+            args = (kwargs.pop(first),)
         inputs = args[0]
         if "training" in kwargs and not self._call_accepts("training"):
             kwargs = {k: v for k, v in kwargs.items() if k != "training"}  # Keras drops it
@@ -341,6 +344,21 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
                 cache = frozenset()
             type.__setattr__(type(self), "_fk_call_args", cache)
         return arg in cache or "*" in cache
+
+    def _first_call_arg(self):
+        """Name of `call`'s first parameter (cached per class): Keras 3 lets a layer be
+        called with its inputs by that name, `layer(logits=x, targets=y)`."""
+        cache = type(self).__dict__.get("_fk_first_call_arg")
+        if cache is None:
+            cache = "inputs"
+            try:
+                params = list(inspect.signature(self.call).parameters.values())
+            except (TypeError, ValueError):
+                params = []
+            if params and params[0].kind == params[0].POSITIONAL_OR_KEYWORD:
+                cache = params[0].name
+            type.__setattr__(type(self), "_fk_first_call_arg", cache)
+        return cache
 
     def _populate_mask(self, args, kwargs):
         """(call kwargs, previous mask). As Keras 3: an explicit `mask=` wins; otherwise when
