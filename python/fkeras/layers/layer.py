@@ -404,7 +404,12 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
         kwargs = {k: v for k, v in kwargs.items() if not (k == "training" and v is None)}
         call_kwargs, previous_mask = self._populate_mask(args, kwargs)
         with symbolic_call_scope(), self._open_name_scope():
-            outputs = self.call(*args, **call_kwargs)
+            try:
+                outputs = self.call(*args, **call_kwargs)
+            except Exception:
+                if self._fk_builtin_call():
+                    raise
+                outputs = self._fk_stand_in_outputs(args, call_kwargs)
         # Fresh tensors for the outputs, so a layer returning its input keeps both histories;
         # a mask the call attached (a nested model's) stays with them.
         outputs = nest.map_structure(_fresh_output(self.name), outputs)
@@ -412,6 +417,19 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
         if not in_symbolic_call():
             Node(self, args, kwargs, outputs)
         return outputs
+
+    def _fk_stand_in_outputs(self, args, kwargs):
+        """A user `call` that failed on KerasTensors, traced on stand-in values as Keras 3
+        does (layers/stand_in_trace.py); the KerasTensor error is raised if that fails too."""
+        import sys
+
+        from fkeras.layers.stand_in_trace import trace_output_spec
+
+        error = sys.exc_info()[1]
+        try:
+            return trace_output_spec(self, args, kwargs)
+        except Exception:
+            raise error from None
 
     def _record_call(self, inputs, outputs):
         """Records a node for outputs computed outside `call` (used by OpLayer)."""
