@@ -16,9 +16,11 @@ from fkeras.utils.serialization import make_get, serialize_object
 class Initializer(abc.ABC):
     """Base class of initializers: subclasses implement `__call__(shape, dtype)`."""
 
-    @abc.abstractmethod
     def __call__(self, shape, dtype=None):
-        """An array of `shape` (and `dtype`) holding the initial values."""
+        """An array of `shape` (and `dtype`) holding the initial values (subclasses implement
+        it; as in Keras 3 the class is not abstract, the call raises)."""
+        raise NotImplementedError("Initializer subclasses must implement the `__call__()` "
+                                  "method.")
 
     def get_config(self):
         return {}

@@ -200,9 +200,12 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
 
     def __call__(self, *args, **kwargs):
         if not args:
-            if "inputs" not in kwargs:
-                raise ValueError(f'Layer "{self.name}" was called without inputs.')
-            args = (kwargs.pop("inputs"),)
+            first = self._first_call_arg()
+            if first not in kwargs:
+                raise TypeError(f'Layer "{self.name}" was called without inputs: missing a '
+                                f"required argument: '{first}' (the first argument of `call`).")
+            kwargs = dict(kwargs)
+            args = (kwargs.pop(first),)
         inputs = args[0]
         if "training" in kwargs and not self._call_accepts("training"):
             kwargs = {k: v for k, v in kwargs.items() if k != "training"}  # Keras drops it
@@ -342,6 +345,21 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
             type.__setattr__(type(self), "_fk_call_args", cache)
         return arg in cache or "*" in cache
 
+    def _first_call_arg(self):
+        """Name of `call`'s first parameter (cached per class): Keras 3 lets a layer be
+        called with its inputs by that name, `layer(logits=x, targets=y)`."""
+        cache = type(self).__dict__.get("_fk_first_call_arg")
+        if cache is None:
+            cache = "inputs"
+            try:
+                params = list(inspect.signature(self.call).parameters.values())
+            except (TypeError, ValueError):
+                params = []
+            if params and params[0].kind == params[0].POSITIONAL_OR_KEYWORD:
+                cache = params[0].name
+            type.__setattr__(type(self), "_fk_first_call_arg", cache)
+        return cache
+
     def _populate_mask(self, args, kwargs):
         """(call kwargs, previous mask). As Keras 3: an explicit `mask=` wins; otherwise when
         `call` takes `mask` and the call has a single tensor argument, the mask attached to it
@@ -386,7 +404,12 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
         kwargs = {k: v for k, v in kwargs.items() if not (k == "training" and v is None)}
         call_kwargs, previous_mask = self._populate_mask(args, kwargs)
         with symbolic_call_scope(), self._open_name_scope():
-            outputs = self.call(*args, **call_kwargs)
+            try:
+                outputs = self.call(*args, **call_kwargs)
+            except Exception:
+                if self._fk_builtin_call():
+                    raise
+                outputs = self._fk_stand_in_outputs(args, call_kwargs)
         # Fresh tensors for the outputs, so a layer returning its input keeps both histories;
         # a mask the call attached (a nested model's) stays with them.
         outputs = nest.map_structure(_fresh_output(self.name), outputs)
@@ -394,6 +417,19 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
         if not in_symbolic_call():
             Node(self, args, kwargs, outputs)
         return outputs
+
+    def _fk_stand_in_outputs(self, args, kwargs):
+        """A user `call` that failed on KerasTensors, traced on stand-in values as Keras 3
+        does (layers/stand_in_trace.py); the KerasTensor error is raised if that fails too."""
+        import sys
+
+        from fkeras.layers.stand_in_trace import trace_output_spec
+
+        error = sys.exc_info()[1]
+        try:
+            return trace_output_spec(self, args, kwargs)
+        except Exception:
+            raise error from None
 
     def _record_call(self, inputs, outputs):
         """Records a node for outputs computed outside `call` (used by OpLayer)."""

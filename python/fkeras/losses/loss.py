@@ -114,9 +114,11 @@ class Loss(abc.ABC):
             values = run_user(self.call, as_tensor(y_true), as_pred(y_pred))
         return reduce_weighted_values(values, sample_weight, self.reduction)
 
-    @abc.abstractmethod
     def call(self, y_true, y_pred):
-        """Per-sample loss values of a batch."""
+        """Per-sample loss values of a batch. Subclasses implement it (or override
+        `__call__`, which Keras 3 allows: the class is not abstract)."""
+        raise NotImplementedError(f"Loss subclass {type(self).__name__} must implement "
+                                  "`call(y_true, y_pred)`.")
 
     def get_config(self):
         return {"name": self.name, "reduction": self.reduction}

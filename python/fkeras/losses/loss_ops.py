@@ -3,8 +3,9 @@ side), plus the weighted reduction.
 
 Every per-sample op takes (y_true, y_pred) and returns the loss per sample: the elementwise
 losses are averaged over the last axis (Keras), the row losses (crossentropies, cosine
-similarity, categorical hinge) reduce the class axis. y_true is data: it receives a gradient
-only where that is trivial (the symmetric regression losses), else None.
+similarity, categorical hinge) reduce the class axis. Like Keras's, every loss is differentiable
+in y_true too (a teacher's predictions as soft targets); the y_true gradient is computed only
+when the tape needs it (`needs[0]`), so losses on data pay nothing for it.
 
 The crossentropies from logits run on the fused kernels (softmax_crossentropy_*,
 sparse_softmax_crossentropy_*, sigmoid_crossentropy_*); on probabilities they clip to
@@ -94,6 +95,15 @@ class _Elementwise(_PerSample):
     def grad(self, t, p, **attrs):
         """d value / d p, elementwise."""
 
+    def grad_true(self, t, p, **attrs):
+        """d value / d t, elementwise (t as `prepare` returned it; the symmetric losses use
+        -grad instead)."""
+        raise NotImplementedError(self.name)
+
+    def _grad_true(self, xp, t, p, attrs):
+        return self.grad_true(xp, t, p, **attrs) if self.uses_xp else \
+            self.grad_true(t, p, **attrs)
+
     def prepare(self, t, p):
         t = _as_float(match_ranks(t, p), p)
         check_same_shape(t.shape, p.shape, self.name[5:])
@@ -122,8 +132,13 @@ class _Elementwise(_PerSample):
         gp = xp.multiply(xp.multiply(g.reshape(g.shape + (1,)), scale),
                          self._grad(xp, t, p, attrs))
         gp = xp.asarray(gp, dtype=p.dtype)
-        gt = xp.negative(gp).reshape(t_shape) if self.symmetric and needs[0] else None
-        return gt, gp
+        if not needs[0]:
+            return None, gp
+        if self.symmetric:
+            return xp.negative(gp).reshape(t_shape), gp
+        gt = xp.multiply(xp.multiply(g.reshape(g.shape + (1,)), scale),
+                         self._grad_true(xp, t, p, attrs))
+        return xp.asarray(gt, dtype=p.dtype).reshape(t_shape), gp
 
 
 class MeanSquaredError(_Elementwise):
@@ -163,6 +178,14 @@ class MeanAbsolutePercentageError(_Elementwise):
         scale = xp.maximum(xp.abs(t), epsilon)
         return xp.divide(xp.multiply(100.0, xp.sign(xp.subtract(p, t))), scale)
 
+    def grad_true(self, xp, t, p, epsilon=1e-7):
+        # 100 (sign(t - p) / s - |t - p| sign(t) (|t| >= eps) / s^2), s = max(|t|, eps)
+        scale = xp.maximum(xp.abs(t), epsilon)
+        d = xp.subtract(t, p)
+        inner = xp.divide(xp.multiply(xp.abs(d), xp.multiply(
+            xp.sign(t), xp.greater_equal(xp.abs(t), epsilon))), scale)
+        return xp.divide(xp.multiply(100.0, xp.subtract(xp.sign(d), inner)), scale)
+
 
 def _log1p_clipped(xp, x, epsilon):
     # log(max(x, epsilon) + 1), as written (not log1p: the cpu path's exact operations)
@@ -182,6 +205,11 @@ class MeanSquaredLogarithmicError(_Elementwise):
         # 2 * d * (p >= epsilon) / (max(p, epsilon) + 1)
         num = xp.multiply(xp.multiply(2.0, d), xp.greater_equal(p, epsilon))
         return xp.divide(num, xp.add(xp.maximum(p, epsilon), 1.0))
+
+    def grad_true(self, xp, t, p, epsilon=1e-7):
+        d = xp.subtract(_log1p_clipped(xp, p, epsilon), _log1p_clipped(xp, t, epsilon))
+        num = xp.multiply(xp.multiply(-2.0, d), xp.greater_equal(t, epsilon))
+        return xp.divide(num, xp.add(xp.maximum(t, epsilon), 1.0))
 
 
 class Huber(_Elementwise):
@@ -213,9 +241,14 @@ class LogCosh(_Elementwise):
 
 def hinge_labels(t):
     """Binary {0, 1} labels become {-1, 1} (Keras's convert_binary_labels_to_hinge)."""
+    return hinge_labels_and_scale(t)[0]
+
+
+def hinge_labels_and_scale(t):
+    """(labels, d labels / d t): 2t - 1 and 2 for binary labels, else t and 1."""
     if t.size and np.all((t == 0) | (t == 1)):
-        return 2.0 * t - 1.0
-    return t
+        return 2.0 * t - 1.0, 2.0
+    return t, 1.0
 
 
 class Hinge(_Elementwise):
@@ -224,11 +257,30 @@ class Hinge(_Elementwise):
     def prepare(self, t, p):
         return hinge_labels(super().prepare(t, p))
 
+    def values_forward(self, dev, y_true, y_pred, **attrs):
+        out, (t_shape, t, p) = super().values_forward(dev, y_true, y_pred, **attrs)
+        scale = hinge_labels_and_scale(_as_float(match_ranks(y_true, y_pred), y_pred))[1]
+        return out, (t_shape, (t, scale), p)
+
+    def values_backward(self, dev, saved, g, needs, **attrs):
+        t_shape, (t, scale), p = saved
+        return super().values_backward(dev, (t_shape, t, p), g, needs, label_scale=scale,
+                                       **attrs)
+
+    def _grad(self, xp, t, p, attrs):
+        return self.grad(t, p)
+
+    def _grad_true(self, xp, t, p, attrs):
+        return self.grad_true(t, p) * attrs.get("label_scale", 1.0)
+
     def value(self, t, p):
         return np.maximum(1.0 - t * p, 0.0)
 
     def grad(self, t, p):
         return -t * (1.0 - t * p > 0)
+
+    def grad_true(self, t, p):
+        return -p * (1.0 - t * p > 0)
 
 
 class SquaredHinge(Hinge):
@@ -241,6 +293,9 @@ class SquaredHinge(Hinge):
     def grad(self, t, p):
         return -2.0 * t * np.maximum(1.0 - t * p, 0.0)
 
+    def grad_true(self, t, p):
+        return -2.0 * p * np.maximum(1.0 - t * p, 0.0)
+
 
 class Poisson(_Elementwise):
     name = "loss_poisson"
@@ -251,6 +306,9 @@ class Poisson(_Elementwise):
 
     def grad(self, xp, t, p, epsilon=1e-7):  # 1 - t / (p + epsilon)
         return xp.subtract(1.0, xp.divide(t, xp.add(p, epsilon)))
+
+    def grad_true(self, xp, t, p, epsilon=1e-7):  # -log(p + epsilon)
+        return xp.negative(xp.log(xp.add(p, epsilon)))
 
 
 def _inside(xp, p, low, high):
@@ -272,6 +330,11 @@ class KLDivergence(_Elementwise):
         return xp.multiply(xp.divide(xp.negative(tc), xp.clip(p, epsilon, 1.0)),
                            _inside(xp, p, epsilon, 1.0))
 
+    def grad_true(self, xp, t, p, epsilon=1e-7):  # (log(tc / clip(p)) + 1) * (eps <= t <= 1)
+        tc = xp.clip(t, epsilon, 1.0)
+        return xp.multiply(xp.add(xp.log(xp.divide(tc, xp.clip(p, epsilon, 1.0))), 1.0),
+                           _inside(xp, t, epsilon, 1.0))
+
 
 class BinaryCrossentropy(_Elementwise):
     """On probabilities, clipped to [epsilon, 1 - epsilon] (Keras 3)."""
@@ -289,6 +352,10 @@ class BinaryCrossentropy(_Elementwise):
         d = xp.add(xp.negative(xp.divide(t, pc)),
                    xp.divide(xp.subtract(1.0, t), xp.subtract(1.0, pc)))
         return xp.multiply(d, _inside(xp, p, epsilon, 1.0 - epsilon))
+
+    def grad_true(self, xp, t, p, epsilon=1e-7):  # log(1 - pc) - log(pc)
+        pc = xp.clip(p, epsilon, 1.0 - epsilon)
+        return xp.subtract(xp.log(xp.subtract(1.0, pc)), xp.log(pc))
 
 
 class BinaryCrossentropyFromLogits(_PerSample):
@@ -311,10 +378,10 @@ class BinaryCrossentropyFromLogits(_PerSample):
             out = loss.mean(axis=-1)
         else:
             out = xp.mean(loss, axis=-1)
-        return xp.asarray(out, dtype=x.dtype), (t, x)
+        return xp.asarray(out, dtype=x.dtype), (t, x, y_true.shape)
 
     def values_backward(self, dev, saved, g, needs, **attrs):
-        t, x = saved
+        t, x, t_shape = saved
         cols = x.shape[-1] or 1
         xp = dev.xp
         if xp is np:
@@ -325,7 +392,9 @@ class BinaryCrossentropyFromLogits(_PerSample):
             dloss = xp.broadcast_to(g.reshape(g.shape + (1,)), x.shape)
         dx = dev.empty(x.shape)
         dev.kernels["sigmoid_crossentropy_backward"](dx, dloss, x, t, x.size)
-        return None, dx
+        if not needs[0]:
+            return None, dx
+        return xp.multiply(dloss, xp.negative(x)).reshape(t_shape), dx  # d/dt = -x
 
 
 # ---- row losses over the last (class) axis ----
@@ -353,7 +422,8 @@ class CategoricalCrossentropy(_PerSample):
         t, s, q, qc, eps = saved
         dq = -(t / qc) * ((q >= eps) & (q <= 1.0 - eps)) * np.asarray(g)[..., None]
         dp = (dq - (dq * q).sum(axis=-1, keepdims=True)) / s
-        return None, dp.astype(q.dtype, copy=False)
+        dt = -np.log(qc) * np.asarray(g)[..., None] if needs[0] else None
+        return dt, dp.astype(q.dtype, copy=False)
 
 
 class SparseCategoricalCrossentropy(CategoricalCrossentropy):
@@ -412,16 +482,21 @@ class _SoftmaxCrossentropyFromLogits(_PerSample):
         t = self.targets(y_true, y_pred, rows, cols)
         loss, probs = dev.empty((rows,)), dev.empty((rows, cols))
         dev.kernels[self.kernel + "_forward"](loss, probs, x2, t, rows, cols)
-        return loss.reshape(y_pred.shape[:-1]), (probs, t, y_pred.shape)
+        return loss.reshape(y_pred.shape[:-1]), (probs, t, y_pred.shape, x2)
 
     def values_backward(self, dev, saved, g, needs, **attrs):
-        probs, t, shape = saved
+        probs, t, shape, x2 = saved
         rows, cols = probs.shape
         dx = dev.empty((rows, cols))
         g = dev.asarray(g) if not dev.is_host else np.asarray(g, dtype=probs.dtype)
         dev.kernels[self.kernel + "_backward"](dx, dev.contiguous(g.reshape(rows)), probs, t,
                                                rows, cols)
-        return None, dx.reshape(shape)
+        dt = self.targets_grad(dev, g, x2, shape) if needs[0] else None
+        return dt, dx.reshape(shape)
+
+    def targets_grad(self, dev, g, x2, shape):
+        """d loss / d y_true (float targets only)."""
+        return None
 
 
 class CategoricalCrossentropyFromLogits(_SoftmaxCrossentropyFromLogits):
@@ -436,6 +511,15 @@ class CategoricalCrossentropyFromLogits(_SoftmaxCrossentropyFromLogits):
             return t.reshape(rows, cols)
         t = np.ascontiguousarray(_as_float(y_true, y_pred))
         return t.reshape(rows, cols)
+
+    def targets_grad(self, dev, g, x2, shape):
+        # -log_softmax(x) * g, computed on the host in float64 (a y_true gradient is rare)
+        x = devices.host_value(x2).astype(np.float64)
+        z = x - x.max(axis=-1, keepdims=True)
+        log_softmax = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+        dt = -log_softmax * devices.host_value(g).reshape(-1, 1)
+        dt = dt.astype(x2.dtype).reshape(shape)
+        return dt if dev.is_host else dev.asarray(dt)
 
 
 class SparseCategoricalCrossentropyFromLogits(_SoftmaxCrossentropyFromLogits):
@@ -463,18 +547,30 @@ class CosineSimilarity(_PerSample):
     def values_forward(self, dev, y_true, y_pred):
         t = _as_float(match_ranks(y_true, y_pred), y_pred)
         check_same_shape(t.shape, y_pred.shape, "cosine_similarity")
-        tn = t / np.sqrt(np.maximum((t * t).sum(axis=-1, keepdims=True), 1e-12))
+        tsq = (t * t).sum(axis=-1, keepdims=True)
+        rt = 1.0 / np.sqrt(np.maximum(tsq, 1e-12))
+        tn = t * rt
         sq = (y_pred * y_pred).sum(axis=-1, keepdims=True)
         r = 1.0 / np.sqrt(np.maximum(sq, 1e-12))
         pn = y_pred * r
         out = -(tn * pn).sum(axis=-1)
-        return np.asarray(out, dtype=y_pred.dtype), (tn, pn, r, sq >= 1e-12)
+        return np.asarray(out, dtype=y_pred.dtype), (
+            (tn, r, sq >= 1e-12), (pn, rt, tsq >= 1e-12), y_true.shape)
 
     def values_backward(self, dev, saved, g, needs, **attrs):
-        tn, pn, r, unclamped = saved
-        gn = -np.asarray(g)[..., None] * tn  # d loss / d pn
-        dp = r * (gn - unclamped * pn * (gn * pn).sum(axis=-1, keepdims=True))
-        return None, dp.astype(pn.dtype, copy=False)
+        (tn, r, unclamped), (pn, rt, t_unclamped), t_shape = saved
+        gcol = -np.asarray(g)[..., None]
+        dp = _normalize_backward(gcol * tn, pn, r, unclamped)
+        dt = None
+        if needs[0]:  # the same formula with the roles exchanged
+            dt = _normalize_backward(gcol * pn, tn, rt, t_unclamped)
+            dt = dt.astype(pn.dtype, copy=False).reshape(t_shape)
+        return dt, dp.astype(pn.dtype, copy=False)
+
+
+def _normalize_backward(gn, xn, r, unclamped):
+    """d loss / d x for xn = x * r, r = 1 / sqrt(max(sum(x^2), 1e-12)), given gn = d/d xn."""
+    return r * (gn - unclamped * xn * (gn * xn).sum(axis=-1, keepdims=True))
 
 
 class CategoricalHinge(_PerSample):
@@ -490,16 +586,17 @@ class CategoricalHinge(_PerSample):
         arg = negv.argmax(axis=-1)
         neg = np.take_along_axis(negv, arg[..., None], axis=-1)[..., 0]
         out = np.maximum(neg - pos + 1.0, 0.0)
-        return np.asarray(out, dtype=y_pred.dtype), (t, arg, out > 0)
+        return np.asarray(out, dtype=y_pred.dtype), (t, arg, out > 0, y_pred)
 
     def values_backward(self, dev, saved, g, needs, **attrs):
-        t, arg, active = saved
+        t, arg, active, p = saved
         ga = np.asarray(g) * active
         dp = -t * ga[..., None]
         onehot = np.zeros_like(t)
         np.put_along_axis(onehot, arg[..., None], 1.0, axis=-1)
         dp += onehot * (1.0 - t) * ga[..., None]
-        return None, dp
+        dt = -(p + onehot * p) * ga[..., None] if needs[0] else None  # d/dt of -sum(t p), max
+        return dt, dp
 
 
 # ---- weighted reduction ----

@@ -112,7 +112,7 @@ def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, 
     """Binary crossentropy averaged over the last axis; labels smoothed towards 0.5."""
     t = _float_labels(y_true)
     if label_smoothing:
-        t = t * (1.0 - label_smoothing) + 0.5 * label_smoothing
+        t = ops.add(ops.multiply(t, 1.0 - label_smoothing), 0.5 * label_smoothing)
     y_pred = as_pred(y_pred)
     t, y_pred = _class_axis_last(t, y_pred, axis)
     if from_logits:
@@ -125,7 +125,8 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
     t = _float_labels(y_true)
     y_pred = as_pred(y_pred)
     if label_smoothing:
-        t = t * (1.0 - label_smoothing) + label_smoothing / y_pred.shape[axis]
+        t = ops.add(ops.multiply(t, 1.0 - label_smoothing),
+                    label_smoothing / y_pred.shape[axis])
     t, y_pred = _class_axis_last(t, y_pred, axis)
     if from_logits:
         return _apply("loss_categorical_crossentropy_from_logits", t, y_pred)

@@ -94,13 +94,16 @@ class Metric(abc.ABC):
     def variables(self):
         return [view_variable(v, f"{self.name}/{n}", "reference") for n, v, _ in self._state]
 
-    @abc.abstractmethod
     def update_state(self, *args, **kwargs):
-        """Accumulates statistics for one batch."""
+        """Accumulates statistics for one batch (subclasses implement it; as in Keras 3 the
+        class is not abstract, the call raises)."""
+        raise NotImplementedError(f"Metric subclass {type(self).__name__} must implement "
+                                  "`update_state()`.")
 
-    @abc.abstractmethod
     def result(self):
-        """The metric's current value."""
+        """The metric's current value (subclasses implement it)."""
+        raise NotImplementedError(f"Metric subclass {type(self).__name__} must implement "
+                                  "`result()`.")
 
     def reset_state(self):
         for _, value, initial in self._state:

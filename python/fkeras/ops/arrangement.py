@@ -16,7 +16,7 @@ from fkeras.backend import devices as _devices
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.ops import shape_utils as su
 from fkeras.ops.registry import REGISTRY as _R
-from fkeras.ops.registry import Op, apply
+from fkeras.ops.registry import Op, apply, in_symbolic_call
 
 
 def _probe(x, fill):
@@ -56,6 +56,25 @@ def _define(name, fn):
                 {"name": name, "fn": staticmethod(fn)})
 
 
+class BroadcastTo(_Rearrange):
+    """Symbolically the output has the target shape as given, None where it is unknown (a
+    batch size read with `ops.shape` inside a layer's symbolic call), as in Keras 3."""
+
+    name = "broadcast_to"
+    fn = staticmethod(lambda x, shape=(): np.broadcast_to(x, shape))
+
+    def output_spec(self, x, shape=()):
+        x_shape = su.shape_of(x)
+        lead = len(shape) - len(x_shape)
+        bad = lead < 0 or any(
+            d not in (1, None) and t is not None and d != t
+            for d, t in zip(x_shape, shape[max(lead, 0):]))
+        if bad:
+            raise ValueError(f"broadcast_to: cannot broadcast an input of shape {x_shape} "
+                             f"to the shape {tuple(shape)}.")
+        return KerasTensor(tuple(shape), getattr(x, "dtype", "float32"))
+
+
 def _take(x, indices, axis=None):
     if axis is None:
         return np.take(np.ravel(x), indices)
@@ -65,7 +84,6 @@ def _take(x, indices, axis=None):
 _define("tile", lambda x, repeats=(): np.tile(x, repeats))
 _define("flip", lambda x, axis=None: np.flip(x, axis))
 _define("roll", lambda x, shift=0, axis=None: np.roll(x, shift, axis))
-_define("broadcast_to", lambda x, shape=(): np.broadcast_to(x, shape))
 _define("swapaxes", lambda x, axis1=0, axis2=1: np.swapaxes(x, axis1, axis2))
 _define("moveaxis", lambda x, source=0, destination=0: np.moveaxis(x, source, destination))
 _define("ravel", lambda x: np.ravel(x))
@@ -132,8 +150,16 @@ def roll(x, shift, axis=None):
 
 
 def broadcast_to(x, shape):
-    """`x` broadcast to `shape` (keras.ops.broadcast_to)."""
-    return apply(_R["broadcast_to"], x, shape=tuple(int(d) for d in shape))
+    """`x` broadcast to `shape` (keras.ops.broadcast_to). On a KerasTensor, a None in
+    `shape` (an unknown batch size) stays unknown in the output; so it does for a concrete
+    `x` inside a layer's symbolic call (where Keras traces with stand-in sizes)."""
+    shape = tuple(None if d is None else int(d) for d in shape)
+    if None in shape and not isinstance(x, KerasTensor):
+        if in_symbolic_call():
+            return _R["broadcast_to"].output_spec(x, shape=shape)
+        raise ValueError(f"broadcast_to: `shape` has an unknown (None) dimension: {shape}. "
+                         "A concrete tensor needs a fully known target shape.")
+    return apply(_R["broadcast_to"], x, shape=shape)
 
 
 def swapaxes(x, axis1, axis2):

@@ -106,6 +106,10 @@ class GetItem(Op):
 
     def output_spec(self, x, key=None):
         shape = su.shape_of(x)
+        basic = _basic_index_shape(shape, key)
+        if basic is not None:
+            return basic
+        # Array keys (advanced indexing): NumPy's rule on a probe with unknown dims as 1.
         probe = np.empty([1 if d is None else d for d in shape], dtype=np.bool_)
         out = probe[key].shape
         # A None (batch) dim stays None when it is kept whole.
@@ -122,6 +126,38 @@ class GetItem(Op):
         out = np.zeros(shape, dtype=g.dtype)
         np.add.at(out, key, g)
         return (out,)
+
+
+def _basic_index_shape(shape, key):
+    """Shape of x[key] for a basic key (ints, slices, None, Ellipsis), None for other keys.
+    A slice of an unknown (None) dimension is unknown, as in Keras; an int picks from it."""
+    k = key if isinstance(key, tuple) else (key,)
+    if not all(isinstance(i, (int, np.integer, slice)) and not isinstance(i, bool)
+               or i is None or i is Ellipsis for i in k):
+        return None
+    if sum(i is Ellipsis for i in k) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    consumed = sum(1 for i in k if i is not None and i is not Ellipsis)
+    if consumed > len(shape):
+        raise IndexError(f"too many indices: the tensor is {len(shape)}-dimensional, but "
+                         f"{consumed} were indexed (key {key!r}).")
+    if Ellipsis in k:
+        at = k.index(Ellipsis)
+        k = k[:at] + (slice(None),) * (len(shape) - consumed) + k[at + 1:]
+    else:
+        k = k + (slice(None),) * (len(shape) - consumed)
+    out, dims = [], iter(shape)
+    for i in k:
+        if i is None:
+            out.append(1)
+            continue
+        d = next(dims)
+        if isinstance(i, slice):
+            out.append(None if d is None else len(range(*i.indices(d))))
+        elif d is not None and not -d <= i < d:
+            raise IndexError(f"index {int(i)} is out of bounds for a dimension of size {d} "
+                             f"(key {key!r}).")
+    return tuple(out)
 
 
 class ExpandDims(Op):

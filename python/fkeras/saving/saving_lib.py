@@ -224,7 +224,21 @@ def _model_from_file_config(config, custom_objects, compile):
     return model
 
 
-def _read_weights_bytes(model, weights):
+def load_archive_weights(model, filepath, skip_mismatch=False):
+    """Loads only the weights (and optimizer state) of a `.keras` file into `model`, as
+    Keras 3's `model.load_weights("x.keras")`: the architecture in the file is not read."""
+    from fkeras.saving import archive_io
+
+    if not os.path.exists(filepath) or not zipfile.is_zipfile(filepath):
+        raise ValueError(f"File not found or not a `.keras` zip archive: filepath={filepath}")
+    with archive_io.open_archive(filepath) as zf:
+        if WEIGHTS not in zf.namelist():
+            raise ValueError(f"Invalid `.keras` file: filepath={filepath} has no {WEIGHTS}.")
+        weights = archive_io.read_member(zf, WEIGHTS, archive_io.weights_limit(model))
+    _read_weights_bytes(model, weights, skip_mismatch)
+
+
+def _read_weights_bytes(model, weights, skip_mismatch=False):
     h5py = weights_h5._h5py()
     try:
         f = h5py.File(io.BytesIO(weights), "r")
@@ -232,7 +246,7 @@ def _read_weights_bytes(model, weights):
         raise ValueError(f"Invalid `.keras` file: {WEIGHTS} is not a readable HDF5 file "
                          f"({e}).") from None
     with f:
-        weights_h5.read_weights(model, f)
+        weights_h5.read_weights(model, f, skip_mismatch)
 
 
 def model_config(model, include_optimizer=True):

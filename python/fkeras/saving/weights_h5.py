@@ -174,9 +174,13 @@ def write_weights(model, f, include_optimizer=True):
 
 def load_weights(model, filepath, skip_mismatch=False):
     filepath = os.fspath(filepath)
+    if filepath.endswith(".keras"):  # Keras 3: the weights of a whole-model file
+        from fkeras.saving import saving_lib
+
+        return saving_lib.load_archive_weights(model, filepath, skip_mismatch)
     if not filepath.endswith(".weights.h5"):
-        raise ValueError("fkeras loads weights from `.weights.h5` files (Keras 3 layout). "
-                         f"Received: filepath={filepath}")
+        raise ValueError("fkeras loads weights from `.weights.h5` files (Keras 3 layout) or "
+                         f"from `.keras` files. Received: filepath={filepath}")
     with _h5py().File(filepath, "r") as f:
         read_weights(model, f, skip_mismatch)
 

@@ -13,7 +13,7 @@ from fkeras.losses.losses import (
     CategoricalCrossentropy,
     SparseCategoricalCrossentropy,
 )
-from fkeras.engine.tensor import run_builtin
+from fkeras.engine.tensor import call_function, run_builtin
 from fkeras.metrics.metric import Mean
 from fkeras.ops import math as _math
 
@@ -186,7 +186,8 @@ class CompileLoss:
         for i, (loss, weight) in enumerate(zip(table, self.weights)):
             if loss is None:
                 continue
-            value = loss(ys[i], preds[i], None if sws is None else sws[i])
+            # a Loss subclass overriding __call__ is user code: it runs in tensor mode
+            value = call_function(loss, ys[i], preds[i], None if sws is None else sws[i])
             if self.trackers is not None:
                 # (on a non-host device: the value is read back here, one scalar per output)
                 self.trackers[i].update_scalar(float(_devices.host_value(value)),

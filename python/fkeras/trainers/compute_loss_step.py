@@ -7,6 +7,8 @@ Keras's default steps written with the public API, in tensor mode (the override 
 and sees Tensors, y_pred as the model returns it: probabilities, never logits).
 """
 
+import inspect
+
 import numpy as np
 
 from fkeras.engine.tape import GradientTape
@@ -25,8 +27,7 @@ def train_step(model, data):
     x, y, sample_weight = da.unpack_x_y_sample_weight(data)
     with GradientTape() as tape:
         y_pred = model(x, training=True)
-        loss = model.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight,
-                                  training=True)
+        loss = _compute_loss(model, x, y, y_pred, sample_weight, training=True)
     variables = model.trainable_weights
     model.optimizer.apply(tape.gradient(loss, variables), variables)
     return _track(model, x, y, y_pred, sample_weight, loss)
@@ -36,9 +37,28 @@ def test_step(model, data):
     """Loss (from `model.compute_loss`) and metrics of one batch; returns the metric logs."""
     x, y, sample_weight = da.unpack_x_y_sample_weight(data)
     y_pred = model(x, training=False)
-    loss = model.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight,
-                              training=False)
+    loss = _compute_loss(model, x, y, y_pred, sample_weight, training=False)
     return _track(model, x, y, y_pred, sample_weight, loss)
+
+
+def _compute_loss(model, x, y, y_pred, sample_weight, training):
+    """The override called as Keras 3 calls it: `training` is passed only when the override
+    names it (the argument came in Keras 3.3; older overrides do not take it)."""
+    if _takes_training(type(model)):
+        return model.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight,
+                                  training=training)
+    return model.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight)
+
+
+def _takes_training(cls):
+    cached = cls.__dict__.get("_fk_compute_loss_training")
+    if cached is None:
+        try:
+            cached = "training" in inspect.signature(cls.compute_loss).parameters
+        except (TypeError, ValueError):
+            cached = True
+        type.__setattr__(cls, "_fk_compute_loss_training", cached)
+    return cached
 
 
 def _track(model, x, y, y_pred, sample_weight, loss):

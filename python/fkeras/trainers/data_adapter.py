@@ -148,11 +148,25 @@ def flatten_targets(model, y):
     flat = flatten_by_name(y, _names(model, "output_names"), "output")
     outputs = getattr(model, "_flat_outputs", None)
     if outputs is not None and len(flat) != len(outputs):
+        flat = _targets_for_losses(model, flat, len(outputs))
+    if outputs is not None and len(flat) != len(outputs):
         raise ValueError(
             f'Model "{model.name}" has {len(outputs)} output(s) '
             f"{_names(model, 'output_names')}, but {len(flat)} target arrays were passed."
         )
     return flat
+
+
+def _targets_for_losses(model, flat, n_outputs):
+    """Keras 3: with a list `loss` holding None for some outputs, targets given only for the
+    outputs with a loss go to those outputs (the others get None)."""
+    spec = getattr(getattr(model, "compiled_loss", None), "_loss_spec", None)
+    if not isinstance(spec, (list, tuple)) or len(spec) != n_outputs:
+        return flat
+    if sum(loss is not None for loss in spec) != len(flat):
+        return flat
+    targets = iter(flat)
+    return [None if loss is None else next(targets) for loss in spec]
 
 
 def flatten_sample_weight(model, sample_weight, n_outputs):

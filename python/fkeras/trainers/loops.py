@@ -223,6 +223,7 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
     state = get_state(model)
     train = make_dataset(model, x, y, sample_weight, class_weight,
                          require_y=model.compiled_loss is not None)
+    _keep_input_structure(state, train, x)
     if shuffle:
         fd.warn_shuffle_ignored(x)
     val = None
@@ -284,6 +285,13 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
         model.optimizer.finalize_variable_values(state.variables)
     cbs.on_train_end(epoch_logs)
     return cbs._history
+
+
+def _keep_input_structure(state, data, x):
+    """A model run by calling it (no forward plan) gets each batch of array data in the
+    structure of `x` (a dict stays a dict), as Keras passes it to `call`."""
+    if isinstance(data, da.ArrayDataset) and not state.plan_ok:
+        state.x_template = x
 
 
 def _finish(data):
@@ -353,6 +361,7 @@ def _run_evaluate(model, data, batch_size, steps, cbs):
 def evaluate(model, x, y, batch_size, verbose, sample_weight, steps, callbacks):
     data = make_dataset(model, x, y, sample_weight, require_y=model.compiled_loss is not None,
                         method="evaluate")
+    _keep_input_structure(get_state(model), data, x)
     batch_size = batch_size or 32
     target = steps if steps is not None else (
         data.num_batches if isinstance(data, pda.ADAPTERS) else data.num_batches(batch_size))
@@ -368,10 +377,9 @@ def evaluate(model, x, y, batch_size, verbose, sample_weight, steps, callbacks):
 def predict(model, x, batch_size, verbose, steps, callbacks):
     state = get_state(model)
     data = make_dataset(model, x, require_y=False, method="predict")
+    _keep_input_structure(state, data, x)
     if isinstance(data, da.ArrayDataset):
         data = da.ArrayDataset(data.xs)
-        if not state.plan_ok:
-            state.x_template = x
     batches = _Batches(model, data, batch_size, False, steps)
     cbs = callbacks if isinstance(callbacks, CallbackList) else CallbackList(
         callbacks, add_progbar=verbose != 0, model=model, verbose=verbose, epochs=1,

@@ -1,4 +1,4 @@
-"""to_categorical and normalize (keras.utils), in NumPy."""
+"""to_categorical and normalize (keras.utils)."""
 
 import numpy as np
 
@@ -22,7 +22,20 @@ def to_categorical(x, num_classes=None):
 
 
 def normalize(x, axis=-1, order=2):
-    """x divided by its `order`-norm along `axis` (zeros stay zero)."""
-    x = np.asarray(x, dtype="float32")
-    norm = np.linalg.norm(x, ord=order, axis=axis, keepdims=True)
-    return x / np.where(norm == 0, 1, norm)
+    """`x` divided by its `order`-norm along `axis`, as Keras 3: a NumPy array gives a NumPy
+    array (zero norms left at 1, the input's float dtype kept); a tensor goes through
+    `fkeras.ops.normalize`, so the result is differentiable (a loss may normalize features).
+
+    Example:
+    ```python
+    fkeras.utils.normalize(np.array([[3.0, 4.0]]))  # [[0.6, 0.8]]
+    ```
+    """
+    if isinstance(x, np.ndarray):
+        norm = np.atleast_1d(np.linalg.norm(x, order, axis))
+        norm[norm == 0] = 1
+        # (Keras 3 writes `axis or -1`, which breaks axis=0; the axis given is used here)
+        return x / np.expand_dims(norm, -1 if axis is None else axis)
+    from fkeras import ops
+
+    return ops.normalize(x, axis=axis, order=order)
