@@ -12,6 +12,7 @@ from fkeras.models import compiled_plan
 from fkeras.ops import normalization as N
 from fkeras.ops.registry import REGISTRY
 from fkeras.trainers import forward_plan, plan_fusion
+from fusion_testing import kernel_spy
 
 FUSED = ("batchnorm_relu_forward_train", "batchnorm_relu_forward_infer",
          "batchnorm_relu_backward")
@@ -21,16 +22,7 @@ FUSED = ("batchnorm_relu_forward_train", "batchnorm_relu_forward_infer",
 def spy(monkeypatch):
     """{kernel name: calls} of the fused kernels on the cpu device (and on its bf16-products
     twin, which mixed_bfloat16 layers run on)."""
-    calls = dict.fromkeys(FUSED, 0)
-    with devices.bf16_products():
-        bf16 = devices.get_device()
-    for table in {id(d.kernels): d.kernels for d in (devices.get_device("cpu"), bf16)}.values():
-        for name in FUSED:
-            def counted(*args, _name=name, _fn=table[name]):
-                calls[_name] += 1
-                return _fn(*args)
-            monkeypatch.setitem(table, name, counted)
-    return calls
+    return kernel_spy(monkeypatch, FUSED)
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ import pytest
 
 import fkeras as keras
 from fkeras import layers as L
-from fkeras.backend import devices
 from fkeras.trainers import forward_plan
+from fusion_testing import assert_weights_equal, fit, fit_both, kernel_spy, train_plan
 
 KERNELS = ("batchnorm_relu_maxpool_forward_train", "batchnorm_relu_maxpool_backward")
 
@@ -18,16 +18,7 @@ KERNELS = ("batchnorm_relu_maxpool_forward_train", "batchnorm_relu_maxpool_backw
 @pytest.fixture
 def spy(monkeypatch):
     """{kernel name: calls} of the fused kernels on the cpu device and its bf16 twin."""
-    calls = dict.fromkeys(KERNELS, 0)
-    with devices.bf16_products():
-        bf16 = devices.get_device()
-    for table in {id(d.kernels): d.kernels for d in (devices.get_device("cpu"), bf16)}.values():
-        for name in KERNELS:
-            def counted(*args, _name=name, _fn=table[name]):
-                calls[_name] += 1
-                return _fn(*args)
-            monkeypatch.setitem(table, name, counted)
-    return calls
+    return kernel_spy(monkeypatch, KERNELS)
 
 
 def _data(shape=(13, 13, 3), n=48):
@@ -45,22 +36,12 @@ def cnn_bn(bn=None, pool=None, relu=None, shape=(13, 13, 3)):
         L.Dense(4, activation="softmax")])
 
 
-def _fit(model, x, y, epochs=2):
-    model.compile(optimizer=keras.optimizers.Adam(0.01), loss="sparse_categorical_crossentropy")
-    model.fit(x, y, batch_size=16, epochs=epochs, verbose=0, shuffle=False)
-    return model
-
-
-def _plan(model):
-    return model.__dict__["_fk_step_state"]._train_plan
+_fit, _plan = fit, train_plan
 
 
 def _fit_both(build, x, y, monkeypatch, epochs=2):
     """(fused model, unfused model) after the same fit; the unfused one with the switch off."""
-    fused = _fit(build(), x, y, epochs)
-    monkeypatch.setenv("FKERAS_FUSE_BN_POOL", "0")
-    plain = _fit(build(), x, y, epochs)
-    monkeypatch.delenv("FKERAS_FUSE_BN_POOL")
+    fused, plain = fit_both(build, x, y, monkeypatch, "FKERAS_FUSE_BN_POOL", epochs)
     assert _plan(plain).fused_bn_relu_pool == 0
     return fused, plain
 
@@ -69,8 +50,7 @@ def _assert_weights_equal(a, b):
     # get_weights holds gamma, beta and the moving mean and variance of every BN.
     names = [w.path for w in a.weights]
     assert any("moving_mean" in n for n in names) and any("moving_variance" in n for n in names)
-    for name, wa, wb in zip(names, a.get_weights(), b.get_weights()):
-        np.testing.assert_array_equal(wa, wb, err_msg=name)
+    assert_weights_equal(a, b)
 
 
 @pytest.mark.parametrize("bn,pool,relu,shape", [

@@ -8,8 +8,8 @@ import pytest
 
 import fkeras as keras
 from fkeras import layers as L
-from fkeras.backend import devices
 from fkeras.trainers import forward_plan
+from fusion_testing import assert_weights_equal, fit, fit_both, kernel_spy, train_plan
 
 KERNELS = ("conv2d_forward_maxpool2d", "conv2d_maxpool2d_backward")
 
@@ -17,16 +17,7 @@ KERNELS = ("conv2d_forward_maxpool2d", "conv2d_maxpool2d_backward")
 @pytest.fixture
 def spy(monkeypatch):
     """{kernel name: calls} of the fused kernels on the cpu device and its bf16 twin."""
-    calls = dict.fromkeys(KERNELS, 0)
-    with devices.bf16_products():
-        bf16 = devices.get_device()
-    for table in {id(d.kernels): d.kernels for d in (devices.get_device("cpu"), bf16)}.values():
-        for name in KERNELS:
-            def counted(*args, _name=name, _fn=table[name]):
-                calls[_name] += 1
-                return _fn(*args)
-            monkeypatch.setitem(table, name, counted)
-    return calls
+    return kernel_spy(monkeypatch, KERNELS)
 
 
 def _data(shape=(13, 13, 3), n=48):
@@ -43,29 +34,18 @@ def cnn(act="relu", conv=None, pool=None, shape=(13, 13, 3)):
         L.Flatten(), L.Dense(4, activation="softmax")])
 
 
-def _fit(model, x, y, epochs=2):
-    model.compile(optimizer=keras.optimizers.Adam(0.01), loss="sparse_categorical_crossentropy")
-    model.fit(x, y, batch_size=16, epochs=epochs, verbose=0, shuffle=False)
-    return model
+_fit, _assert_weights_equal = fit, assert_weights_equal
 
 
 def _pairs(model):
-    return model.__dict__["_fk_step_state"]._train_plan.fused_conv_pool
+    return train_plan(model).fused_conv_pool
 
 
 def _fit_both(build, x, y, monkeypatch, epochs=2):
     """(fused model, unfused model) after the same fit; the unfused one with the switch off."""
-    fused = _fit(build(), x, y, epochs)
-    monkeypatch.setenv("FKERAS_FUSE_CONV_POOL", "0")
-    plain = _fit(build(), x, y, epochs)
-    monkeypatch.delenv("FKERAS_FUSE_CONV_POOL")
+    fused, plain = fit_both(build, x, y, monkeypatch, "FKERAS_FUSE_CONV_POOL", epochs)
     assert _pairs(plain) == 0
     return fused, plain
-
-
-def _assert_weights_equal(a, b):
-    for wa, wb in zip(a.get_weights(), b.get_weights()):
-        np.testing.assert_array_equal(wa, wb)
 
 
 @pytest.mark.parametrize("act,conv,pool,shape", [
