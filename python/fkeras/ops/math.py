@@ -549,7 +549,18 @@ abs = absolute  # noqa: A001  (keras.ops.abs)
 
 
 def clip(x, x_min, x_max):
-    return apply(_R["clip"], x, x_min=x_min, x_max=x_max)
+    if _bound(x_min) and _bound(x_max):
+        return apply(_R["clip"], x, x_min=x_min, x_max=x_max)
+    # Tensor or array bounds (Keras takes any tensor broadcastable with x): np.clip's values,
+    # in x's dtype, through maximum / minimum, so that a bound on the tape gets its gradient
+    # where it binds, as it does in Keras's backends.
+    out = x
+    if x_min is not None:
+        out = maximum(out, x_min)
+    if x_max is not None:
+        out = minimum(out, x_max)
+    dtype = getattr(x, "dtype", None) or np.asarray(x).dtype
+    return cast(out, dtype)
 
 
 def matmul(x1, x2):
