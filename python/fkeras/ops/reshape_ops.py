@@ -3,6 +3,7 @@
 import numpy as np
 
 from fkeras.backend import devices as _devices
+from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.ops import shape_utils as su
 from fkeras.ops.registry import REGISTRY as _R
 from fkeras.ops.registry import Op, apply
@@ -194,30 +195,54 @@ class Squeeze(Op):
 
 
 class Repeat(Op):
-    """keras.ops.repeat with an int `repeats`: each element `repeats` times along `axis`
-    (the flattened input when axis is None)."""
+    """keras.ops.repeat: each element `repeats` times along `axis` (the flattened input when
+    axis is None); `repeats` an int, or a tuple of ints, one per element along the axis (a
+    1-tuple: every element that many times)."""
 
     name = "repeat"
 
     def output_spec(self, x, repeats=1, axis=None):
         shape = su.shape_of(x)
         if axis is None:
-            size = None if None in shape else int(np.prod(shape)) * repeats
-            return (size,)
+            size = None if None in shape else int(np.prod(shape))
+            return (_repeated_size(size, repeats),)
         ax = su.normalize_axis(axis, len(shape), "repeat")
         out = list(shape)
-        out[ax] = None if shape[ax] is None else shape[ax] * repeats
+        out[ax] = _repeated_size(shape[ax], repeats)
         return tuple(out)
 
     def forward(self, dev, x, repeats=1, axis=None):
-        return np.repeat(x, repeats, axis=axis), x.shape
+        return np.repeat(x, repeats if isinstance(repeats, int) else np.asarray(repeats),
+                         axis=axis), x.shape
 
     def backward(self, dev, shape, g, needs, repeats=1, axis=None):
-        if axis is None:
-            return (g.reshape(-1, repeats).sum(axis=1).reshape(shape),)
-        ax = axis % len(shape)
-        split = shape[:ax] + (shape[ax], repeats) + shape[ax + 1:]
-        return (np.ascontiguousarray(g.reshape(split).sum(axis=ax + 1)),)
+        if isinstance(repeats, tuple) and len(repeats) == 1:
+            repeats = repeats[0]
+        if isinstance(repeats, int):
+            if axis is None:
+                return (g.reshape(-1, repeats).sum(axis=1).reshape(shape),)
+            ax = axis % len(shape)
+            split = shape[:ax] + (shape[ax], repeats) + shape[ax + 1:]
+            return (np.ascontiguousarray(g.reshape(split).sum(axis=ax + 1)),)
+        # Per-element counts: each output slice adds into the element it repeats.
+        ax = 0 if axis is None else axis % len(shape)
+        gm = np.moveaxis(g.reshape(-1) if axis is None else g, ax, 0)
+        n = int(np.prod(shape)) if axis is None else shape[ax]
+        out = np.zeros((n,) + gm.shape[1:], dtype=g.dtype)
+        np.add.at(out, np.repeat(np.arange(n), repeats), gm)
+        out = out.reshape(shape) if axis is None else np.moveaxis(out, 0, ax)
+        return (np.ascontiguousarray(out),)
+
+
+def _repeated_size(size, repeats):
+    if isinstance(repeats, int):
+        return None if size is None else size * repeats
+    if len(repeats) == 1:
+        return None if size is None else size * repeats[0]
+    if size is not None and size != len(repeats):
+        raise ValueError(f"`repeat`: `repeats` holds {len(repeats)} counts for an axis of "
+                         f"size {size}; expected one count per element (or a single count).")
+    return int(sum(repeats))
 
 
 def reshape(x, newshape):
@@ -259,8 +284,34 @@ def squeeze(x, axis=None):
 
 
 def repeat(x, repeats, axis=None):
-    """Repeats each element `repeats` (an int) times along `axis` (keras.ops.repeat)."""
-    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 0:
-        raise ValueError(f"`repeat` supports a non-negative int `repeats`. Received: "
-                         f"repeats={repeats!r}")
-    return apply(_R["repeat"], x, repeats=int(repeats), axis=axis)
+    """Repeats each element of `x` along `axis` (keras.ops.repeat; the flattened `x` when axis
+    is None). `repeats`: a non-negative int, or integers (a list, array or tensor) with one
+    count per element along the axis, or a single count."""
+    counts = _repeat_counts(repeats)
+    if not isinstance(counts, int):  # one count per element: checked before any kernel runs
+        Repeat().output_spec(x, counts, axis)
+    return apply(_R["repeat"], x, repeats=counts, axis=axis)
+
+
+def _repeat_counts(repeats):
+    """An int, or a tuple of ints (per-element counts), from `repeats`; ValueError otherwise."""
+    bad = ValueError("`repeat` supports a non-negative int `repeats` or a 1-D sequence of "
+                     "non-negative ints (one per element along the axis). Received: "
+                     f"repeats={repeats!r}")
+    if isinstance(repeats, bool):
+        raise bad
+    if isinstance(repeats, (int, np.integer)):
+        if repeats < 0:
+            raise bad
+        return int(repeats)
+    if isinstance(repeats, KerasTensor):
+        raise ValueError("`repeat` needs concrete `repeats` (the output shape depends on "
+                         f"them); received the symbolic tensor {repeats!r}.")
+    try:
+        counts = _devices.host_array(repeats)
+    except (TypeError, ValueError):
+        raise bad from None
+    if counts.dtype == bool or counts.dtype.kind not in "iu" or counts.ndim > 1 or (
+            counts < 0).any():
+        raise bad
+    return int(counts) if counts.ndim == 0 else tuple(int(c) for c in counts)
