@@ -34,12 +34,20 @@ def average(x, axis=None, weights=None):
 def quantile(x, q, axis=None, method="linear", keepdims=False):
     """The `q`-th quantile(s) of `x` along `axis` (NumPy's methods "linear", "lower",
     "higher", "midpoint", "nearest") (keras.ops.quantile)."""
-    from fkeras.ops.arrangement import moveaxis, ravel, take
+    return _quantile(x, q, axis, method, keepdims, "quantile", ignore_nan=False)
+
+
+def _quantile(x, q, axis, method, keepdims, name, ignore_nan):
+    """quantile, or (ignore_nan) NumPy's nanquantile: the order statistics of each slice's
+    non-NaN values (the sort puts NaNs last, so a slice of n valid values reads its first n;
+    an all-NaN slice reads its first, NaN), gathered per slice with take_along_axis, so the
+    gradient reaches them as quantile's does."""
+    from fkeras.ops.arrangement import moveaxis, ravel, take, take_along_axis
     from fkeras.ops.indexing import sort
 
     x = _float_input(x)
     if isinstance(x, KerasTensor):
-        raise ValueError("`quantile` needs eager tensors in fkeras.")
+        raise ValueError(f"`{name}` needs eager tensors in fkeras.")
     q_arr = np.asarray(getattr(q, "_value", q), np.float64)
     if np.any((q_arr < 0) | (q_arr > 1)):
         raise ValueError(f"Quantiles must be in the range [0, 1]; received q={q!r}.")
@@ -53,7 +61,13 @@ def quantile(x, q, axis=None, method="linear", keepdims=False):
         data, ax = x, axes[0] % len(shape)
     s = sort(moveaxis(data, ax, -1), axis=-1)
     n = su.shape_of(s)[-1]
-    pos = q_arr * (n - 1)
+    if ignore_nan:  # per slice: (batch..., quantiles) positions among its valid values
+        from fkeras.backend.devices import host_array
+
+        valid = np.sum(~np.isnan(host_array(s)), axis=-1)
+        pos = np.maximum(valid[..., None] - 1, 0) * q_arr.ravel()
+    else:
+        pos = q_arr * (n - 1)
     lo, hi = np.floor(pos).astype(np.int64), np.ceil(pos).astype(np.int64)
     if method == "lower":
         hi = lo
@@ -62,10 +76,15 @@ def quantile(x, q, axis=None, method="linear", keepdims=False):
     elif method == "nearest":
         lo = hi = np.round(pos).astype(np.int64)
     elif method not in ("linear", "midpoint"):
-        raise ValueError(f"Invalid `method` for quantile: {method!r}.")
+        raise ValueError(f"Invalid `method` for {name}: {method!r}.")
     frac = 0.5 if method == "midpoint" else (pos - lo)
-    a, b = take(s, lo.ravel(), axis=-1), take(s, hi.ravel(), axis=-1)
-    out = _m.add(a, _m.multiply(_m.subtract(b, a), np.asarray(frac, np.float32).ravel()))
+    if ignore_nan:
+        a, b = take_along_axis(s, lo, axis=-1), take_along_axis(s, hi, axis=-1)
+        frac = np.asarray(frac, np.float32)
+    else:
+        a, b = take(s, lo.ravel(), axis=-1), take(s, hi.ravel(), axis=-1)
+        frac = np.asarray(frac, np.float32).ravel()
+    out = _m.add(a, _m.multiply(_m.subtract(b, a), frac))
     out = moveaxis(out, -1, 0)  # quantiles first, as NumPy
     from fkeras.ops.reshape_ops import expand_dims, reshape, squeeze
 
@@ -213,30 +232,20 @@ def corrcoef(x):
     return _m.divide(cov, _m.multiply(expand_dims(d, 1), expand_dims(d, 0)))
 
 
-def _nan_result(x, name, fn, **kwargs):
-    from fkeras.ops.core import convert_to_tensor
-
-    if isinstance(kwargs.get("axis"), list):
-        kwargs["axis"] = tuple(kwargs["axis"])
-    out = fn(_eager_numpy(x, name).astype(np.float64), **kwargs)
-    return convert_to_tensor(np.asarray(out, np.float32))
-
-
 def nanmedian(x, axis=None, keepdims=False):
-    """The median of `x` along `axis` ignoring NaNs (keras.ops.nanmedian); not differentiable
-    in fkeras (computed outside the tape)."""
-    return _nan_result(x, "nanmedian", np.nanmedian, axis=axis, keepdims=keepdims)
+    """The median of `x` along `axis` ignoring NaNs (keras.ops.nanmedian); differentiable as
+    `median` (the gradient reaches the middle valid values)."""
+    return _quantile(x, 0.5, axis, "linear", keepdims, "nanmedian", ignore_nan=True)
 
 
 def nanquantile(x, q, axis=None, method="linear", keepdims=False):
     """The `q`-th quantiles (q in [0, 1]) of `x` along `axis` ignoring NaNs
-    (keras.ops.nanquantile); `method` as NumPy's. Not differentiable in fkeras."""
-    return _nan_result(x, "nanquantile", np.nanquantile, q=np.asarray(q), axis=axis,
-                       method=method, keepdims=keepdims)
+    (keras.ops.nanquantile); `method` as NumPy's; differentiable as `quantile`."""
+    return _quantile(x, q, axis, method, keepdims, "nanquantile", ignore_nan=True)
 
 
 def nanpercentile(x, q, axis=None, method="linear", keepdims=False):
     """The `q`-th percentiles (q in [0, 100]) of `x` along `axis` ignoring NaNs
-    (keras.ops.nanpercentile); `method` as NumPy's. Not differentiable in fkeras."""
-    return _nan_result(x, "nanpercentile", np.nanpercentile, q=np.asarray(q), axis=axis,
-                       method=method, keepdims=keepdims)
+    (keras.ops.nanpercentile); `method` as NumPy's; differentiable as `percentile`."""
+    q_arr = np.asarray(getattr(q, "_value", q), np.float64) / 100.0
+    return _quantile(x, q_arr, axis, method, keepdims, "nanpercentile", ignore_nan=True)
