@@ -50,8 +50,23 @@ def empty(shape, dtype=None):
 
 def full(shape, fill_value, dtype=None):
     """A tensor of `shape` filled with `fill_value`, floatx unless `dtype` is given."""
+    if _traced(fill_value):
+        return _broadcast_fill(fill_value, _shape(shape), _np_dtype(dtype))
     value = np.asarray(getattr(fill_value, "_value", fill_value))
     return _out(np.broadcast_to(value, _shape(shape)).astype(_np_dtype(dtype)))
+
+
+def _traced(value):
+    """Whether a fill value is a fkeras Tensor or Variable (a tape may hold it): then the fill
+    is built from differentiable ops, so its gradient reaches the value as in Keras."""
+    return hasattr(value, "_value") and not isinstance(value, (np.ndarray, KerasTensor))
+
+
+def _broadcast_fill(value, shape, dtype):
+    from fkeras.ops.arrangement import broadcast_to
+    from fkeras.ops.dtypes import cast
+
+    return broadcast_to(cast(value, np.dtype(dtype).name), shape)
 
 
 def _like(x, dtype, value):
@@ -61,6 +76,8 @@ def _like(x, dtype, value):
     dt = _np_dtype(dtype) if dtype is not None else arr.dtype
     if dtype is None and arr.dtype.kind == "f":
         dt = arr.dtype if arr.dtype == np.float16 else _np_dtype(None)
+    if _traced(value):
+        return _broadcast_fill(value, arr.shape, dt)
     return _out(np.full(arr.shape, value, dt))
 
 
@@ -81,7 +98,8 @@ def empty_like(x, dtype=None):
 
 def full_like(x, fill_value, dtype=None):
     """`fill_value` with the shape (and dtype, unless given) of `x` (keras.ops.full_like)."""
-    return _like(x, dtype, np.asarray(getattr(fill_value, "_value", fill_value)))
+    return _like(x, dtype, fill_value if _traced(fill_value) else np.asarray(
+        getattr(fill_value, "_value", fill_value)))
 
 
 def arange(start, stop=None, step=None, dtype=None):
