@@ -83,22 +83,43 @@ def signbit(x):
     return apply(_R["signbit"], x)
 
 
+def _is_complex(x):
+    return "complex" in str(getattr(x, "dtype", None) or np.asarray(x).dtype)
+
+
 def real(x):
-    """The real part: `x` itself for fkeras's real tensors (keras.ops.real)."""
+    """The real part (keras.ops.real): a complex tensor's real values (float); `x` itself for a
+    real tensor."""
     from fkeras.ops.math import multiply
 
+    if _is_complex(x):
+        from fkeras.ops.views import view_as_real
+
+        return view_as_real(x)[..., 0]
     return multiply(x, 1)
 
 
 def imag(x):
-    """The imaginary part: zeros for fkeras's real tensors (keras.ops.imag)."""
+    """The imaginary part (keras.ops.imag): a complex tensor's imaginary values (float); zeros
+    for a real tensor."""
     from fkeras.ops.math import multiply
 
+    if _is_complex(x):
+        from fkeras.ops.views import view_as_real
+
+        return view_as_real(x)[..., 1]
     return multiply(x, 0)
 
 
 def conj(x):
-    """The complex conjugate: `x` itself for fkeras's real tensors (keras.ops.conj)."""
+    """The complex conjugate (keras.ops.conj); `x` itself for a real tensor."""
+    if _is_complex(x):
+        from fkeras.ops.math import negative
+        from fkeras.ops.arrangement import stack
+        from fkeras.ops.views import view_as_complex, view_as_real
+
+        pairs = view_as_real(x)
+        return view_as_complex(stack([pairs[..., 0], negative(pairs[..., 1])], axis=-1))
     return real(x)
 
 
