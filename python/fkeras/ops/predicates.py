@@ -90,25 +90,25 @@ def _is_complex(x):
 def real(x):
     """The real part (keras.ops.real): a complex tensor's real values (float); `x` itself for a
     real tensor."""
-    from fkeras.ops.math import multiply
-
     if _is_complex(x):
         from fkeras.ops.views import view_as_real
 
         return view_as_real(x)[..., 0]
-    return multiply(x, 1)
+    from fkeras.ops.core import convert_to_tensor
+
+    return convert_to_tensor(x)
 
 
 def imag(x):
     """The imaginary part (keras.ops.imag): a complex tensor's imaginary values (float); zeros
     for a real tensor."""
-    from fkeras.ops.math import multiply
-
     if _is_complex(x):
         from fkeras.ops.views import view_as_real
 
         return view_as_real(x)[..., 1]
-    return multiply(x, 0)
+    from fkeras.ops.creation import zeros_like
+
+    return zeros_like(x)
 
 
 def conj(x):
