@@ -9,8 +9,10 @@ index is folded into the axis by `fill_mode` ("constant"/"nearest": clamp, "wrap
 So every output element is sum_k w[k] * x.flat[idx[k]] + bias: a sparse linear map of the
 input, built from the shapes and the (non-differentiable) coordinate inputs inside `forward`.
 The gradient in the input is its adjoint, a scatter-add of g * w[k] onto idx[k]
-(`np.bincount`); coordinates, transforms and points receive no gradient (Keras's torch
-backend does not differentiate through the integer indices either).
+(`np.bincount`); coordinates, transforms and points receive no gradient. (Keras's torch
+backend does not differentiate through the integer indices, but its order-1 map_coordinates
+does give the coordinates the gradient of the interpolation weights, which fkeras does not:
+a known gap, measured in session 9.)
 """
 
 import itertools
