@@ -365,3 +365,21 @@ def test_variable_as_prediction_keeps_its_gradient(name):
     fd = (float(getattr(fkeras.losses, name)()(t, p + h * d))
           - float(getattr(fkeras.losses, name)()(t, p - h * d))) / (2 * h)
     np.testing.assert_allclose((np.asarray(g) * d).sum(), fd, rtol=1e-2)
+
+
+def test_an_elementwise_loss_without_a_y_true_gradient_is_refused_at_definition():
+    # Every loss gives y_true its gradient (Keras); a non-symmetric one must say how, and one
+    # that does not is refused when its class is defined (nothing registered).
+    from fkeras.losses import loss_ops
+    from fkeras.ops.registry import REGISTRY
+
+    with pytest.raises(TypeError, match="defines `grad_true`"):
+        class Incomplete(loss_ops._Elementwise):  # noqa: F841
+            name = "loss_incomplete_for_test"
+
+            def value(self, t, p):
+                return p
+
+            def grad(self, t, p):
+                return p
+    assert "loss_incomplete_for_test" not in REGISTRY

@@ -95,10 +95,15 @@ class _Elementwise(_PerSample):
     def grad(self, t, p, **attrs):
         """d value / d p, elementwise."""
 
-    def grad_true(self, t, p, **attrs):
-        """d value / d t, elementwise (t as `prepare` returned it; the symmetric losses use
-        -grad instead)."""
-        raise NotImplementedError(self.name)
+    def __init_subclass__(cls, **kwargs):
+        # Every loss gives y_true its gradient (Keras): -grad for the symmetric losses
+        # (functions of p - t), else the class's `grad_true(t, p, **attrs)` (d value / d t,
+        # elementwise, t as `prepare` returned it). A loss without either is refused when its
+        # class is defined, not when a tape first asks.
+        if not cls.symmetric and getattr(cls, "grad_true", None) is None:
+            raise TypeError(f"{cls.__name__}: a non-symmetric elementwise loss defines "
+                            "`grad_true`.")
+        super().__init_subclass__(**kwargs)  # (registers the op: only a complete one)
 
     def _grad_true(self, xp, t, p, attrs):
         return self.grad_true(xp, t, p, **attrs) if self.uses_xp else \

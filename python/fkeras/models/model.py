@@ -159,10 +159,11 @@ class Model(Trainer, Layer):
 
     def quantize(self, mode=None, config=None, filters=None, **kwargs):
         """Quantizes the weights of the built model in place (Keras 3): every leaf layer that
-        implements `quantize` (Dense) is quantized, the others are skipped with a warning.
+        implements `quantize` (Dense, EinsumDense, Embedding) is quantized, the others are
+        skipped with a warning.
 
         Args:
-            mode: "int8" (Keras's "int4", "float8", "gptq", "awq" raise NotImplementedError).
+            mode: "int8" (Keras's "int4", "float8", "gptq", "awq" are not provided: ValueError).
             config: an `Int8QuantizationConfig` (optional when `mode` is given).
             filters: a regex string, a list of them (matched against layer names) or a
                 callable `layer -> bool`: only the layers selected are quantized.
