@@ -28,6 +28,19 @@ def randn(*shape, seed=0):
     return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
 
 
+def quantized_pair(keras_model, fkeras_model, mode="int8"):
+    """(keras_model, fkeras_model) after the fkeras model takes the Keras one's float weights
+    and both are quantized to `mode` (their warnings silenced)."""
+    import warnings
+
+    fkeras_model.set_weights([to_np(w) for w in keras_model.get_weights()])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        keras_model.quantize(mode)
+        fkeras_model.quantize(mode)
+    return keras_model, fkeras_model
+
+
 def flat(out):
     """A layer's output as a list (a single tensor becomes a one-element list)."""
     return list(out) if isinstance(out, (list, tuple)) else [out]

@@ -2,12 +2,11 @@
 same float weights, `quantize("int8")` in both, then the int8 state (names, dtypes, shapes,
 order, values), the outputs, the input gradients, and `.keras` files both ways."""
 
-import warnings
 
 import fkeras
 import numpy as np
 import pytest
-from keras_parity import assert_input_gradient_matches, keras, randn, to_np
+from keras_parity import assert_input_gradient_matches, keras, quantized_pair, randn, to_np
 
 # (equation, input shape without batch, output_shape, bias_axes)
 CASES = [
@@ -42,12 +41,7 @@ def _pair(equation, in_shape, out_shape, bias_axes):
     weights = [to_np(w) for w in km.get_weights()]
     weights = [w + 0.1 if i else w for i, w in enumerate(weights)]  # a non-zero bias
     km.set_weights(weights)
-    fm.set_weights(weights)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        km.quantize("int8")
-        fm.quantize("int8")
-    return km, fm
+    return quantized_pair(km, fm)
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
@@ -120,12 +114,7 @@ def test_attention_projections_quantized_like_keras(attention):
     for lib in (keras, fkeras):
         q = lib.Input((4, 6))
         models.append(lib.Model(q, attention(lib)(q, q)))
-    km, fm = models
-    fm.set_weights([to_np(w) for w in km.get_weights()])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        km.quantize("int8")
-        fm.quantize("int8")
+    km, fm = quantized_pair(*models)
     assert [(w.path, str(w.dtype), tuple(w.shape)) for w in fm.weights] == [
         (w.path, w.dtype, tuple(w.shape)) for w in km.weights]
     x = randn(3, 4, 6, seed=5)

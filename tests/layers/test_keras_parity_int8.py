@@ -1,12 +1,12 @@
 """int8 Dense against real Keras 3 (torch backend): same float weights, `quantize("int8")` in
 both, then the int8 state, the outputs, the input gradients, and `.keras` files both ways."""
 
-import warnings
 
 import fkeras
 import numpy as np
 import pytest
-from keras_parity import assert_input_gradient_matches, keras, randn, to_np
+from keras_parity import (assert_input_gradient_matches, keras, quantized_pair, randn,
+                          to_np)
 
 
 def _pair(units=(8, 3), activation="relu", in_dim=6):
@@ -19,13 +19,7 @@ def _pair(units=(8, 3), activation="relu", in_dim=6):
             x = lib.layers.Dense(u, activation=activation if i < len(units) - 1 else None,
                                  name=f"d{i}")(x)
         models.append(lib.Model(inp, x))
-    km, fm = models
-    fm.set_weights([to_np(w) for w in km.get_weights()])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        km.quantize("int8")
-        fm.quantize("int8")
-    return km, fm
+    return quantized_pair(*models)
 
 
 def test_int8_state_equals_keras():
@@ -82,13 +76,7 @@ def _embedding_pair():
         inp = lib.Input((4,), dtype="int32")
         x = lib.layers.Embedding(11, 6, name="emb")(inp)
         models.append(lib.Model(inp, lib.layers.Dense(3, name="d")(x)))
-    km, fm = models
-    fm.set_weights([to_np(w) for w in km.get_weights()])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        km.quantize("int8")
-        fm.quantize("int8")
-    return km, fm
+    return quantized_pair(*models)
 
 
 def test_embedding_int8_equals_keras_both_ways(tmp_path):

@@ -64,6 +64,11 @@ def fuse_bn_relu(plan, model):
                        lambda s, t: _bn_relu_runner(s.layer, t.fn))
 
 
+def _switched_off(variable):
+    """Whether the environment turns a fusion off (`variable`=0)."""
+    return os.environ.get(variable, "1").strip() == "0"
+
+
 def _fuse_pairs(plan, model, first_ok, second_ok, runner):
     """`_fuse_chain` of two steps."""
     return _fuse_chain(plan, model, first_ok, [second_ok], runner)
@@ -186,7 +191,7 @@ def fuse_bn_relu_pool(plan, model):
     Returns:
         The number of chains fused (0 when FKERAS_FUSE_BN_POOL=0).
     """
-    if os.environ.get("FKERAS_FUSE_BN_POOL", "1").strip() == "0":
+    if _switched_off("FKERAS_FUSE_BN_POOL"):
         return 0
     return _fuse_chain(plan, model, _channels_last_bn_step, [_plain_relu_step, _plain_pool_step],
                        lambda s, r, t: _bn_relu_pool_runner(s.layer, r.fn, t.fn, t.layer))
@@ -230,7 +235,7 @@ def fuse_conv_pool(plan, model):
     Returns:
         The number of pairs fused (0 when FKERAS_FUSE_CONV_POOL=0).
     """
-    if os.environ.get("FKERAS_FUSE_CONV_POOL", "1").strip() == "0":
+    if _switched_off("FKERAS_FUSE_CONV_POOL"):
         return 0
     return _fuse_pairs(plan, model, _plain_conv_step, _plain_pool_step,
                        lambda s, t: _conv_pool_runner(s.layer, t.layer, s.fn))
