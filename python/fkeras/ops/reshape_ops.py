@@ -289,7 +289,7 @@ def repeat(x, repeats, axis=None):
     count per element along the axis, or a single count."""
     counts = _repeat_counts(repeats)
     if not isinstance(counts, int):  # one count per element: checked before any kernel runs
-        Repeat().output_spec(x, counts, axis)
+        _R["repeat"].output_spec(x, counts, axis)
     return apply(_R["repeat"], x, repeats=counts, axis=axis)
 
 
