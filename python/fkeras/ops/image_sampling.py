@@ -9,10 +9,13 @@ index is folded into the axis by `fill_mode` ("constant"/"nearest": clamp, "wrap
 So every output element is sum_k w[k] * x.flat[idx[k]] + bias: a sparse linear map of the
 input, built from the shapes and the (non-differentiable) coordinate inputs inside `forward`.
 The gradient in the input is its adjoint, a scatter-add of g * w[k] onto idx[k]
-(`np.bincount`); coordinates, transforms and points receive no gradient. (Keras's torch
-backend does not differentiate through the integer indices, but its order-1 map_coordinates
-does give the coordinates the gradient of the interpolation weights, which fkeras does not:
-a known gap, measured in session 9.)
+(`np.bincount`). map_coordinates at order 1 with float coordinates also differentiates the
+interpolation weights, as Keras's torch backend does (floor has no gradient): along axis a,
+d y / d c_a = sum_k s[k, a] * prod_{b != a} w[k, b] * v[k], with s = -1 for the lower node and
++1 for the upper one and v[k] the corner's value (fill_value outside the input for
+"constant"). Order 0, integer coordinates and integer images give the coordinates no
+gradient (torch's round has none). The transforms and points of affine / perspective /
+elastic receive no gradient.
 """
 
 import itertools
@@ -47,14 +50,16 @@ def _nodes(coord, order):
     if order == 0:
         return [(np.round(coord).astype(np.int64), None)]
     lower = np.floor(coord)
-    upper_w = (coord - lower).astype(np.float32)
+    upper_w = coord - lower  # in the coordinates' dtype (float32 or float64), as Keras's
     lower = lower.astype(np.int64)
-    return [(lower, np.float32(1.0) - upper_w), (lower + 1, upper_w)]
+    return [(lower, upper_w.dtype.type(1.0) - upper_w), (lower + 1, upper_w)]
 
 
-def sparse_map(shape, coords, order, fill_mode, fill_value):
-    """(idx (K, M) int64, w (K, M) float32, bias (M,) float32, out_shape) sampling an array
-    of `shape` at `coords` (one array per axis, broadcast together)."""
+def sparse_map(shape, coords, order, fill_mode, fill_value, slopes=False):
+    """(idx (K, M) int64, w (K, M), bias (M,), out_shape) sampling an array
+    of `shape` at `coords` (one array per axis, broadcast together). slopes=True also returns
+    (dw (K, D, M) float32, valid (K, M) bool or None): the derivative of each corner's weight
+    in each axis's coordinate, and whether the corner is inside the input ("constant")."""
     coords = np.broadcast_arrays(*coords)
     out_shape = coords[0].shape
     axes = []
@@ -65,23 +70,43 @@ def sparse_map(shape, coords, order, fill_mode, fill_value):
             fixed.append((_fix(index, size, fill_mode), valid, weight))
         axes.append(fixed)
     strides = np.cumprod((1,) + tuple(shape[::-1]))[:-1][::-1]
-    idx, ws = [], []
-    bias = np.zeros(out_shape, np.float32)
-    for items in itertools.product(*axes):
+    idx, ws, dws, valids = [], [], [], []
+    # Weights and bias in float64 for float64 coordinates, else float32.
+    wtype = np.float64 if any(c.dtype == np.float64 for c in coords) else np.float32
+    bias = np.zeros(out_shape, wtype)
+    for corner in itertools.product(*(range(len(a)) for a in axes)):
+        items = [a[n] for a, n in zip(axes, corner)]
         flat = sum(i * int(s) for (i, _, _), s in zip(items, strides))
-        w = np.ones(out_shape, np.float32)
+        w = np.ones(out_shape, wtype)
         valid = np.ones(out_shape, bool)
         for _, v, wt in items:
             if wt is not None:
                 w = w * wt
             if v is not None:
                 valid &= v
+        if slopes:
+            dws.append(np.stack([_slope(items, a, n, out_shape) for a, n in enumerate(corner)])
+                       .reshape(len(items), -1))
+            valids.append(valid.ravel())
         if fill_mode == "constant":
-            bias += np.where(valid, 0.0, w * np.float32(fill_value)).astype(np.float32)
-            w = np.where(valid, w, np.float32(0.0))
+            bias += np.where(valid, 0.0, w * wtype(fill_value)).astype(wtype)
+            w = np.where(valid, w, wtype(0.0))
         idx.append(np.broadcast_to(flat, out_shape).ravel())
         ws.append(w.ravel())
+    if slopes:
+        valid = np.stack(valids) if fill_mode == "constant" else None
+        return np.stack(idx), np.stack(ws), bias.ravel(), out_shape, (np.stack(dws), valid)
     return np.stack(idx), np.stack(ws), bias.ravel(), out_shape
+
+
+def _slope(items, axis, node, out_shape):
+    """d (prod of the corner's weights) / d (coordinate of `axis`): the other axes' weights
+    times -1 (lower node) or +1 (upper node)."""
+    d = np.full(out_shape, np.float32(-1.0 if node == 0 else 1.0))
+    for b, (_, _, wt) in enumerate(items):
+        if b != axis:
+            d = d * wt
+    return d
 
 
 def _image_grid(n, h, w, c):
@@ -173,7 +198,7 @@ def elastic_coords(shape, alpha, sigma, seed):
 def _coords(kind, shape, params, attrs):
     if kind == "map_coordinates":
         coords = np.asarray(params[0])
-        if coords.dtype.kind == "f":
+        if coords.dtype.kind == "f" and coords.dtype != np.float64:
             coords = coords.astype(np.float32)
         return list(coords)
     if kind == "affine":
@@ -197,20 +222,38 @@ class ImageSample(Op):
     def forward(self, dev, x, *params, kind="affine", order=1, fill_mode="constant",
                 fill_value=0.0, alpha=None, sigma=None, seed=None):
         coords = _coords(kind, x.shape, params, {"alpha": alpha, "sigma": sigma, "seed": seed})
-        idx, w, bias, out_shape = sparse_map(x.shape, coords, order, fill_mode, fill_value)
+        # map_coordinates' float coordinates at order 1 have a gradient (module docstring).
+        slopes = (kind == "map_coordinates" and order == 1 and x.dtype.kind == "f"
+                  and np.asarray(params[0]).dtype.kind == "f")
+        idx, w, bias, out_shape, *extra = sparse_map(x.shape, coords, order, fill_mode,
+                                                     fill_value, slopes)
         dtype = x.dtype if x.dtype.kind == "f" else np.dtype(np.float32)
         w, bias = w.astype(dtype, copy=False), bias.astype(dtype, copy=False)
         flat = np.ascontiguousarray(x).reshape(-1)
-        y = (w * flat[idx]).sum(axis=0, dtype=dtype) + bias
+        corners = flat[idx]
+        y = (w * corners).sum(axis=0, dtype=dtype) + bias
+        coord_slope = None
+        if slopes:  # d y / d c_a = sum_k dw[k, a] * v[k] (v: fill_value outside the input)
+            dw, valid = extra[0]
+            values = corners if valid is None else np.where(valid, corners, dtype.type(fill_value))
+            coord_slope = np.einsum("kdm,km->dm", dw.astype(dtype, copy=False), values)
+            coord_slope = coord_slope.astype(np.asarray(params[0]).dtype, copy=False)
+        saved = (idx, w, x.shape, len(params), coord_slope)
         if x.dtype.kind != "f":  # integer images: rounded back, as Keras's torch backend
-            return np.round(y).reshape(out_shape).astype(x.dtype), (idx, w, x.shape, len(params))
-        return y.reshape(out_shape), (idx, w, x.shape, len(params))
+            return np.round(y).reshape(out_shape).astype(x.dtype), saved
+        return y.reshape(out_shape), saved
 
     def backward(self, dev, saved, g, needs, **attrs):
-        idx, w, shape, n_params = saved
+        idx, w, shape, n_params, coord_slope = saved
         gflat = np.asarray(g).reshape(1, -1)
-        gx = np.bincount(idx.ravel(), weights=(w * gflat).ravel(), minlength=int(np.prod(shape)))
-        return (gx.reshape(shape).astype(g.dtype),) + (None,) * n_params
+        gx = None
+        if needs[0]:
+            gx = np.bincount(idx.ravel(), weights=(w * gflat).ravel(),
+                             minlength=int(np.prod(shape))).reshape(shape).astype(g.dtype)
+        gc = None
+        if coord_slope is not None and needs[1]:
+            gc = (coord_slope * gflat).reshape((coord_slope.shape[0],) + np.shape(g))
+        return (gx, gc) + (None,) * (n_params - 1)
 
 
 def sample(x, *params, kind, order=1, fill_mode="constant", fill_value=0.0, alpha=None,
