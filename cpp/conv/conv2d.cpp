@@ -175,7 +175,7 @@ void conv2d_forward(float* y, const float* x, const float* w, const float* bias,
     conv::depthwise_forward(y, x, w, bias, s, activation, alpha);
     return;
   }
-  if (conv::direct_forward_ok(s)) {
+  if (conv::direct_forward_ok(s) || conv::direct_forward_narrow_ok(s)) {
     conv::direct_forward(y, x, w, bias, s, activation, alpha);
     return;
   }

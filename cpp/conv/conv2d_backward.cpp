@@ -225,10 +225,16 @@ void backward_input_col2im(float* dx, const float* dy, const float* w, const con
   }
 }
 
-// Whether col2im beats the gather for this problem. Per filter tap, the gather path transposes
-// the filter (2 * Cg * K moves, cache-unfriendly) and copies Kg floats per dx pixel; col2im
-// scatter-adds Cg floats per output pixel (a read-modify-write: ~3 moves). Small images under
-// deep layers (7x7 with 512 channels) favour col2im by far; large images the gather.
+// Whether col2im beats the gather for this problem: by the width of the gather's GEMM, Cg
+// output channels. Below one AVX-512 vector (Cg < 16) its output tiles are mostly padding and
+// the scatter-add of col2im is short; from 16 channels the gather wins. Measured (session 10,
+// 3x3 and 4x4 stride-2 transposed-convolution shapes, 2 threads; 1 thread in parentheses):
+// gather / col2im 1.52 (2.54) at Cg = 4, 1.16 (1.93) at 8, 0.79 (1.33) at 16, 0.58 (0.85) at
+// 32 (64x28x28 32 <- 32), 0.61-0.95 at 64-256, 1.08 (0.89) at 512; at Cg = 1 and 3, 2-3.7x
+// the other way. The earlier cost model (scatter moves against transpose + gather moves) chose
+// col2im on the 32..256-channel shapes, 1.2-1.7x slower. Few dx pixels under a large filter
+// (fewer than Cg / 2: one small image of a deep layer) still take col2im, which reads w in
+// place instead of transposing it for them.
 // FKERAS_CONV_BACKWARD_INPUT=gather|col2im forces one form (tests run both on every shape;
 // a filter holding inf or NaN always takes col2im, see conv2d_backward_input).
 bool prefer_col2im(const conv::Shape& s) {
@@ -236,9 +242,7 @@ bool prefer_col2im(const conv::Shape& s) {
     if (std::strcmp(force, "col2im") == 0) return true;
     if (std::strcmp(force, "gather") == 0) return false;
   }
-  const double transpose = 2.0 * s.Cg * s.K, gather = double(s.N) * s.H * s.W * s.Kg;
-  const double scatter = 3.0 * double(s.M()) * s.Cg;
-  return scatter < transpose + gather;
+  return s.Cg < 16 || 2 * s.N * s.H * s.W < s.Cg;
 }
 
 }  // namespace

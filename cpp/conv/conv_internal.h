@@ -48,6 +48,8 @@ void depthwise_backward_weight(float* dw, const float* dy, const float* x, const
 // The direct convolution (direct.cpp, groups == 1, AVX2/AVX-512 only): whether it serves this
 // shape (FKERAS_CONV_DIRECT and the measured choice), and the kernels themselves.
 bool direct_forward_ok(const Shape& s);
+// Forward with 0 < K < the vector width (no column dilation): the dot-product row kernel.
+bool direct_forward_narrow_ok(const Shape& s);
 bool direct_backward_input_ok(const Shape& s);  // stride 1 only
 bool direct_backward_weight_ok(const Shape& s);
 void direct_backward_weight(float* dw, const float* dy, const float* x, const Shape& s);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
 #include "direct_kernels.h"
 #include "fkeras/kernels.h"
@@ -159,6 +160,103 @@ void row_impl(float* y, const float* xr, const float* w, const float* bias, cons
   }
 }
 
+// ---- narrow filters (K < kVW): the dot-product form ---------------------------------------
+// A block of PB pixels x K filters: y[q, k] = bias[k] + sum over r of dot(the pixel's run of
+// S*C input floats in filter row r, wt[k, r]), the run and wt[k, r] read a vector at a time (PB
+// * K accumulators), the run's last S*C mod kVW floats one at a time (never past the run: the
+// floats after it are the next pixels' input, and Inf * 0 would be NaN), then each
+// accumulator's lanes added. wt (K, R, S*C): w transposed (direct.cpp). Requires dw == 1.
+template <int K>
+constexpr int narrow_pb() {
+  constexpr int most = (FK_DIRECT_REGS - 2 - K) / K;
+  return most < 1 ? 1 : (most > 8 ? 8 : most);
+}
+
+// The lanes of v added as a tree: halves added until 4 lanes remain (log2 kVW vector adds).
+typedef float vf8 __attribute__((vector_size(32)));
+typedef float vf4 __attribute__((vector_size(16)));
+
+inline float lanes_sum4(vf4 v) {
+  const vf4 t = v + __builtin_shufflevector(v, v, 2, 3, 0, 1);
+  return t[0] + t[1];
+}
+
+inline float lanes_sum8(vf8 v) {
+  return lanes_sum4(__builtin_shufflevector(v, v, 0, 1, 2, 3) +
+                    __builtin_shufflevector(v, v, 4, 5, 6, 7));
+}
+
+inline float lanes_sum(vf v) {
+#if FK_DIRECT_VW == 16
+  return lanes_sum8(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
+                    __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15));
+#elif FK_DIRECT_VW == 8
+  return lanes_sum8(v);
+#else
+#error "direct_impl.h: vectors of 8 or 16 floats"
+#endif
+}
+
+template <int K, int PB>
+void narrow_block(float* __restrict y, const float* __restrict xr, const float* __restrict wt,
+                  const float* __restrict bias, const Geom& g, int64_t q0) {
+  const int64_t run = g.S * g.C, xs = g.sw * g.C, ws = g.R * run, whole = run / kVW * kVW;
+  vf acc[PB][K];
+  float tail[PB][K];
+#pragma GCC unroll 8
+  for (int i = 0; i < PB; ++i)
+#pragma GCC unroll 16
+    for (int k = 0; k < K; ++k) acc[i][k] = vf{}, tail[i][k] = 0.f;
+  for (int64_t r = g.r_lo; r < g.rows_end(); ++r) {
+    const float* __restrict xb = xr + r * g.dh * g.ld_row + q0 * xs;
+    const float* __restrict wb = wt + r * run;
+    for (int64_t e = 0; e < whole; e += kVW) {
+      vf wv[K];
+#pragma GCC unroll 16
+      for (int k = 0; k < K; ++k) wv[k] = load(wb + k * ws + e);
+#pragma GCC unroll 8
+      for (int i = 0; i < PB; ++i) {
+        const vf xv = load(xb + i * xs + e);
+#pragma GCC unroll 16
+        for (int k = 0; k < K; ++k) acc[i][k] += xv * wv[k];
+      }
+    }
+    for (int64_t e = whole; e < run; ++e)
+#pragma GCC unroll 8
+      for (int i = 0; i < PB; ++i)
+#pragma GCC unroll 16
+        for (int k = 0; k < K; ++k) tail[i][k] += xb[i * xs + e] * wb[k * ws + e];
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < PB; ++i)
+#pragma GCC unroll 16
+    for (int k = 0; k < K; ++k)
+      y[(q0 + i) * K + k] = (bias ? bias[k] : 0.f) + (lanes_sum(acc[i][k]) + tail[i][k]);
+}
+
+template <int K>
+void narrow_row(float* y, const float* xr, const float* wt, const float* bias, const Geom& g) {
+  constexpr int PB = narrow_pb<K>();
+  int64_t q = 0;
+  for (; q + PB <= g.Q; q += PB) narrow_block<K, PB>(y, xr, wt, bias, g, q);
+  for (; q < g.Q; ++q) narrow_block<K, 1>(y, xr, wt, bias, g, q);
+}
+
+// narrow_row<K> for K in [1, kVW) (kNarrow[K - 1]), built at compile time.
+template <int... Ks>
+struct NarrowTable {
+  RowFn fn[sizeof...(Ks)] = {&narrow_row<Ks + 1>...};
+};
+template <int... Ks>
+constexpr NarrowTable<Ks...> narrow_table(std::integer_sequence<int, Ks...>) {
+  return NarrowTable<Ks...>{};
+}
+
+void narrow_impl(float* y, const float* xr, const float* wt, const float* bias, const Geom& g) {
+  static constexpr auto table = narrow_table(std::make_integer_sequence<int, kVW - 1>{});
+  table.fn[g.K - 1](y, xr, wt, bias, g);
+}
+
 // dwp[t0 : t0+RB, k0 : k0 + NV*kVW] += sum over the pixels of x(t, pixel) * dy[pixel] (see
 // WGeom): RB filter rows x NV vectors of accumulators, over every pixel of the rows.
 template <int NV, int RB>
@@ -224,7 +322,7 @@ void weight_impl(float* dwp, const float* xr, const float* dy, const int64_t* of
   }
 }
 
-Kernels make_kernels() { return Kernels{row_impl, weight_impl, kVW}; }
+Kernels make_kernels() { return Kernels{row_impl, weight_impl, narrow_impl, kVW}; }
 
 }  // namespace
 }  // namespace direct

@@ -51,6 +51,10 @@ using WeightFn = void (*)(float* dwp, const float* xr, const float* dy, const in
 struct Kernels {
   RowFn row;
   WeightFn weight;
+  // Narrow filters, 0 < K < vector_width, no column dilation: y (Q, K) of one output row =
+  // bias + sum over taps of xr * w, with w given transposed as wt (K, R, S*C) (the dot-product
+  // form; direct_impl.h). No activation.
+  RowFn narrow;
   int64_t vector_width;  // floats per vector: K must be a multiple
 };
 

@@ -356,6 +356,13 @@ def _direct_cases():
         conv_problem(1, 12, 13, 16, 32, 3, 3, 1, 1, 2, 2, "same"),  # dilated
         conv_problem(2, 13, 12, 8, 48, 3, 3, 2, 2, padding="same"),  # strided (forward only)
         conv_problem(1, 8, 8, 5, 16, 1, 1),  # pointwise
+        # Narrow filters (K below the vector width, a filter row's run S*C at least one
+        # vector): the dot-product kernel, vector runs plus a scalar tail, 1..8 pixel blocks.
+        conv_problem(2, 9, 11, 32, 1, 3, 3, padding="same"),
+        conv_problem(2, 10, 7, 17, 3, 3, 3, padding="valid"),  # run 51: a 3-float tail
+        conv_problem(1, 12, 13, 16, 7, 3, 3, 2, 2, padding="same"),  # strided
+        conv_problem(1, 12, 13, 24, 15, 3, 3, 1, 1, 2, 1, "same"),  # row dilation
+        conv_problem(2, 6, 9, 8, 2, 5, 5, padding="same"),
     ]
     return cases
 

@@ -466,6 +466,10 @@ def _table():
         # the cases above, K = 19, never reach it): its padded copies meet the poisoned filter.
         cases[f"conv_wide_s1@{path}"] = _conv_case(codes.RELU, 1, 1, C=16, K=32)
         cases[f"conv_wide_valid@{path}"] = _conv_case(codes.LINEAR, 1, 0, C=16, K=32)
+        # Narrow filters (K below the vector width, S*C >= it): the dot-product forward, its
+        # scalar tail (run 3 * 7 = 21) and its padded copies.
+        cases[f"conv_narrow_s1@{path}"] = _conv_case(codes.RELU, 1, 1, C=7, K=3)
+        cases[f"conv_narrow_s2@{path}"] = _conv_case(codes.LINEAR, 2, 1, C=16, K=1)
     cases["conv_grouped"] = _conv_case(codes.RELU, 1, 1, C=6, K=9, groups=3)
     cases["conv_depthwise"] = _conv_case(codes.RELU, 1, 1, C=19, K=38, groups=19)
     cases["conv_depthwise_s2"] = _conv_case(codes.LEAKY_RELU, 2, 1, C=19, K=19, groups=19)
