@@ -103,7 +103,10 @@ def _sizes2d(g):
 
 
 def _pad_depth(dev, wide, g):
-    """wide (N, D, H, W, X) zero-padded along depth to cover every tap."""
+    """wide (N, D, H, W, X) zero-padded along depth to cover every tap (itself when no tap
+    reaches past it: every 2-D problem)."""
+    if g["pad_d"] == 0 and _padded_depth(g) == g["D"]:
+        return wide
     out = dev.zeros((g["N"], _padded_depth(g)) + wide.shape[2:])
     out[:, g["pad_d"]:g["pad_d"] + g["D"]] = wide
     return out
@@ -118,6 +121,11 @@ def _tap_input(wide_padded, t, g):
 def _narrow_from_wide(dev, wide, w, g):
     """sum_t conv2d_forward(taps of wide (N, D, H, W, C), w[t]) -> (N, Pd, P, Q, K)."""
     wp = _pad_depth(dev, wide, g)
+    if g["T"] == 1:  # one depth tap (2-D): the kernel writes the result itself
+        out = dev.empty((g["N"] * g["Pd"], g["P"], g["Q"], g["K"]))
+        dev.kernels["conv2d_forward"](out, _tap_input(wp, 0, g), np.ascontiguousarray(w[0]),
+                                      None, *_sizes2d(g), 0, 0.0)
+        return out.reshape(g["N"], g["Pd"], g["P"], g["Q"], g["K"])
     out = dev.zeros((g["N"] * g["Pd"], g["P"], g["Q"], g["K"]))
     part = dev.empty(out.shape)
     for t in range(g["T"]):
@@ -132,8 +140,13 @@ def _wide_from_narrow(dev, narrow, w, g):
 
     narrow (N, Pd, P, Q, K) -> (N, D, H, W, C), a view into the depth-padded result.
     """
-    wp = dev.zeros((g["N"], _padded_depth(g), g["H"], g["W"], g["C"]))
     flat = np.ascontiguousarray(narrow).reshape(-1, g["P"], g["Q"], g["K"])
+    if g["T"] == 1 and g["pad_d"] == 0 and _padded_depth(g) == g["D"]:  # 2-D: written in place
+        out = dev.empty((g["N"], g["D"], g["H"], g["W"], g["C"]))
+        dev.kernels["conv2d_backward_input"](out.reshape(-1, g["H"], g["W"], g["C"]), flat,
+                                             np.ascontiguousarray(w[0]), *_sizes2d(g))
+        return out
+    wp = dev.zeros((g["N"], _padded_depth(g), g["H"], g["W"], g["C"]))
     part = dev.empty((flat.shape[0], g["H"], g["W"], g["C"]))
     for t in range(g["T"]):
         dev.kernels["conv2d_backward_input"](part, flat, np.ascontiguousarray(w[t]),
