@@ -313,7 +313,7 @@ void conv2d_backward_weight(float* dw, const float* dy, const float* x, int64_t 
     conv::depthwise_backward_weight(dw, dy, x, s);
     return;
   }
-  if (conv::direct_backward_weight_ok(s)) {
+  if (conv::direct_backward_weight_ok(s) || conv::direct_backward_weight_narrow_ok(s)) {
     conv::direct_backward_weight(dw, dy, x, s);
     return;
   }

@@ -50,6 +50,8 @@ void depthwise_backward_weight(float* dw, const float* dy, const float* x, const
 bool direct_forward_ok(const Shape& s);
 // Forward with 0 < K < the vector width (no column dilation): the dot-product row kernel.
 bool direct_forward_narrow_ok(const Shape& s);
+// Backward-weight with narrow filters (the forward's rule): the transposed dot-product kernel.
+bool direct_backward_weight_narrow_ok(const Shape& s);
 bool direct_backward_input_ok(const Shape& s);  // stride 1 only
 bool direct_backward_weight_ok(const Shape& s);
 void direct_backward_weight(float* dw, const float* dy, const float* x, const Shape& s);

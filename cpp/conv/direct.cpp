@@ -266,6 +266,13 @@ bool direct_backward_weight_ok(const Shape& s) {
          (kern.bf16 || s.K >= 32);
 }
 
+bool direct_backward_weight_narrow_ok(const Shape& s) {
+  // The forward's rule (below). Measured (1 thread, process CPU time, AVX-512) against the
+  // im2col + transposed GEMM path: 1.4-5.2x on 3x3 / 4x4 filters over 16-128 input channels,
+  // K = 1..4 (64x28x28 32 -> 1: 1.41 -> 0.27 ms); AVX2 2.0-3.3x.
+  return direct_forward_narrow_ok(s);
+}
+
 bool direct_forward_narrow_ok(const Shape& s) {
   Path kern;
   const int m = mode();
@@ -357,17 +364,21 @@ void direct_backward_weight(float* dw, const float* dy, const float* x, const Sh
     for (int64_t t = 0; t < s.S; ++t)
       for (int64_t c = 0; c < s.C; ++c)
         off[(r * s.S + t) * s.C + c] = r * s.dh * ld + t * s.dw * s.C + c;
-  const direct::WGeom g{T, s.K, s.C, s.Q, s.sh, s.sw, ld};
+  const direct::WGeom g{T, s.K, s.C, s.Q, s.sh, s.sw, ld, s.R, s.dh};
+  // Narrow filters (direct_backward_weight_narrow_ok) sum into the transposed (K, T) layout.
+  const bool narrow = !kern.bf16 && s.K % kern.vector_width != 0;
   // Contiguous slices of steps, two per thread, each summing into its own (T, K) buffer (slice
-  // 0: dw itself); the buffers are added into dw at the end.
+  // 0: dw itself, unless narrow); the buffers are added into dw at the end.
   const int64_t nslices = std::max<int64_t>(1, std::min<int64_t>(steps, 2 * num_threads()));
-  std::vector<float> partial(static_cast<size_t>((nslices - 1) * size));  // (nslices-1, T, K)
+  const int64_t own = narrow ? nslices : nslices - 1;  // slices with a buffer of their own
+  std::vector<float> partial(static_cast<size_t>(own * size));  // (own, T, K) or (own, K, T)
   direct::Bf16Kernels bk{};
   const int64_t Qp = (s.Q + 1) / 2;
   if (kern.bf16) bk = direct::kernels_avx512_bf16();
   parallel_for(nslices, 1, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
-      float* out = i == 0 ? dw : partial.data() + (i - 1) * size;  // (T, K)
+      float* out = narrow ? partial.data() + i * size                 // (K, T)
+                          : i == 0 ? dw : partial.data() + (i - 1) * size;  // (T, K)
       zero_floats(out, size);
       for (int64_t st = i * steps / nslices; st < (i + 1) * steps / nslices; ++st) {
         const int64_t n = st / per_image, p0 = (st % per_image) * rb;
@@ -388,12 +399,26 @@ void direct_backward_weight(float* dw, const float* dy, const float* x, const Sh
           bk.weight(out, xq, dyp, off.data(), g, p1 - p0);
         } else {
           pad_rows(buf, x, n, p0 * s.sh - s.pt, rows, -s.pl, Wp, s.H, s.W, s.C);
-          kern.fp32.weight(out, buf, dy + (n * s.P + p0) * s.Q * s.K, off.data(), g, p1 - p0);
+          const float* dyr = dy + (n * s.P + p0) * s.Q * s.K;
+          if (narrow) {
+            kern.fp32.narrow_weight(out, buf, dyr, g, p1 - p0);
+          } else {
+            kern.fp32.weight(out, buf, dyr, off.data(), g, p1 - p0);
+          }
         }
       }
     }
   });
-  if (nslices > 1) {
+  if (narrow) {  // dw (T, K) = the slices' (K, T) sums, in slice order
+    parallel_for(T, 4096, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t)
+        for (int64_t k = 0; k < s.K; ++k) {
+          float a = partial[k * T + t];
+          for (int64_t i = 1; i < nslices; ++i) a += partial[i * size + k * T + t];
+          dw[t * s.K + k] = a;
+        }
+    });
+  } else if (nslices > 1) {
     parallel_for(size, 4096, [&](int64_t e0, int64_t e1) {
       for (int64_t i = 1; i < nslices; ++i) {
         const float* src = partial.data() + (i - 1) * size;

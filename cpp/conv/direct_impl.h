@@ -257,6 +257,69 @@ void narrow_impl(float* y, const float* xr, const float* wt, const float* bias, 
   table.fn[g.K - 1](y, xr, wt, bias, g);
 }
 
+// Backward-weight of narrow filters (K < kVW): the transposed filter gradient dwt (K, R, S*C)
+// += sum over the pixels of `rows` output rows of dy[pixel, k] * the pixel's run in filter row
+// r, NV vectors of one (k, r) run per sweep over the pixels (a broadcast of dy, NV loads and
+// FMAs per pixel); the run's last S*C mod kVW floats one at a time.
+constexpr int kNarrowWMax = FK_DIRECT_REGS == 32 ? 12 : 6;
+
+template <int NV>
+void narrow_wblock(float* __restrict dwt, const float* __restrict xr, const float* __restrict dy,
+                   const WGeom& g, int64_t rows, int64_t k, int64_t xoff) {
+  vf acc[NV];
+#pragma GCC unroll 12
+  for (int j = 0; j < NV; ++j) acc[j] = load(dwt + j * kVW);
+  const int64_t K = g.K, Q = g.Q, xs = g.sw * g.C;
+  for (int64_t p = 0; p < rows; ++p) {
+    const float* __restrict xp = xr + p * g.sh * g.ld_row + xoff;
+    const float* __restrict dp = dy + p * Q * K + k;
+    for (int64_t q = 0; q < Q; ++q) {
+      const float d = dp[q * K];
+      const float* __restrict xq = xp + q * xs;
+#pragma GCC unroll 12
+      for (int j = 0; j < NV; ++j) acc[j] += d * load(xq + j * kVW);
+    }
+  }
+#pragma GCC unroll 12
+  for (int j = 0; j < NV; ++j) store(dwt + j * kVW, acc[j]);
+}
+
+using NarrowWFn = void (*)(float*, const float*, const float*, const WGeom&, int64_t, int64_t,
+                           int64_t);
+
+template <int... Ns>
+struct NarrowWTable {
+  NarrowWFn fn[sizeof...(Ns)] = {&narrow_wblock<Ns + 1>...};
+};
+template <int... Ns>
+constexpr NarrowWTable<Ns...> narrow_w_table(std::integer_sequence<int, Ns...>) {
+  return NarrowWTable<Ns...>{};
+}
+
+void narrow_weight_impl(float* dwt, const float* xr, const float* dy, const WGeom& g,
+                        int64_t rows) {
+  static constexpr auto table = narrow_w_table(std::make_integer_sequence<int, kNarrowWMax>{});
+  const int64_t run = g.T / g.R, whole = run / kVW * kVW, K = g.K, Q = g.Q, xs = g.sw * g.C;
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t r = 0; r < g.R; ++r) {
+      float* base = dwt + (k * g.R + r) * run;
+      const int64_t xoff = r * g.dh * g.ld_row;
+      for (int64_t e = 0; e < whole; e += kNarrowWMax * kVW) {
+        const int64_t nv = (whole - e) / kVW < kNarrowWMax ? (whole - e) / kVW : kNarrowWMax;
+        table.fn[nv - 1](base + e, xr, dy, g, rows, k, xoff + e);
+      }
+      for (int64_t e = whole; e < run; ++e) {
+        float a = base[e];
+        for (int64_t p = 0; p < rows; ++p) {
+          const float* xp = xr + p * g.sh * g.ld_row + xoff + e;
+          const float* dp = dy + p * Q * K + k;
+          for (int64_t q = 0; q < Q; ++q) a += dp[q * K] * xp[q * xs];
+        }
+        base[e] = a;
+      }
+    }
+}
+
 // dwp[t0 : t0+RB, k0 : k0 + NV*kVW] += sum over the pixels of x(t, pixel) * dy[pixel] (see
 // WGeom): RB filter rows x NV vectors of accumulators, over every pixel of the rows.
 template <int NV, int RB>
@@ -322,7 +385,9 @@ void weight_impl(float* dwp, const float* xr, const float* dy, const int64_t* of
   }
 }
 
-Kernels make_kernels() { return Kernels{row_impl, weight_impl, narrow_impl, kVW}; }
+Kernels make_kernels() {
+  return Kernels{row_impl, weight_impl, narrow_impl, narrow_weight_impl, kVW};
+}
 
 }  // namespace
 }  // namespace direct

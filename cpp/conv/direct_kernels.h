@@ -44,7 +44,12 @@ using RowFn = void (*)(float* y, const float* xr, const float* w, const float* b
 // dy (rows, Q, K) contiguous. Requires K % vector_width == 0.
 struct WGeom {
   int64_t T, K, C, Q, sh, sw, ld_row;
+  int64_t R = 1, dh = 1;  // filter rows and their dilation (the narrow kernel's runs)
 };
+// Narrow filters (0 < K < vector_width, no column dilation): the same sum into the transposed
+// gradient dwt (K, R, S*C), the x runs of each filter row read a vector at a time.
+using NarrowWeightFn = void (*)(float* dwt, const float* xr, const float* dy, const WGeom& g,
+                                int64_t rows);
 using WeightFn = void (*)(float* dwp, const float* xr, const float* dy, const int64_t* off,
                           const WGeom& g, int64_t rows);
 
@@ -55,6 +60,7 @@ struct Kernels {
   // bias + sum over taps of xr * w, with w given transposed as wt (K, R, S*C) (the dot-product
   // form; direct_impl.h). No activation.
   RowFn narrow;
+  NarrowWeightFn narrow_weight;
   int64_t vector_width;  // floats per vector: K must be a multiple
 };
 

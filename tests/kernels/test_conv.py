@@ -393,6 +393,8 @@ def test_conv_direct_thread_counts(threads, conv_path):
     try:
         run_conv(conv_problem(5, 11, 9, 3, 32, 3, 3, padding="same"), np.random.default_rng(3))
         run_conv(conv_problem(1, 7, 6, 16, 16, 3, 3), np.random.default_rng(4))
+        run_conv(conv_problem(5, 11, 9, 32, 3, 3, 3, padding="same"),  # narrow: (K, T) slices
+                 np.random.default_rng(5))
     finally:
         _C.set_num_threads(before)
 
