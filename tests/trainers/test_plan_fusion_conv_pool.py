@@ -55,7 +55,9 @@ def _fit_both(build, x, y, monkeypatch, epochs=2):
     ("relu", {"strides": 2, "padding": "same"}, {}, (15, 15, 3)),
     ("relu", {"dilation_rate": 2, "padding": "same"}, {"pool_size": (2, 3)}, (11, 13, 3)),
     ("relu", {"use_bias": False}, {"pool_size": 2, "strides": 2}, (13, 13, 3)),
-], ids=["relu", "linear", "leaky_pool3", "strided_same", "dilated_pool2x3", "no_bias"])
+    ("relu", {}, {"padding": "same"}, (14, 14, 3)),  # 'same' windows tile 12 x 12 exactly
+], ids=["relu", "linear", "leaky_pool3", "strided_same", "dilated_pool2x3", "no_bias",
+        "same_pool_tiles"])
 def test_fit_fused_equals_unfused(spy, monkeypatch, act, conv, pool, shape):
     x, y = _data(shape)
     fused, plain = _fit_both(lambda: cnn(act, conv, pool, shape), x, y, monkeypatch)

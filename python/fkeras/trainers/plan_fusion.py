@@ -26,9 +26,9 @@ one pass from the pooled cotangent to the conv's dz and bias gradient; bit-ident
 pair. The same discipline as BN + ReLU: both steps direct calls, the Conv2D exactly `Conv2D`
 (channels_last, a linear / relu / leaky_relu (slope >= 0) activation, no LoRA) called on one
 tensor, its output not a model output with the pool as its only consumer, the pool exactly
-`MaxPooling2D` (channels_last, 'valid', strides == pool_size) called on that tensor. The
-environment variable FKERAS_FUSE_CONV_POOL=0 (read when a plan is built) turns it off, for
-comparisons.
+`MaxPooling2D` (channels_last, 'valid', or 'same' where its windows tile the input exactly,
+strides == pool_size) called on that tensor. The environment variable
+FKERAS_FUSE_CONV_POOL=0 (read when a plan is built) turns it off, for comparisons.
 
 BatchNormalization -> ReLU -> MaxPooling2D (`fuse_bn_relu_pool`, run before `fuse_bn_relu`):
 the BN + ReLU pair above still writes its (N, H, W, C) output for the pool to read, and the
@@ -266,8 +266,21 @@ def _plain_pool_step(t, tensor_id):
     layer = t.layer
     return (type(layer) is MaxPooling2D and t.single and t.args == tensor_id
             and len(t.out_ids) == 1 and not t.logits and not t.cast and _direct(t)
-            and layer.padding == "valid" and layer.data_format == "channels_last"
-            and tuple(layer.strides) == tuple(layer.pool_size))
+            and layer.data_format == "channels_last"
+            and tuple(layer.strides) == tuple(layer.pool_size)
+            and (layer.padding == "valid" or _same_pads_nothing(layer, tensor_id)))
+
+
+def _same_pads_nothing(layer, tensor_id):
+    """Whether this 'same' pooling of the tensor `tensor_id` is its 'valid' pooling: windows
+    that tile its static height and width exactly (no padding, the same windows)."""
+    for node in layer._inbound_nodes:
+        inputs = node.input_tensors
+        if inputs and id(inputs[0]) == tensor_id:
+            h, w = tuple(inputs[0].shape)[1:3]
+            ph, pw = layer.pool_size
+            return isinstance(h, int) and isinstance(w, int) and h % ph == 0 and w % pw == 0
+    return False
 
 
 def _conv_pool_runner(layer, pool_layer, conv_call):
