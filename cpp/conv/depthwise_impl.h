@@ -18,6 +18,28 @@ namespace {
 // Channels per register-resident accumulator block (4 AVX-512 / 8 AVX2 registers).
 constexpr int64_t kBlock = 64;
 
+// One block of B channels [k0, k0 + B) of output pixel q (multiplier 1): the accumulator stays
+// in registers across the taps.
+template <int64_t B>
+void forward_block(float* __restrict yq, const float* x, const float* w, const float* bias,
+                   const Geom& g, int64_t n, int64_t h0, int64_t w0, int64_t k0) {
+  const int64_t H = g.H, W = g.W, C = g.C, K = g.K;
+  float acc[B];
+  for (int64_t j = 0; j < B; ++j) acc[j] = bias ? bias[k0 + j] : 0.f;
+  for (int64_t r = 0; r < g.R; ++r) {
+    const int64_t h = h0 + r * g.dh;
+    if (h < 0 || h >= H) continue;
+    for (int64_t s = 0; s < g.S; ++s) {
+      const int64_t v = w0 + s * g.dw;
+      if (v < 0 || v >= W) continue;
+      const float* __restrict xt = x + ((n * H + h) * W + v) * C + k0;  // (B)
+      const float* __restrict wt = w + (r * g.S + s) * K + k0;          // (B)
+      for (int64_t j = 0; j < B; ++j) acc[j] += xt[j] * wt[j];
+    }
+  }
+  for (int64_t j = 0; j < B; ++j) yq[k0 + j] = acc[j];
+}
+
 void forward_row_impl(float* y, const float* x, const float* w, const float* bias, const Geom& g,
                       int64_t n, int64_t p) {
   const int64_t H = g.H, W = g.W, C = g.C, K = g.K, R = g.R, S = g.S, Q = g.Q, Kg = g.Kg;
@@ -27,23 +49,12 @@ void forward_row_impl(float* y, const float* x, const float* w, const float* bia
     const int64_t w0 = q * g.sw - g.pl;
     int64_t k0 = 0;
     if (Kg == 1) {
-      // Full blocks of channels: the accumulator stays in registers across the taps.
-      for (; k0 + kBlock <= K; k0 += kBlock) {
-        float acc[kBlock];
-        for (int64_t j = 0; j < kBlock; ++j) acc[j] = bias ? bias[k0 + j] : 0.f;
-        for (int64_t r = 0; r < R; ++r) {
-          const int64_t h = h0 + r * g.dh;
-          if (h < 0 || h >= H) continue;
-          for (int64_t s = 0; s < S; ++s) {
-            const int64_t v = w0 + s * g.dw;
-            if (v < 0 || v >= W) continue;
-            const float* __restrict xt = x + ((n * H + h) * W + v) * C + k0;  // (kBlock)
-            const float* __restrict wt = w + (r * S + s) * K + k0;            // (kBlock)
-            for (int64_t j = 0; j < kBlock; ++j) acc[j] += xt[j] * wt[j];
-          }
-        }
-        for (int64_t j = 0; j < kBlock; ++j) yq[k0 + j] = acc[j];
-      }
+      // Blocks of 64 channels, then one of 32, 16 and 8 each for the rest (per channel the
+      // same sum in the same order as the loop below).
+      for (; k0 + kBlock <= K; k0 += kBlock) forward_block<kBlock>(yq, x, w, bias, g, n, h0, w0, k0);
+      if (k0 + 32 <= K) forward_block<32>(yq, x, w, bias, g, n, h0, w0, k0), k0 += 32;
+      if (k0 + 16 <= K) forward_block<16>(yq, x, w, bias, g, n, h0, w0, k0), k0 += 16;
+      if (k0 + 8 <= K) forward_block<8>(yq, x, w, bias, g, n, h0, w0, k0), k0 += 8;
     }
     for (int64_t k = k0; k < K; ++k) yq[k] = bias ? bias[k] : 0.f;
     if (k0 == K) continue;
@@ -66,50 +77,94 @@ void forward_row_impl(float* y, const float* x, const float* w, const float* bia
   }
 }
 
+// Whether output row p = tp / sh (tp = h + pt - r * dh) is read by this tap (the stride divides
+// it and it is inside); tp < 0 ends the taps (decreasing in r, in s for columns).
+inline bool tap_reads(int64_t tp, int64_t stride, int64_t size) {
+  return !((stride > 1 && tp % stride != 0) || tp / stride >= size);
+}
+
+// One block of B channels [c0, c0 + B) of dx pixel (h, v) (multiplier 1), in registers.
+template <int64_t B>
+void input_block(float* __restrict d, const float* dy, const float* w, const Geom& g, int64_t n,
+                 int64_t h, int64_t v, int64_t c0) {
+  const int64_t K = g.K, P = g.P, Q = g.Q;
+  float acc[B];
+  for (int64_t j = 0; j < B; ++j) acc[j] = 0.f;
+  for (int64_t r = 0; r < g.R; ++r) {
+    const int64_t tp = h + g.pt - r * g.dh;  // = p * sh for the output row this tap reads
+    if (tp < 0) break;
+    if (!tap_reads(tp, g.sh, P)) continue;
+    for (int64_t s = 0; s < g.S; ++s) {
+      const int64_t tq = v + g.pl - s * g.dw;
+      if (tq < 0) break;
+      if (!tap_reads(tq, g.sw, Q)) continue;
+      const float* __restrict dyq = dy + ((n * P + tp / g.sh) * Q + tq / g.sw) * K + c0;  // (B)
+      const float* __restrict wt = w + (r * g.S + s) * K + c0;                             // (B)
+      for (int64_t j = 0; j < B; ++j) acc[j] += dyq[j] * wt[j];
+    }
+  }
+  for (int64_t j = 0; j < B; ++j) d[c0 + j] = acc[j];
+}
+
 void backward_input_row_impl(float* dx, const float* dy, const float* w, const Geom& g,
                              int64_t n, int64_t h) {
   const int64_t C = g.C, K = g.K, R = g.R, S = g.S, P = g.P, Q = g.Q, Kg = g.Kg;
-  const int64_t sh = g.sh, sw = g.sw;
-  // Channel blocks [c0, c0 + kBlock) with a register accumulator when Kg == 1; the rest
-  // (a remainder, or every channel when Kg > 1) accumulates in dx itself.
-  const int64_t full = Kg == 1 ? C / kBlock * kBlock : 0;
   for (int64_t v = 0; v < g.W; ++v) {
     float* __restrict d = dx + v * C;  // (C)
-    for (int64_t c0 = 0; c0 <= full; c0 += kBlock) {
-      const bool blocked = c0 < full;
-      if (!blocked && c0 == C) break;  // no remainder
-      float acc[kBlock];
-      for (int64_t j = 0; j < kBlock; ++j) acc[j] = 0.f;
-      if (!blocked)
-        for (int64_t c = full; c < C; ++c) d[c] = 0.f;
-      for (int64_t r = 0; r < R; ++r) {
-        const int64_t tp = h + g.pt - r * g.dh;  // = p * sh for the output row this tap reads
-        if (tp < 0) break;                       // decreasing in r
-        if ((sh > 1 && tp % sh != 0) || tp / sh >= P) continue;
-        const int64_t p = tp / sh;
-        for (int64_t s = 0; s < S; ++s) {
-          const int64_t tq = v + g.pl - s * g.dw;
-          if (tq < 0) break;
-          if ((sw > 1 && tq % sw != 0) || tq / sw >= Q) continue;
-          const float* __restrict dyq = dy + ((n * P + p) * Q + tq / sw) * K;  // (K)
-          const float* __restrict wt = w + (r * S + s) * K;                    // (K)
-          if (blocked) {
-            for (int64_t j = 0; j < kBlock; ++j) acc[j] += dyq[c0 + j] * wt[c0 + j];
-          } else if (Kg == 1) {
-            for (int64_t c = full; c < C; ++c) d[c] += dyq[c] * wt[c];
-          } else {
-            for (int64_t c = 0; c < C; ++c) {
-              float sum = 0.f;
-              for (int64_t j = 0; j < Kg; ++j) sum += dyq[c * Kg + j] * wt[c * Kg + j];
-              d[c] += sum;
-            }
+    // Multiplier 1: blocks of 64 channels, then one of 32, 16 and 8 each, with register
+    // accumulators; the rest (or every channel when Kg > 1) accumulates in dx itself, the
+    // same sums in the same order.
+    int64_t c0 = 0;
+    if (Kg == 1) {
+      for (; c0 + kBlock <= C; c0 += kBlock) input_block<kBlock>(d, dy, w, g, n, h, v, c0);
+      if (c0 + 32 <= C) input_block<32>(d, dy, w, g, n, h, v, c0), c0 += 32;
+      if (c0 + 16 <= C) input_block<16>(d, dy, w, g, n, h, v, c0), c0 += 16;
+      if (c0 + 8 <= C) input_block<8>(d, dy, w, g, n, h, v, c0), c0 += 8;
+      if (c0 == C) continue;
+    }
+    for (int64_t c = c0; c < C; ++c) d[c] = 0.f;
+    for (int64_t r = 0; r < R; ++r) {
+      const int64_t tp = h + g.pt - r * g.dh;
+      if (tp < 0) break;
+      if (!tap_reads(tp, g.sh, P)) continue;
+      for (int64_t s = 0; s < S; ++s) {
+        const int64_t tq = v + g.pl - s * g.dw;
+        if (tq < 0) break;
+        if (!tap_reads(tq, g.sw, Q)) continue;
+        const float* __restrict dyq = dy + ((n * P + tp / g.sh) * Q + tq / g.sw) * K;  // (K)
+        const float* __restrict wt = w + (r * S + s) * K;                              // (K)
+        if (Kg == 1) {
+          for (int64_t c = c0; c < C; ++c) d[c] += dyq[c] * wt[c];
+        } else {
+          for (int64_t c = 0; c < C; ++c) {
+            float sum = 0.f;
+            for (int64_t j = 0; j < Kg; ++j) sum += dyq[c * Kg + j] * wt[c * Kg + j];
+            d[c] += sum;
           }
         }
       }
-      if (blocked)
-        for (int64_t j = 0; j < kBlock; ++j) d[c0 + j] = acc[j];
     }
   }
+}
+
+// One filter tap's columns [q_lo, q_hi) of an output row, for backward-weight's blocks.
+struct WeightSpan {
+  const float* xh;   // the input row (W, C) of the tap's filter row
+  const float* dyp;  // the output row's dy (Q, K)
+  float* d;          // dw of the tap (K)
+  int64_t C, K, sw, lo_num, q_lo, q_hi;
+};
+
+template <int64_t B>
+void weight_block(const WeightSpan& sp, int64_t k0) {
+  float acc[B];
+  for (int64_t j = 0; j < B; ++j) acc[j] = 0.f;
+  for (int64_t q = sp.q_lo; q < sp.q_hi; ++q) {
+    const float* __restrict xt = sp.xh + (q * sp.sw - sp.lo_num) * sp.C + k0;  // (B)
+    const float* __restrict dyq = sp.dyp + q * sp.K + k0;                      // (B)
+    for (int64_t j = 0; j < B; ++j) acc[j] += xt[j] * dyq[j];
+  }
+  for (int64_t j = 0; j < B; ++j) sp.d[k0 + j] += acc[j];
 }
 
 void backward_weight_row_impl(float* dw, const float* x, const float* dy, const Geom& g,
@@ -129,17 +184,13 @@ void backward_weight_row_impl(float* dw, const float* x, const float* dy, const 
       float* __restrict d = dw + (r * S + s) * K;  // (K)
       int64_t k0 = 0;
       if (Kg == 1) {
-        // Full blocks of channels: the sum over q stays in registers.
-        for (; k0 + kBlock <= K; k0 += kBlock) {
-          float acc[kBlock];
-          for (int64_t j = 0; j < kBlock; ++j) acc[j] = 0.f;
-          for (int64_t q = q_lo; q < q_hi; ++q) {
-            const float* __restrict xt = xh + (q * sw - lo_num) * C + k0;  // (kBlock)
-            const float* __restrict dyq = dyp + q * K + k0;                // (kBlock)
-            for (int64_t j = 0; j < kBlock; ++j) acc[j] += xt[j] * dyq[j];
-          }
-          for (int64_t j = 0; j < kBlock; ++j) d[k0 + j] += acc[j];
-        }
+        // Blocks of 64 channels, then one of 32, 16 and 8 each: the sum over q stays in
+        // registers.
+        const WeightSpan sp{xh, dyp, d, C, K, sw, lo_num, q_lo, q_hi};
+        for (; k0 + kBlock <= K; k0 += kBlock) weight_block<kBlock>(sp, k0);
+        if (k0 + 32 <= K) weight_block<32>(sp, k0), k0 += 32;
+        if (k0 + 16 <= K) weight_block<16>(sp, k0), k0 += 16;
+        if (k0 + 8 <= K) weight_block<8>(sp, k0), k0 += 8;
         if (k0 == K) continue;
       }
       for (int64_t q = q_lo; q < q_hi; ++q) {

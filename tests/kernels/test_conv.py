@@ -421,9 +421,11 @@ def test_conv_larger_shape(isa, input_grad_form):
     run_conv(conv_problem(4, 28, 28, 16, 32, 3, 3, padding="same"), np.random.default_rng(7))
 
 
-@pytest.mark.parametrize("C,multiplier,stride", [(24, 1, 1), (24, 2, 2), (72, 1, 2), (128, 1, 1)])
+@pytest.mark.parametrize("C,multiplier,stride", [(24, 1, 1), (24, 2, 2), (72, 1, 2), (128, 1, 1),
+                                                (32, 1, 1), (59, 1, 2)])
 def test_depthwise_larger_shape(isa, C, multiplier, stride):
-    # 64-channel register blocks: 72 = one block and a remainder, 128 = two blocks.
+    # Register blocks of 64 channels, then 32, 16 and 8: 72 = 64 + 8, 128 = 2 x 64, 32 = one
+    # 32 block, 59 = 32 + 16 + 8 and 3 channels of the plain loop.
     c = conv_problem(3, 15, 16, C, C * multiplier, 3, 3, stride, stride, padding="same",
                      groups=C)
     run_conv(c, np.random.default_rng(multiplier), activation=codes.RELU)
