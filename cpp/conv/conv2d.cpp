@@ -186,13 +186,22 @@ void conv2d_forward(float* y, const float* x, const float* w, const float* bias,
     return;
   }
   const int64_t rows = conv::block_rows(M, L), nblocks = (M + rows - 1) / rows;
+  // One group: the filter is packed once for every block (a deep layer's blocks are ~85 rows
+  // of a 1152-long reduction, and each GEMM call would pack all of it again).
+  GemmPackedB packed;
+  const bool prepack = s.G == 1 && nblocks > 1;
+  if (prepack) gemm_pack_b(packed, w, K, L, K, false);
   conv::run_blocks(nblocks, [&](int64_t b) {
     const int64_t m0 = b * rows, m1 = std::min(M, m0 + rows);
     float* cols = conv::scratch(0, static_cast<size_t>(rows * L));  // (rows, L)
     for (int64_t g = 0; g < s.G; ++g) {
       conv::im2col(cols, x, s, m0, m1, g);
-      gemm_strided(y + m0 * K + g * s.Kg, K, cols, L, w + g * s.Kg, K, m1 - m0, s.Kg, L, false,
-                   false, 1.f, 0.f, epilogue(g));
+      if (prepack) {
+        gemm_prepacked(y + m0 * K, K, cols, L, packed, m1 - m0, false, 1.f, 0.f, epilogue(0));
+      } else {
+        gemm_strided(y + m0 * K + g * s.Kg, K, cols, L, w + g * s.Kg, K, m1 - m0, s.Kg, L,
+                     false, false, 1.f, 0.f, epilogue(g));
+      }
     }
   });
 }

@@ -152,9 +152,10 @@ std::vector<PhaseWork> plan_phases(float* wt, const float* w, const conv::Shape&
   return phases;
 }
 
-// dx for phase pixels [m0, m1) (all groups).
+// dx for phase pixels [m0, m1) (all groups). packed [opt]: the phase's filter packed once
+// (one group), else each GEMM packs it.
 void backward_input_block(float* dx, const float* dy, const conv::Shape& s, const PhaseWork& ph,
-                          int64_t m0, int64_t m1) {
+                          int64_t m0, int64_t m1, const GemmPackedB* packed) {
   const int64_t T = static_cast<int64_t>(ph.rs.size() * ph.ss.size()), len = T * s.Kg;
   const int64_t rows = m1 - m0;
   const bool contiguous = s.sh == 1 && s.sw == 1;  // phase pixels are dx's own pixel order
@@ -166,8 +167,12 @@ void backward_input_block(float* dx, const float* dy, const conv::Shape& s, cons
     float* buf = conv::scratch(0, static_cast<size_t>(rows * len));  // (rows, T * Kg)
     for (int64_t g = 0; g < s.G; ++g) {
       gather_dy(buf, dy, s, ph, m0, m1, g);
-      gemm_strided(out + g * s.Cg, s.C, buf, len, ph.wt + g * len * s.Cg, s.Cg, rows, s.Cg, len,
-                   false, false, 1.f, 0.f);
+      if (packed) {
+        gemm_prepacked(out, s.C, buf, len, *packed, rows, false, 1.f, 0.f);
+      } else {
+        gemm_strided(out + g * s.Cg, s.C, buf, len, ph.wt + g * len * s.Cg, s.Cg, rows, s.Cg,
+                     len, false, false, 1.f, 0.f);
+      }
     }
   }
   if (contiguous) return;
@@ -286,13 +291,20 @@ void conv2d_backward_input(float* dx, const float* dy, const float* w, int64_t N
   std::unique_ptr<float[]> wt(new float[static_cast<size_t>(R * S * s.Cg * K)]);
   const std::vector<PhaseWork> phases = plan_phases(wt.get(), w, s);
   const int64_t nblocks = phases.back().first_block + phases.back().nblocks;
+  // One group: each phase's transposed filter packed once for all of its blocks.
+  std::vector<GemmPackedB> packed(s.G == 1 ? phases.size() : 0);
+  for (size_t i = 0; i < packed.size(); ++i) {
+    const int64_t len = static_cast<int64_t>(phases[i].rs.size() * phases[i].ss.size()) * s.Kg;
+    if (len > 0 && phases[i].nblocks > 1) gemm_pack_b(packed[i], phases[i].wt, s.Cg, len, s.Cg, false);
+  }
   conv::run_blocks(nblocks, [&](int64_t blk) {
     size_t i = 0;
     while (i + 1 < phases.size() && phases[i + 1].first_block <= blk) ++i;
     const PhaseWork& ph = phases[i];
     const int64_t m0 = (blk - ph.first_block) * ph.rows;
     const int64_t m1 = std::min(N * ph.Ha * ph.Wb, m0 + ph.rows);
-    backward_input_block(dx, dy, s, ph, m0, m1);
+    const bool pre = !packed.empty() && packed[i].B != nullptr;
+    backward_input_block(dx, dy, s, ph, m0, m1, pre ? &packed[i] : nullptr);
   });
 }
 
