@@ -18,62 +18,94 @@ namespace {
 // Channels per register-resident accumulator block (4 AVX-512 / 8 AVX2 registers).
 constexpr int64_t kBlock = 64;
 
-// One block of B channels [k0, k0 + B) of output pixel q (multiplier 1): the accumulator stays
-// in registers across the taps.
-template <int64_t B>
+// One block of B channels [k0, k0 + B) of PX output pixels from q0 (multiplier 1): the
+// accumulators stay in registers across the taps, and each filter vector serves PX pixels.
+// PX > 1 only for pixels whose taps all lie inside the row (no column test).
+template <int64_t B, int PX>
 void forward_block(float* __restrict yq, const float* x, const float* w, const float* bias,
                    const Geom& g, int64_t n, int64_t h0, int64_t w0, int64_t k0) {
   const int64_t H = g.H, W = g.W, C = g.C, K = g.K;
-  float acc[B];
-  for (int64_t j = 0; j < B; ++j) acc[j] = bias ? bias[k0 + j] : 0.f;
+  float acc[PX][B];
+  for (int i = 0; i < PX; ++i)
+    for (int64_t j = 0; j < B; ++j) acc[i][j] = bias ? bias[k0 + j] : 0.f;
+  for (int64_t r = 0; r < g.R; ++r) {
+    const int64_t h = h0 + r * g.dh;
+    if (h < 0 || h >= H) continue;
+    for (int64_t s = 0; s < g.S; ++s) {
+      const int64_t v = w0 + s * g.dw;
+      if (PX == 1 && (v < 0 || v >= W)) continue;
+      const float* __restrict wt = w + (r * g.S + s) * K + k0;  // (B)
+#pragma GCC unroll 4
+      for (int i = 0; i < PX; ++i) {
+        const float* __restrict xt = x + ((n * H + h) * W + v + i * g.sw) * C + k0;  // (B)
+        for (int64_t j = 0; j < B; ++j) acc[i][j] += xt[j] * wt[j];
+      }
+    }
+  }
+  for (int i = 0; i < PX; ++i)
+    for (int64_t j = 0; j < B; ++j) yq[i * K + k0 + j] = acc[i][j];
+}
+
+// The channel blocks of PX pixels from q0 (multiplier 1); returns the first channel left.
+template <int PX>
+int64_t forward_blocks(float* yq, const float* x, const float* w, const float* bias,
+                       const Geom& g, int64_t n, int64_t h0, int64_t w0) {
+  const int64_t K = g.K;
+  int64_t k0 = 0;
+  for (; k0 + kBlock <= K; k0 += kBlock)
+    forward_block<kBlock, PX>(yq, x, w, bias, g, n, h0, w0, k0);
+  if (k0 + 32 <= K) forward_block<32, PX>(yq, x, w, bias, g, n, h0, w0, k0), k0 += 32;
+  if (k0 + 16 <= K) forward_block<16, PX>(yq, x, w, bias, g, n, h0, w0, k0), k0 += 16;
+  if (k0 + 8 <= K) forward_block<8, PX>(yq, x, w, bias, g, n, h0, w0, k0), k0 += 8;
+  return k0;
+}
+
+// Channels [k0, K) of one output pixel (all of them when Kg > 1), accumulated in y.
+void forward_rest(float* __restrict yq, const float* x, const float* w, const float* bias,
+                  const Geom& g, int64_t n, int64_t h0, int64_t w0, int64_t k0) {
+  const int64_t H = g.H, W = g.W, C = g.C, K = g.K, Kg = g.Kg;
+  for (int64_t k = k0; k < K; ++k) yq[k] = bias ? bias[k] : 0.f;
+  if (k0 == K) return;
   for (int64_t r = 0; r < g.R; ++r) {
     const int64_t h = h0 + r * g.dh;
     if (h < 0 || h >= H) continue;
     for (int64_t s = 0; s < g.S; ++s) {
       const int64_t v = w0 + s * g.dw;
       if (v < 0 || v >= W) continue;
-      const float* __restrict xt = x + ((n * H + h) * W + v) * C + k0;  // (B)
-      const float* __restrict wt = w + (r * g.S + s) * K + k0;          // (B)
-      for (int64_t j = 0; j < B; ++j) acc[j] += xt[j] * wt[j];
+      const float* __restrict xt = x + ((n * H + h) * W + v) * C;  // (C)
+      const float* __restrict wt = w + (r * g.S + s) * K;          // (K)
+      if (Kg == 1) {
+        for (int64_t k = k0; k < K; ++k) yq[k] += xt[k] * wt[k];
+      } else {
+        for (int64_t c = 0; c < C; ++c)
+          for (int64_t j = 0; j < Kg; ++j) yq[c * Kg + j] += xt[c] * wt[c * Kg + j];
+      }
     }
   }
-  for (int64_t j = 0; j < B; ++j) yq[k0 + j] = acc[j];
 }
 
 void forward_row_impl(float* y, const float* x, const float* w, const float* bias, const Geom& g,
                       int64_t n, int64_t p) {
-  const int64_t H = g.H, W = g.W, C = g.C, K = g.K, R = g.R, S = g.S, Q = g.Q, Kg = g.Kg;
+  const int64_t W = g.W, K = g.K, Q = g.Q;
   const int64_t h0 = p * g.sh - g.pt;
-  for (int64_t q = 0; q < Q; ++q) {
-    float* __restrict yq = y + q * K;  // (K)
+  // Multiplier 1: channel blocks of 64, then one of 32, 16 and 8 each (per channel the same
+  // sum in the same order as forward_rest's loop), kPx pixels at a time where all their taps
+  // lie inside the row; the channels left over go through forward_rest.
+  constexpr int kPx = 4;
+  const int64_t span = (g.S - 1) * g.dw;  // a pixel's taps cover [w0, w0 + span]
+  int64_t q = 0;
+  while (q < Q) {
     const int64_t w0 = q * g.sw - g.pl;
+    const bool inside = g.Kg == 1 && q + kPx <= Q && w0 >= 0 &&
+                        w0 + (kPx - 1) * g.sw + span < W;
+    const int px = inside ? kPx : 1;
     int64_t k0 = 0;
-    if (Kg == 1) {
-      // Blocks of 64 channels, then one of 32, 16 and 8 each for the rest (per channel the
-      // same sum in the same order as the loop below).
-      for (; k0 + kBlock <= K; k0 += kBlock) forward_block<kBlock>(yq, x, w, bias, g, n, h0, w0, k0);
-      if (k0 + 32 <= K) forward_block<32>(yq, x, w, bias, g, n, h0, w0, k0), k0 += 32;
-      if (k0 + 16 <= K) forward_block<16>(yq, x, w, bias, g, n, h0, w0, k0), k0 += 16;
-      if (k0 + 8 <= K) forward_block<8>(yq, x, w, bias, g, n, h0, w0, k0), k0 += 8;
-    }
-    for (int64_t k = k0; k < K; ++k) yq[k] = bias ? bias[k] : 0.f;
-    if (k0 == K) continue;
-    for (int64_t r = 0; r < R; ++r) {
-      const int64_t h = h0 + r * g.dh;
-      if (h < 0 || h >= H) continue;
-      for (int64_t s = 0; s < S; ++s) {
-        const int64_t v = w0 + s * g.dw;
-        if (v < 0 || v >= W) continue;
-        const float* __restrict xt = x + ((n * H + h) * W + v) * C;  // (C)
-        const float* __restrict wt = w + (r * S + s) * K;            // (K)
-        if (Kg == 1) {
-          for (int64_t k = k0; k < K; ++k) yq[k] += xt[k] * wt[k];
-        } else {
-          for (int64_t c = 0; c < C; ++c)
-            for (int64_t j = 0; j < Kg; ++j) yq[c * Kg + j] += xt[c] * wt[c * Kg + j];
-        }
-      }
-    }
+    if (g.Kg == 1)
+      k0 = inside ? forward_blocks<kPx>(y + q * K, x, w, bias, g, n, h0, w0)
+                  : forward_blocks<1>(y + q * K, x, w, bias, g, n, h0, w0);
+    for (int i = 0; i < px; ++i)
+      forward_rest(y + (q + i) * K, x, w, bias, g, n, h0, w0 + i * g.sw, k0);
+    q += px;
   }
 }
 
