@@ -609,48 +609,70 @@ class CategoricalHinge(_PerSample):
 REDUCTIONS = ("sum_over_batch_size", "sum", "mean", "mean_with_sample_weight", "none", None)
 
 
-def _match_weight(w, values):
-    """Keras's squeeze_or_expand_to_same_rank for a sample weight against the loss values."""
-    if w.ndim == values.ndim + 1 and w.shape[-1] == 1:
-        w = w.reshape(w.shape[:-1])
-    elif values.ndim == w.ndim + 1 and values.shape[-1] == 1:
-        w = w.reshape(w.shape + (1,))
-    return np.broadcast_to(w, values.shape)
+def _same_rank_shapes(vshape, wshape):
+    """Keras's squeeze_or_expand_to_same_rank on shapes: (values shape, weight shape) after a
+    trailing 1 is dropped or added where the ranks differ by one."""
+    vshape, wshape = tuple(vshape), tuple(wshape)
+    vr, wr = len(vshape), len(wshape)
+    if vr == wr + 1 and vshape[-1] == 1:
+        if wr == 1:
+            wshape = wshape + (1,)
+        else:
+            vshape = vshape[:-1]
+    if wr == vr + 1 and wshape[-1] == 1:
+        if vr == 1:
+            vshape = vshape + (1,)
+        else:
+            wshape = wshape[:-1]
+    return vshape, wshape
 
 
 class ReduceWeighted(Op):
-    """sum(values * w) / divisor: the size of `values` (sum_over_batch_size, mean), 1 (sum) or
-    sum(w) (mean_with_sample_weight); reduction 'none' returns values * w."""
+    """sum(values * w) / divisor: the size of values * w (sum_over_batch_size, mean), 1 (sum)
+    or sum(w) (mean_with_sample_weight); reduction 'none' returns values * w. The weight meets
+    the values as in Keras: a trailing 1 dropped or added where the ranks differ by one, then
+    broadcast both ways (a scalar loss, Dice's or Tversky's over all axes, times per-sample
+    weights gives per-sample values)."""
 
     name = "loss_reduce_weighted"
 
     def output_spec(self, values, sample_weight=None, reduction="sum_over_batch_size"):
-        return su.shape_of(values) if reduction in ("none", None) else ()
+        if reduction not in ("none", None):
+            return ()
+        if sample_weight is None:
+            return su.shape_of(values)
+        v, w = _same_rank_shapes(su.shape_of(values), su.shape_of(sample_weight))
+        return su.broadcast_shapes(v, w, "loss reduction")
 
     def forward(self, dev, values, sample_weight=None, reduction="sum_over_batch_size"):
         w = None
+        vshape = values.shape
+        weighted = values
         if sample_weight is not None:
-            w = _match_weight(np.asarray(sample_weight, dtype=values.dtype), values)
-        weighted = values if w is None else values * w
-        if reduction in ("none", None) or values.ndim == 0:
-            return np.array(weighted, dtype=values.dtype), (w, None, values.shape)
+            w = np.asarray(sample_weight, dtype=values.dtype)
+            vs, ws = _same_rank_shapes(values.shape, w.shape)
+            w = w.reshape(ws)
+            weighted = values.reshape(vs) * w
+        vs = weighted.shape if w is None else _same_rank_shapes(values.shape, w.shape)[0]
+        if reduction in ("none", None) or weighted.ndim == 0 or weighted.shape == (0,):
+            return np.array(weighted, dtype=values.dtype), (w, None, vshape, vs, weighted.shape)
         total = weighted.sum()
         if reduction == "sum":
             divisor = 1.0
         elif reduction == "mean_with_sample_weight" and w is not None:
             divisor = float(w.sum())
         else:
-            divisor = float(values.size)
+            divisor = float(weighted.size)
         out = total / divisor if divisor else total * 0.0
-        return np.asarray(out, dtype=values.dtype), (w, divisor, values.shape)
+        return np.asarray(out, dtype=values.dtype), (w, divisor, vshape, vs, weighted.shape)
 
     def backward(self, dev, saved, g, needs, sample_weight=None, reduction=None):
-        w, divisor, shape = saved
+        w, divisor, vshape, vs, wshape = saved
         if divisor is None:
-            gv = g if w is None else g * w
-            return np.asarray(gv).reshape(shape), None
-        scale = (1.0 / divisor) if divisor else 0.0
-        gv = np.full(shape, float(g) * scale, dtype=np.asarray(g).dtype)
+            gv = np.asarray(g).reshape(wshape)
+        else:
+            scale = (1.0 / divisor) if divisor else 0.0
+            gv = np.full(wshape, float(g) * scale, dtype=np.asarray(g).dtype)
         if w is not None:
             gv = gv * w
-        return gv, None
+        return su.unbroadcast(gv, vs).reshape(vshape), None
