@@ -12,19 +12,36 @@ from fkeras import config as _config
 from fkeras.metrics.metric import Metric, squeeze_or_expand, to_numpy
 
 
-def _flatten_inputs(y_true, y_pred, sample_weight, top_k=None, class_id=None):
+def _aligned_inputs(y_true, y_pred, sample_weight, top_k=None, class_id=None,
+                    label_weights=None):
+    """(labels, predictions, weights), all shaped like the predictions, as Keras 3's
+    update_confusion_matrix_variables aligns them: y_true to y_pred's rank, the sample weight
+    given a trailing axis and then aligned to y_true (a (batch,) weight weighs each sample's
+    every class), top_k / class_id applied (class_id keeps a trailing axis of 1), the weights
+    broadcast to the predictions and times the label weights along the last axis."""
     y_true = to_numpy(y_true)
     y_pred = to_numpy(y_pred).astype(np.float64)
     y_pred, y_true = squeeze_or_expand(y_pred, y_true)
+    w = None
+    if sample_weight is not None:
+        w = to_numpy(sample_weight).astype(np.float64)[..., None]
+        w = squeeze_or_expand(y_true, w, expand_rank_1=False)[1]
     if top_k is not None:
         kth = -np.sort(-y_pred, axis=-1)[..., top_k - 1:top_k]
         y_pred = np.where(y_pred >= kth, y_pred, -np.inf)
     if class_id is not None:
-        y_true, y_pred = y_true[..., class_id], y_pred[..., class_id]
-    w = np.ones(y_pred.shape) if sample_weight is None else np.broadcast_to(
-        squeeze_or_expand(y_pred, to_numpy(sample_weight).astype(np.float64),
-                          expand_rank_1=False)[1], y_pred.shape)
-    return (y_true != 0).reshape(-1), y_pred.reshape(-1), np.asarray(w, np.float64).reshape(-1)
+        y_true, y_pred = y_true[..., class_id, None], y_pred[..., class_id, None]
+    w = np.ones(y_pred.shape) if w is None else np.broadcast_to(w, y_pred.shape)
+    if label_weights is not None:
+        w = w * np.broadcast_to(label_weights, y_pred.shape)
+    return y_true != 0, y_pred, np.asarray(w, np.float64)
+
+
+def _flatten_inputs(y_true, y_pred, sample_weight, top_k=None, class_id=None,
+                    label_weights=None):
+    labels, preds, w = _aligned_inputs(y_true, y_pred, sample_weight, top_k, class_id,
+                                       label_weights)
+    return labels.reshape(-1), preds.reshape(-1), w.reshape(-1)
 
 
 def confusion_counts(labels, preds, weights, thresholds):
@@ -142,11 +159,12 @@ class AUC(Metric):
                  name="auc", dtype=None, thresholds=None, multi_label=False, num_labels=None,
                  label_weights=None, from_logits=False):
         super().__init__(name=name, dtype=dtype)
-        if multi_label:
-            raise ValueError(
-                "AUC(multi_label=True) is not supported by fkeras; use one AUC per label "
-                "(multi_label=False on each output column)."
-            )
+        if num_labels and not multi_label:
+            raise ValueError("`num_labels` is needed only when `multi_label` is True.")
+        self.multi_label = bool(multi_label)
+        self.num_labels = num_labels
+        self.label_weights = None if label_weights is None else np.asarray(label_weights,
+                                                                             np.float64)
         if curve.upper() not in ("ROC", "PR"):
             raise ValueError(f'Invalid AUC curve value: "{curve}". Expected "ROC" or "PR".')
         self.curve = curve.upper()
@@ -164,30 +182,57 @@ class AUC(Metric):
             self._evenly = True
         self.num_thresholds = len(inner) + 2
         self.thresholds = np.array([0.0 - eps] + inner + [1.0 + eps])
-        n = self.num_thresholds
-        self.true_positives = self._add_state((n,), name="true_positives")
-        self.false_positives = self._add_state((n,), name="false_positives")
-        self.true_negatives = self._add_state((n,), name="true_negatives")
-        self.false_negatives = self._add_state((n,), name="false_negatives")
+        self._built = False
+        if not self.multi_label or num_labels:
+            self._build_counts(num_labels if self.multi_label else None)
+
+    def _build_counts(self, labels):
+        """The counts: (num_thresholds,), or (num_thresholds, labels) with multi_label."""
+        shape = (self.num_thresholds,) + ((labels,) if labels else ())
+        self.true_positives = self._add_state(shape, name="true_positives")
+        self.false_positives = self._add_state(shape, name="false_positives")
+        self.true_negatives = self._add_state(shape, name="true_negatives")
+        self.false_negatives = self._add_state(shape, name="false_negatives")
+        self._built = True
 
     def update_state(self, y_true, y_pred, sample_weight=None):
         y_pred = to_numpy(y_pred).astype(np.float64)
         if self.from_logits:
             y_pred = 1.0 / (1.0 + np.exp(-y_pred))
-        labels, preds, w = _flatten_inputs(y_true, y_pred, sample_weight)
-        if self._evenly:
-            preds = np.clip(preds, 0.0, 1.0)
-        tp, fp, tn, fn = confusion_counts(labels, preds, w, self.thresholds)
-        self.true_positives += tp
-        self.false_positives += fp
-        self.true_negatives += tn
-        self.false_negatives += fn
+        if not self.multi_label:
+            counts = confusion_counts(*self._clipped(*_flatten_inputs(
+                y_true, y_pred, sample_weight, label_weights=self.label_weights)),
+                self.thresholds)
+        else:
+            if y_pred.ndim != 2:
+                raise ValueError("`y_pred` must have rank 2 when `multi_label=True`. Found "
+                                 f"rank {y_pred.ndim}. Full shape received for `y_pred`: "
+                                 f"{y_pred.shape}")
+            if not self._built:
+                self._build_counts(y_pred.shape[1])
+            if y_pred.shape[1] != self.true_positives.shape[1]:
+                raise ValueError(f"AUC(multi_label=True) was built for "
+                                 f"{self.true_positives.shape[1]} labels, received y_pred of "
+                                 f"shape {y_pred.shape}.")
+            # One count per label; the label weights weigh the label AUCs in `result`.
+            labels, preds, w = _aligned_inputs(y_true, y_pred, sample_weight)
+            per_label = [confusion_counts(*self._clipped(labels[:, j], preds[:, j], w[:, j]),
+                                          self.thresholds) for j in range(preds.shape[1])]
+            counts = [np.stack(c, axis=-1) for c in zip(*per_label)]
+        for state, c in zip((self.true_positives, self.false_positives, self.true_negatives,
+                             self.false_negatives), counts):
+            state += c
+
+    def _clipped(self, labels, preds, w):
+        return labels, (np.clip(preds, 0.0, 1.0) if self._evenly else preds), w
 
     def result(self):
+        if not self._built:  # multi_label without num_labels, before any update
+            return np.float32(0.0)
         tp, fp, tn, fn = (self.true_positives, self.false_positives, self.true_negatives,
                           self.false_negatives)
         if self.curve == "PR" and self.summation_method == "interpolation":
-            return np.float32(self._interpolate_pr_auc())
+            return self._average(self._interpolate_pr_auc())
         recall = _ratio(tp, tp + fn)
         if self.curve == "ROC":
             x, y = _ratio(fp, fp + tn), recall
@@ -199,7 +244,17 @@ class AUC(Metric):
             heights = np.maximum(y[:-1], y[1:])
         else:
             heights = (y[:-1] + y[1:]) / 2.0
-        return np.float32(np.sum((x[:-1] - x[1:]) * heights))
+        return self._average(np.sum((x[:-1] - x[1:]) * heights, axis=0))
+
+    def _average(self, by_label):
+        """The AUC, or with multi_label the mean of the label AUCs (weighted by label_weights,
+        0 where they sum to 0)."""
+        if not self.multi_label:
+            return np.float32(by_label)
+        if self.label_weights is None:
+            return np.float32(np.mean(by_label))
+        total = float(np.sum(self.label_weights))
+        return np.float32(np.sum(by_label * self.label_weights) / total if total else 0.0)
 
     def _interpolate_pr_auc(self):
         tp, fp, fn = self.true_positives, self.false_positives, self.false_negatives
@@ -212,11 +267,14 @@ class AUC(Metric):
         ratio = np.where(both, _ratio(p[:-1], np.maximum(p[1:], 0)), 1.0)
         ratio = np.where(ratio > 0, ratio, 1.0)
         num = slope * (dtp + intercept * np.log(ratio))
-        return np.sum(_ratio(num, np.maximum(tp[1:] + fn[1:], 0)))
+        return np.sum(_ratio(num, np.maximum(tp[1:] + fn[1:], 0)), axis=0)
 
     def get_config(self):
         return {"name": self.name, "dtype": self.dtype, "num_thresholds": self.num_thresholds,
                 "curve": self.curve, "summation_method": self.summation_method,
+                "multi_label": self.multi_label, "num_labels": self.num_labels,
+                "label_weights": None if self.label_weights is None
+                else self.label_weights.tolist(),
                 "from_logits": self.from_logits}
 
 
