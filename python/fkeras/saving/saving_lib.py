@@ -214,8 +214,15 @@ def _model_from_file_config(config, custom_objects, compile):
     except RecursionError:
         raise ValueError("Invalid `.keras` file: the model config is nested too deeply.") \
             from None
+    except (KeyError, AttributeError, IndexError, OverflowError) as e:
+        # A value of the wrong type or a missing entry where the config's structure is fixed.
+        raise ValueError(f"Invalid `.keras` file: malformed model config "
+                         f"({type(e).__name__}: {e}).") from e
     compile_config = config.get("compile_config")
     if compile and compile_config:
+        if not isinstance(compile_config, dict):
+            raise ValueError("Invalid `.keras` file: `compile_config` must be a JSON object, "
+                             f"received {type(compile_config).__name__}.")
         model.compile(**compile_from_config(compile_config, custom_objects))
         if model.built:
             from fkeras.trainers.step_state import get_state
@@ -242,11 +249,11 @@ def _read_weights_bytes(model, weights, skip_mismatch=False):
     h5py = weights_h5._h5py()
     try:
         f = h5py.File(io.BytesIO(weights), "r")
-    except OSError as e:
+    except (OSError, OverflowError, RuntimeError) as e:
         raise ValueError(f"Invalid `.keras` file: {WEIGHTS} is not a readable HDF5 file "
                          f"({e}).") from None
     with f:
-        weights_h5.read_weights(model, f, skip_mismatch)
+        weights_h5.read_weights_checked(model, f, skip_mismatch, f"`.keras` member {WEIGHTS}")
 
 
 def model_config(model, include_optimizer=True):

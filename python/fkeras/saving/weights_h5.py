@@ -181,8 +181,31 @@ def load_weights(model, filepath, skip_mismatch=False):
     if not filepath.endswith(".weights.h5"):
         raise ValueError("fkeras loads weights from `.weights.h5` files (Keras 3 layout) or "
                          f"from `.keras` files. Received: filepath={filepath}")
-    with _h5py().File(filepath, "r") as f:
+    try:
+        f = _h5py().File(filepath, "r")
+    except FileNotFoundError:
+        raise
+    except (OSError, OverflowError, RuntimeError) as e:
+        raise ValueError(f"Invalid weights file {filepath}: not a readable HDF5 file ({e}).") \
+            from None
+    with f:
+        read_weights_checked(model, f, skip_mismatch, filepath)
+
+
+# A corrupt HDF5 file's structures (heaps, B-trees, link tables, addresses past its end)
+# surface from deep inside h5py as RuntimeError, KeyError or OSError, an absurd declared size
+# as OverflowError: one ValueError naming the file instead. read_weights assigns nothing
+# before every dataset is read, so no variable has changed then.
+_CORRUPT = (RuntimeError, KeyError, OSError, OverflowError)
+
+
+def read_weights_checked(model, f, skip_mismatch, source):
+    """read_weights, with a corrupt file's h5py errors turned into a ValueError."""
+    try:
         read_weights(model, f, skip_mismatch)
+    except _CORRUPT as e:
+        raise ValueError(f"Invalid weights file {source}: its HDF5 data is corrupt "
+                         f"({type(e).__name__}: {e}).") from e
 
 
 def nbytes(variable):
