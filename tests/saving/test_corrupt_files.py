@@ -133,3 +133,51 @@ def test_corrupt_weights_h5_file(tmp_path):
         model.load_weights(path)
     with pytest.raises(FileNotFoundError):
         model.load_weights(tmp_path / "missing.weights.h5")
+
+
+def _legacy_outcome(path):
+    try:
+        fkeras.models.load_model(path)
+        return "ok"
+    except (ValueError, TypeError) as e:
+        return type(e).__name__
+
+
+def test_damaged_legacy_h5_files_fail_cleanly(tmp_path):
+    # A damaged legacy file crashed the HDF5 library itself (a segmentation fault reading a
+    # string attribute); such files now fail in a forked probe and raise ValueError here.
+    inp = fkeras.Input((4,))
+    out = fkeras.layers.Dense(2)(fkeras.layers.LSTM(3)(fkeras.layers.Reshape((2, 2))(inp)))
+    model = fkeras.Model(inp, out)
+    model.compile("adam", "mse")
+    model.fit(np.ones((4, 4)), np.ones((4, 2)), verbose=0)
+    base = tmp_path / "base.h5"
+    model.save(base)
+    data = base.read_bytes()
+    rnd = random.Random(1)
+    outcomes = set()
+    for i in range(80):
+        damaged = bytearray(data)
+        for _ in range(rnd.randint(1, 30)):
+            damaged[rnd.randrange(len(damaged))] = rnd.randrange(256)
+        path = tmp_path / f"d{i}.h5"
+        path.write_bytes(bytes(damaged))
+        outcomes.add(_legacy_outcome(path))
+    assert "ValueError" in outcomes
+
+
+def test_probe_turns_a_library_crash_into_a_value_error(tmp_path, monkeypatch):
+    import os
+    import signal
+
+    from fkeras.saving import h5_probe
+
+    path = tmp_path / "m.h5"
+    fkeras.Sequential([fkeras.Input((2,)), fkeras.layers.Dense(1)]).save(path)
+    # The forked child runs the patched reader: a crash of the HDF5 library, simulated.
+    monkeypatch.setattr(h5_probe, "_read_everything",
+                        lambda h5py, f: os.kill(os.getpid(), signal.SIGSEGV))
+    with pytest.raises(ValueError, match="crashed the HDF5 library"):
+        fkeras.models.load_model(path)
+    monkeypatch.setenv("FKERAS_H5_PROBE", "0")  # the probe off: the file itself is fine
+    assert fkeras.models.load_model(path).count_params() == 3

@@ -115,6 +115,21 @@ def _keras3_layer_entry(entry):
 
 
 # ---- reading ----
+def model_from_file_config(config, custom_objects=None):
+    """model_from_config for a config read from a file: a config nested past Python's
+    recursion limit, or holding values of the wrong type where its structure is fixed (a
+    missing key, a string where a list belongs), raises one ValueError instead of the
+    RecursionError / KeyError / AttributeError / IndexError it would meet."""
+    try:
+        return model_from_config(config, custom_objects)
+    except RecursionError:
+        raise ValueError("Invalid model file: the model config is nested too deeply.") \
+            from None
+    except (KeyError, AttributeError, IndexError, OverflowError) as e:
+        raise ValueError(f"Invalid model file: malformed model config "
+                         f"({type(e).__name__}: {e}).") from e
+
+
 def model_from_config(config, custom_objects=None):
     """A model from config.json's content (fkeras or Keras 3). The model class is a custom or
     registered one, or Functional/Model/Sequential; any other `class_name` is refused."""

@@ -28,7 +28,7 @@ import warnings
 
 import numpy as np
 
-from fkeras.saving import file_io
+from fkeras.saving import file_io, h5_probe, weights_h5
 from fkeras.saving.weights_h5 import _h5py, _link_check
 
 H5_EXTENSIONS = (".h5", ".hdf5")
@@ -207,13 +207,24 @@ def load_model(filepath, custom_objects=None, compile=True):
     filepath = os.fspath(filepath)
     if not os.path.exists(filepath):
         raise ValueError(f"File not found: filepath={filepath}.")
-    from fkeras.saving.config_convert import model_from_config
+    h5_probe.check_readable(filepath)
+    with _damage_as_value_error(filepath):
+        return _load_model(filepath, custom_objects, compile)
+
+
+def _damage_as_value_error(filepath):
+    return weights_h5.damage_as_value_error(f"Invalid HDF5 model file {filepath}")
+
+
+def _load_model(filepath, custom_objects, compile):
+    from fkeras.saving.config_convert import model_from_file_config
 
     with _h5py().File(filepath, "r") as f:
         if "model_config" not in f.attrs:
             raise ValueError(f"No model config found in the file at {filepath}: it holds "
                              "weights only; build the model and call `load_weights`.")
-        model = model_from_config(json.loads(_text(f.attrs["model_config"])), custom_objects)
+        model = model_from_file_config(json.loads(_text(f.attrs["model_config"])),
+                                       custom_objects)
         if "model_weights" in f:
             load_weights_from_group(model, _node(f, "model_weights"))
         training = f.attrs.get("training_config")
@@ -235,7 +246,8 @@ def load_weights(model, filepath, by_name=False, skip_mismatch=False):
             shapes differ instead of raising.
     """
     filepath = os.fspath(filepath)
-    with _h5py().File(filepath, "r") as f:
+    h5_probe.check_readable(filepath)
+    with _damage_as_value_error(filepath), _h5py().File(filepath, "r") as f:
         group = f
         if "layer_names" not in f.attrs and "model_weights" in f:
             group = _node(f, "model_weights")

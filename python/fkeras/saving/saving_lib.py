@@ -207,17 +207,9 @@ def _parse_json(data):
 
 
 def _model_from_file_config(config, custom_objects, compile):
-    from fkeras.saving.config_convert import model_from_config
+    from fkeras.saving.config_convert import model_from_file_config
 
-    try:
-        model = model_from_config(config, custom_objects)
-    except RecursionError:
-        raise ValueError("Invalid `.keras` file: the model config is nested too deeply.") \
-            from None
-    except (KeyError, AttributeError, IndexError, OverflowError) as e:
-        # A value of the wrong type or a missing entry where the config's structure is fixed.
-        raise ValueError(f"Invalid `.keras` file: malformed model config "
-                         f"({type(e).__name__}: {e}).") from e
+    model = model_from_file_config(config, custom_objects)
     compile_config = config.get("compile_config")
     if compile and compile_config:
         if not isinstance(compile_config, dict):

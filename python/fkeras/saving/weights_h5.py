@@ -14,6 +14,8 @@ The file is laid out by object path, as Keras 3's saving_lib writes it:
 So weights saved by Keras 3 load into the same architecture built with fkeras, and back.
 """
 
+import contextlib
+import json
 import os
 import warnings
 
@@ -199,13 +201,23 @@ def load_weights(model, filepath, skip_mismatch=False):
 _CORRUPT = (RuntimeError, KeyError, OSError, OverflowError)
 
 
+@contextlib.contextmanager
+def damage_as_value_error(what):
+    """A corrupt file's h5py errors (and a JSON attribute that does not parse) raised inside
+    as one ValueError starting with `what` (FileNotFoundError passes through)."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise
+    except (*_CORRUPT, json.JSONDecodeError) as e:
+        raise ValueError(f"{what}: its HDF5 data is corrupt ({type(e).__name__}: {e}).") \
+            from e
+
+
 def read_weights_checked(model, f, skip_mismatch, source):
     """read_weights, with a corrupt file's h5py errors turned into a ValueError."""
-    try:
+    with damage_as_value_error(f"Invalid weights file {source}"):
         read_weights(model, f, skip_mismatch)
-    except _CORRUPT as e:
-        raise ValueError(f"Invalid weights file {source}: its HDF5 data is corrupt "
-                         f"({type(e).__name__}: {e}).") from e
 
 
 def nbytes(variable):
