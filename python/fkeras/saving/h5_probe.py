@@ -4,7 +4,7 @@ A damaged HDF5 file can crash the HDF5 C library itself: fuzzing legacy `.h5` mo
 (bytes flipped at random) found a segmentation fault inside h5py's read of a variable-length
 string attribute (`model_config`), which no Python code can catch. So the legacy loaders
 first let a forked child open the file and read what the loader will read (every attribute
-and every dataset, following hard links only). A child killed by a signal means the library
+and, in files up to 256 MB, every dataset; hard links only). A child killed by a signal means the library
 cannot read the file safely: the parent raises a ValueError instead of crashing. A Python
 error in the child is left for the parent's own read to report with its usual message.
 
@@ -17,18 +17,25 @@ import os
 import signal
 
 
-def _read_everything(h5py, node, depth=0):
+# Files up to this size have their datasets read too; larger ones (published weights of big
+# networks) only their attributes and dataset headers, so that the probe never doubles a
+# long read.
+_READ_DATA_BYTES = 256 * 2 ** 20
+
+
+def _read_everything(h5py, node, data=True, depth=0):
     for value in node.attrs.values():
         del value
     if isinstance(node, h5py.Dataset):
-        node[()]
+        if data:
+            node[()]
         return
     if depth > 64:
         return
     for name in node:
         link = node.get(name, getlink=True)
         if isinstance(link, h5py.HardLink):
-            _read_everything(h5py, node[name], depth + 1)
+            _read_everything(h5py, node[name], data, depth + 1)
 
 
 def check_readable(filepath):
@@ -48,7 +55,7 @@ def check_readable(filepath):
             pass
         try:
             with h5py.File(filepath, "r") as f:
-                _read_everything(h5py, f)
+                _read_everything(h5py, f, os.path.getsize(filepath) <= _READ_DATA_BYTES)
         except BaseException:  # noqa: BLE001 - a Python error is the parent's to report
             pass
         os._exit(0)
