@@ -3,10 +3,11 @@
 A damaged HDF5 file can crash the HDF5 C library itself: fuzzing legacy `.h5` model files
 (bytes flipped at random) found a segmentation fault inside h5py's read of a variable-length
 string attribute (`model_config`), which no Python code can catch. So the legacy loaders
-first let a forked child open the file and read what the loader will read (every attribute
-and, in files up to 256 MB, every dataset; hard links only). A child killed by a signal means the library
-cannot read the file safely: the parent raises a ValueError instead of crashing. A Python
-error in the child is left for the parent's own read to report with its usual message.
+first let a forked child open the file and read what the loader will read (every attribute,
+and the datasets within a 256 MB budget of declared bytes; hard links only). A child killed
+by a signal means the library cannot read the file safely: the parent raises a ValueError
+instead of crashing. A Python error in the child is left for the parent's own read to report
+with its usual message.
 
 Cost: one fork and one extra read of the file (a few milliseconds for a model file; the
 child shares the parent's memory copy-on-write). Where the platform has no fork, or the
@@ -17,17 +18,19 @@ import os
 import signal
 
 
-# Files up to this size have their datasets read too; larger ones (published weights of big
-# networks) only their attributes and dataset headers, so that the probe never doubles a
-# long read.
-_READ_DATA_BYTES = 256 * 2 ** 20
+# Dataset values are read while they stay within this budget (in declared bytes, so a
+# dataset declaring 16 GiB in a small file is never read here: the loader refuses it by its
+# shape before reading); past it only attributes and dataset headers are checked.
+_READ_BUDGET = 256 * 2 ** 20
 
 
-def _read_everything(h5py, node, data=True, depth=0):
+def _read_everything(h5py, node, budget, depth=0):
     for value in node.attrs.values():
         del value
     if isinstance(node, h5py.Dataset):
-        if data:
+        nbytes = node.size * node.dtype.itemsize
+        if nbytes <= budget[0]:
+            budget[0] -= nbytes
             node[()]
         return
     if depth > 64:
@@ -35,7 +38,7 @@ def _read_everything(h5py, node, data=True, depth=0):
     for name in node:
         link = node.get(name, getlink=True)
         if isinstance(link, h5py.HardLink):
-            _read_everything(h5py, node[name], data, depth + 1)
+            _read_everything(h5py, node[name], budget, depth + 1)
 
 
 def check_readable(filepath):
@@ -55,7 +58,7 @@ def check_readable(filepath):
             pass
         try:
             with h5py.File(filepath, "r") as f:
-                _read_everything(h5py, f, os.path.getsize(filepath) <= _READ_DATA_BYTES)
+                _read_everything(h5py, f, [_READ_BUDGET])
         except BaseException:  # noqa: BLE001 - a Python error is the parent's to report
             pass
         os._exit(0)
