@@ -25,8 +25,8 @@ from fkeras.engine.remat import get_current_remat_mode, rematerialized_call
 from fkeras.engine.tensor import (_MODE, call_function, is_builtin_method, run_builtin,
                                   run_user)
 from fkeras.engine.tensor import wrap, wrap_structure
-from fkeras.engine.tracking import track_attribute
-from fkeras.engine.variable import Variable
+from fkeras.engine.tracking import track_attribute, track_variables
+from fkeras.engine.variable import Variable, discard_writes
 from fkeras.ops.registry import in_symbolic_call, symbolic_call_scope
 from fkeras.utils import nest
 
@@ -128,6 +128,8 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
                 self._layers.append(value)
         elif isinstance(value, (list, tuple, dict)) and hasattr(self, "_layers"):
             value = track_attribute(self, name, value)  # a user layer's lists of layers
+        if hasattr(self, "_trainable_weights"):
+            track_variables(self, name, value)  # a user layer's `self.w = Variable(...)`
         super().__setattr__(name, value)
 
     # ---- building ----
@@ -188,7 +190,8 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
         check_input_spec(self.input_spec, shapes, self.name)
         input_shape = shapes[0] if len(shapes) == 1 else list(shapes)
         self._fk_record_build_shape(input_shape)
-        self.build(input_shape)
+        with discard_writes(False):  # built inside an outer layer's shape inference
+            self.build(input_shape)
         self.built = True
         if self._initial_weights is not None:
             self.set_weights(self._initial_weights)
@@ -403,7 +406,7 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
         check_input_spec(self.input_spec, shapes, self.name)
         kwargs = {k: v for k, v in kwargs.items() if not (k == "training" and v is None)}
         call_kwargs, previous_mask = self._populate_mask(args, kwargs)
-        with symbolic_call_scope(), self._open_name_scope():
+        with symbolic_call_scope(), self._open_name_scope(), discard_writes():
             try:
                 outputs = self.call(*args, **call_kwargs)
             except Exception:
@@ -443,7 +446,7 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
         else:
             inputs = KerasTensor(input_shape)
         self._maybe_build([t.shape for t in nest.flatten(inputs)])
-        with symbolic_call_scope():
+        with symbolic_call_scope(), discard_writes():
             out = self.call(inputs)
         return nest.map_structure(lambda t: t.shape, out)
 
@@ -666,7 +669,7 @@ def _is_tensor(x):
 
 def _build_in_name_scope(build):
     """A subclass's `build`, run in the layer's name scope (Keras 3 wraps every `build`): its
-    weights, and the layers it builds, get the layer's path."""
+    weights, and the layers it builds, get the layer's path; the layer is built after it."""
     import functools
 
     @functools.wraps(build)
@@ -675,7 +678,11 @@ def _build_in_name_scope(build):
             self._fk_record_build_shape(args[0] if args else kwargs["input_shape"])
         with self._open_name_scope():
             self._path = _name_scope.current_path()
-            return build(self, *args, **kwargs)
+            result = build(self, *args, **kwargs)
+        # Keras 3: a `build` called by hand builds the layer, so the first call does not run
+        # it again (which would create a second set of weights and drop values set since).
+        self.built = True
+        return result
 
     build_in_scope._fk_in_scope = True
     return build_in_scope
