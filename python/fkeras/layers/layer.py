@@ -527,6 +527,24 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
     def get_weights(self):
         return [w.numpy() for w in self.weights]
 
+    def save_own_variables(self, store):
+        """Writes this layer's own variables (not its sub-layers') into the dict `store`
+        under "0", "1", ...: trainable then non-trainable (Keras 3). `model.save` and
+        `save_weights` call a user override and write whatever keys it stores."""
+        for i, v in enumerate(self._trainable_weights + self._non_trainable_weights):
+            store[str(i)] = v.numpy()
+
+    def load_own_variables(self, store):
+        """Assigns this layer's own variables from `store` (as `save_own_variables` wrote
+        it); a user override receives the saved arrays under the keys it wrote."""
+        own = self._trainable_weights + self._non_trainable_weights
+        if len(store) != len(own):
+            raise ValueError(
+                f"Layer '{self.name}' expected {len(own)} variables, but received "
+                f"{len(store)} variables during loading. Expected: {[v.name for v in own]}")
+        for i, v in enumerate(own):
+            v.assign(store[str(i)])
+
     def set_weights(self, weights):
         params = self.weights
         weights = list(weights)
