@@ -128,7 +128,8 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
                 self._layers.append(value)
         elif isinstance(value, (list, tuple, dict)) and hasattr(self, "_layers"):
             value = track_attribute(self, name, value)  # a user layer's lists of layers
-        if hasattr(self, "_trainable_weights"):
+        if isinstance(value, (Variable, list, tuple, dict)) and \
+                hasattr(self, "_trainable_weights"):
             track_variables(self, name, value)  # a user layer's `self.w = Variable(...)`
         super().__setattr__(name, value)
 
