@@ -18,6 +18,7 @@ import weakref
 
 # Base-class bookkeeping attributes: never wrapped.
 _UNTRACKED = frozenset({"_layers", "_trainable_weights", "_non_trainable_weights", "_losses",
+                        "_seed_generators",
                         "_inbound_nodes", "_outbound_nodes", "_initial_weights"})
 _USER_CLASS = {}
 

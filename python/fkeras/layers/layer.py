@@ -105,6 +105,7 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
         self._trainable_weights = []
         self._non_trainable_weights = []
         self._layers = []
+        self._seed_generators = []
         self._losses = []
         if kwargs.get("activity_regularizer") is not None:
             from fkeras import regularizers
@@ -131,6 +132,10 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
         if isinstance(value, (Variable, list, tuple, dict)) and \
                 hasattr(self, "_trainable_weights"):
             track_variables(self, name, value)  # a user layer's `self.w = Variable(...)`
+        elif getattr(type(value), "_fk_seed_generator", False) and \
+                hasattr(self, "_seed_generators"):
+            if not any(value is g for g in self._seed_generators):
+                self._seed_generators.append(value)
         super().__setattr__(name, value)
 
     # ---- building ----
@@ -519,11 +524,30 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
 
     @property
     def non_trainable_variables(self):
-        return self.non_trainable_weights
+        """`non_trainable_weights` plus the states of the SeedGenerators held by this layer
+        and its sub-layers (Keras 3)."""
+        if not self._trainable:
+            return self.variables
+        return self.non_trainable_weights + self._fk_seed_states()
 
     @property
     def variables(self):
-        return self.weights
+        """`weights` plus the states of the SeedGenerators held by this layer and its
+        sub-layers (Keras 3 lists them in `variables`, not in `weights`)."""
+        return self.weights + self._fk_seed_states()
+
+    def _fk_seed_states(self):
+        states, seen, stack = [], set(), [self]
+        while stack:
+            layer = stack.pop()
+            if id(layer) in seen:
+                continue
+            seen.add(id(layer))
+            for gen in layer.__dict__.get("_seed_generators", ()):
+                if not any(gen.state is s for s in states):
+                    states.append(gen.state)
+            stack.extend(reversed(layer._layers))
+        return states
 
     def get_weights(self):
         return [w.numpy() for w in self.weights]
