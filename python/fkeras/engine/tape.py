@@ -62,8 +62,8 @@ class GradientTape:
         self._shared = False  # other tapes are active on this thread: every op goes to all
         # Results of an inner tape's `gradient` while this tape was active, and what was
         # computed from them: the backward that made them was not recorded (no second-order
-        # gradients), so differentiating one of them here raises instead of returning a
-        # silently incomplete gradient.
+        # gradients), so differentiating one of them here raises (ValueError: a feature
+        # fkeras lacks) instead of returning a silently incomplete gradient.
         self._from_gradient = {}
 
     def __enter__(self):
@@ -198,7 +198,7 @@ class GradientTape:
     def _check_not_second_order(self, targets):
         marked = self._from_gradient
         if marked and any(id(t) in marked for t in targets):
-            raise NotImplementedError(
+            raise ValueError(
                 "GradientTape.gradient: the target depends on the result of another "
                 "GradientTape's `gradient` computed inside this tape (a gradient of a "
                 "gradient: a Hessian, a gradient penalty, a meta-learning step). fkeras does "
