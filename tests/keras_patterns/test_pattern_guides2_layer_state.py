@@ -108,10 +108,12 @@ def running_sum_class(lib):
             super().__init__()
             self.total = lib.Variable(initializer=lib.ops.zeros((input_dim,)), trainable=False)
             self.calls = lib.Variable(initializer=lib.ops.zeros(()), trainable=False)
+            self.mass = lib.Variable(initializer=lib.ops.zeros(()), trainable=False)
 
         def call(self, inputs):
             self.total.assign_add(lib.ops.sum(inputs, axis=0))
             self.calls.assign_add(1.0)
+            self.mass.assign_add(lib.ops.sum(inputs))  # a scalar (a KerasTensor of shape ())
             return inputs * 2.0
 
     return ComputeSum
@@ -125,10 +127,10 @@ def test_building_a_graph_leaves_variables_unchanged():
         layer = running_sum_class(lib)(2)
         inputs = lib.Input((2,))
         model = lib.Model(inputs, layer(inputs))
-        before = [to_np(layer.total), to_np(layer.calls)]
+        before = [to_np(layer.total), to_np(layer.calls), to_np(layer.mass)]
         x = np.arange(6, dtype="float32").reshape(3, 2)
         model.predict(x, verbose=0)
-        after = [to_np(layer.total), to_np(layer.calls)]
+        after = [to_np(layer.total), to_np(layer.calls), to_np(layer.mass)]
         eager = layer(x)
         return {"before": before, "after": after, "eager": eager,
                 "total": layer.total, "weights": len(layer.weights)}
@@ -136,6 +138,7 @@ def test_building_a_graph_leaves_variables_unchanged():
     fk, _ = run_both(train)
     np.testing.assert_array_equal(fk["before/0"], [0.0, 0.0])
     np.testing.assert_array_equal(fk["after/0"], [6.0, 9.0])
+    assert fk["before/2"] == 0.0 and fk["after/2"] == 15.0
     np.testing.assert_array_equal(fk["total"], [12.0, 18.0])
 
 

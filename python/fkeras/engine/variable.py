@@ -205,7 +205,8 @@ class Variable(TensorOperators):
 
     def _dropped_write(self, value, what):
         """A write during shape inference: its shape is checked, the value left unchanged."""
-        shape = tuple(getattr(value, "shape", None) or np.shape(value))
+        shape = getattr(value, "shape", None)
+        shape = tuple(np.shape(value) if shape is None else shape)
         known = all(d is not None for d in shape)
         if known and len(shape) <= len(self.shape) and all(
                 a in (b, 1) for a, b in zip(reversed(shape), reversed(self.shape))) \
