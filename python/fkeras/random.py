@@ -4,12 +4,21 @@ Seeds: an int gives the same draw every call; a SeedGenerator gives a new, repro
 per call; None draws a seed from the global generator (`fkeras.utils.set_random_seed`).
 """
 
+import numbers
+
 import numpy as np
 
 from fkeras.distribution import _state as _dist
+from fkeras.engine import naming
+from fkeras.engine.name_scope import name_scope
+from fkeras.engine import variable as _variable_module
+from fkeras.engine.variable import Variable
 from fkeras.engine import replay as _replay
 from fkeras.ops import random as _ops_random
 from fkeras.utils import random as _random
+
+
+_STEP = np.array([0, 1], np.int32)
 
 
 class SeedGenerator:
@@ -26,9 +35,25 @@ class SeedGenerator:
     ```
     """
 
-    def __init__(self, seed=None):
+    _fk_seed_generator = True  # layers track generators held as attributes (`variables`)
+
+    def __init__(self, seed=None, name=None, **kwargs):
+        kwargs.pop("backend", None)
+        if kwargs:
+            raise ValueError(f"Unrecognized keyword arguments: {kwargs}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):
+            raise ValueError(f"Argument `seed` must be an integer. Received: seed={seed}")
+        self.name = name or naming.unique_name("seed_generator")
         self.initial_seed = seed
         self._rng = _random.make_rng(seed)
+        # Keras 3's state variable ([seed, draws so far], int32, not trainable), listed in the
+        # `variables` of a layer holding the generator; fkeras's stream comes from `_rng`, the
+        # state counts its draws.
+        start = int(seed) if seed is not None else int(self._rng.integers(1, 10**9))
+        start = (start & 0xFFFFFFFF ^ 0x80000000) - 0x80000000  # as int32 bits, as Keras
+        with name_scope(self.name, caller=self):
+            self.state = Variable(np.array([start, 0], np.int32), dtype="int32",
+                                  trainable=False, name="seed_generator_state")
 
     def next(self):
         """The next seed of the stream (a non-negative 63-bit int)."""
@@ -37,10 +62,20 @@ class SeedGenerator:
         return self._draw()
 
     def _draw(self):
+        state = self.state._value
+        if type(state) is np.ndarray:  # a host buffer: counted in place (one draw per call)
+            if not _variable_module._STATELESS.__dict__.get("on", False):
+                state[1] += 1
+        else:
+            self.state.assign_add(_STEP)
         return int(self._rng.integers(0, 2**63 - 1))
 
     def get_config(self):
-        return {"seed": self.initial_seed}
+        return {"seed": self.initial_seed, "name": self.name}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
 
 
 def draw_seed(seed):
@@ -93,11 +128,17 @@ def _shape_or_symbolic(shape, dtype):
     return None
 
 
-def _float_dtype(dtype):
+def _float_dtype(dtype, fn=None):
     from fkeras import config
     from fkeras.ops.dtypes import standardize_dtype
 
-    return standardize_dtype(dtype or config.floatx())
+    name = standardize_dtype(dtype or config.floatx())
+    if fn is not None and not name.startswith(("float", "bfloat")):
+        # Keras 3: uniform raises this; its normal draws fail in the backend (no silent
+        # truncation of float draws to integers)
+        raise ValueError(f"`keras.random.{fn}` requires a floating point `dtype`. "
+                         f"Received: dtype={dtype}")
+    return name
 
 
 def _finish(draw, dtype, scale=None, shift=None):
@@ -113,7 +154,7 @@ def _finish(draw, dtype, scale=None, shift=None):
 
 def normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
     """Samples from a normal distribution (keras.random.normal)."""
-    dtype = _float_dtype(dtype)
+    dtype = _float_dtype(dtype, "normal")
     sym = _shape_or_symbolic(shape, dtype)
     if sym is not None:
         return sym
@@ -123,7 +164,7 @@ def normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
 
 def uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None):
     """Samples from a uniform distribution on [minval, maxval) (keras.random.uniform)."""
-    dtype = _float_dtype(dtype)
+    dtype = _float_dtype(dtype, "uniform")
     sym = _shape_or_symbolic(shape, dtype)
     if sym is not None:
         return sym
@@ -137,7 +178,7 @@ def uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None):
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
     """Normal samples redrawn until within two standard deviations of the mean."""
-    dtype = _float_dtype(dtype)
+    dtype = _float_dtype(dtype, "truncated_normal")
     sym = _shape_or_symbolic(shape, dtype)
     if sym is not None:
         return sym

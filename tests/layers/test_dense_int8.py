@@ -108,6 +108,12 @@ def test_dtype_policy_argument_builds_int8_layer():
     assert clone.dtype_policy == dense.dtype_policy
 
 
+def _built_einsum():
+    layer = layers.EinsumDense("ab,bc->ac", output_shape=3)
+    layer.build((None, 4))
+    return layer
+
+
 @pytest.mark.parametrize("call,error,match", [
     (lambda: layers.Dense(3).quantize("int8"), ValueError, "isn't yet built"),
     (lambda: _built().quantize("int3"), ValueError, "Invalid quantization mode"),
@@ -118,9 +124,9 @@ def test_dtype_policy_argument_builds_int8_layer():
     (lambda: _built(lora_rank=2).quantize("int8"), ValueError, "LoRA"),
     (lambda: _quantized().enable_lora(2), ValueError, "LoRA"),
     (lambda: layers.Dense(3, dtype="int4_from_float32"), ValueError, "only 'int8'"),
-    (lambda: _built().quantize("int8", config=fkeras.quantizers.Int8QuantizationConfig(
+    (lambda: _built_einsum().quantize("int8", config=fkeras.quantizers.Int8QuantizationConfig(
         activation_quantizer=fkeras.quantizers.AbsMaxQuantizer(value_range=(-100, 100)))),
-     ValueError, "default AbsMaxQuantizer"),
+     ValueError, "default AbsMaxQuantizer"),  # Dense takes any (test_pattern_guides2_int8_*)
 ])
 def test_errors(call, error, match):
     with pytest.raises(error, match=match):

@@ -60,6 +60,11 @@ class GradientTape:
         # as soon as source i's gradient is final (grad None: the source is unconnected).
         self.on_gradient_ready = None
         self._shared = False  # other tapes are active on this thread: every op goes to all
+        # Results of an inner tape's `gradient` while this tape was active, and what was
+        # computed from them: the backward that made them was not recorded (no second-order
+        # gradients), so differentiating one of them here raises (ValueError: a feature
+        # fkeras lacks) instead of returning a silently incomplete gradient.
+        self._from_gradient = {}
 
     def __enter__(self):
         stack = getattr(_state, "stack", None)
@@ -129,6 +134,8 @@ class GradientTape:
         """Forgets everything recorded so far (tf.GradientTape.reset)."""
         self._entries = []
         self._tracked = {}
+        self._from_gradient = {}
+        self.__dict__.pop("record", None)
         self._used = False
 
     def record(self, op, dev, arrays, outputs, saved, attrs):
@@ -149,6 +156,8 @@ class GradientTape:
         self._entries.append((op, dev, arrays, needs, outs, saved, attrs))
 
     def _record(self, op, dev, arrays, outputs, saved, attrs):
+        if self._from_gradient:
+            self._mark_from_gradient(op, arrays, outputs)
         tracked = self._tracked
         needs = tuple([a is not None and id(a) in tracked for a in arrays])
         if True not in needs:
@@ -158,6 +167,44 @@ class GradientTape:
             if o.dtype.kind == "f":  # integer and bool results carry no gradient
                 tracked[id(o)] = o
         self._entries.append((op, dev, arrays, needs, outs, saved, attrs))
+
+    def _record_after_gradient(self, op, dev, arrays, outputs, saved, attrs):
+        """`record` once this tape holds an inner gradient's results (set per instance, so
+        the common case pays nothing)."""
+        self._mark_from_gradient(op, arrays, outputs)
+        GradientTape.record(self, op, dev, arrays, outputs, saved, attrs)
+
+    def _mark_from_gradient(self, op, arrays, outputs):
+        if getattr(op, "name", None) == "stop_gradient":
+            return
+        marked = self._from_gradient
+        for a in arrays:
+            if a is not None and id(a) in marked:
+                for o in (outputs if isinstance(outputs, tuple) else (outputs,)):
+                    marked[id(o)] = o
+                return
+
+    def _note_inner_gradients(self, grads):
+        """The outer tapes active around this `gradient` call keep its results (see
+        `_from_gradient`)."""
+        for tape in getattr(_state, "stack", ()):
+            if tape is self:
+                continue
+            for g in grads:
+                if g is not None:
+                    tape._from_gradient[id(g)] = g
+            tape.record = tape._record_after_gradient
+
+    def _check_not_second_order(self, targets):
+        marked = self._from_gradient
+        if marked and any(id(t) in marked for t in targets):
+            raise ValueError(
+                "GradientTape.gradient: the target depends on the result of another "
+                "GradientTape's `gradient` computed inside this tape (a gradient of a "
+                "gradient: a Hessian, a gradient penalty, a meta-learning step). fkeras does "
+                "not record backward passes, so second-order gradients are not supported; "
+                "wrap the inner gradient in `fkeras.ops.stop_gradient` to treat it as a "
+                "constant.")
 
     def gradient(self, target, sources, output_gradients=None,
                  unconnected_gradients="none"):
@@ -214,6 +261,7 @@ class GradientTape:
             else:
                 g = _devices.device_of(t).asarray(_buffer(seeds[i]))
             _accumulate(grads, t, g)
+        self._check_not_second_order(targets)
 
         entries = self._entries
         ready = None if self.on_gradient_ready is None else \
@@ -227,6 +275,9 @@ class GradientTape:
             out.append(g)
         if not self.persistent:
             self._entries = []
+        stack = getattr(_state, "stack", None) or ()
+        if len(stack) > 1 or stack and stack[0] is not self:
+            self._note_inner_gradients(out)
         if not _tensor._MODE.array:
             out = [None if g is None else _tensor.Tensor(g) for g in out]
         if nested:

@@ -7,8 +7,9 @@ them), as does `self.blocks = []` followed by `self.blocks.append(Dense(4))`: li
 layer whose class is defined outside fkeras are replaced by
 `TrackedList` / `TrackedDict` (subclasses of list and dict) that add layers to the owner's
 `_layers` when they are put in and drop them when they are taken out, as Keras 3's tracker
-does. A tuple's layers are tracked when it is assigned. fkeras's own layers manage their
-sub-layers themselves and are not touched.
+does. A tuple's layers are tracked when it is assigned. Variables assigned to such a layer
+(`self.w = fkeras.Variable(...)`, or a list of them) join its weights (`track_variables`).
+fkeras's own layers manage their sub-layers and weights themselves and are not touched.
 
 Copying or pickling a tracked container gives a plain list/dict (the copy has no owner).
 """
@@ -17,6 +18,7 @@ import weakref
 
 # Base-class bookkeeping attributes: never wrapped.
 _UNTRACKED = frozenset({"_layers", "_trainable_weights", "_non_trainable_weights", "_losses",
+                        "_seed_generators",
                         "_inbound_nodes", "_outbound_nodes", "_initial_weights"})
 _USER_CLASS = {}
 
@@ -61,6 +63,33 @@ def _track(owner, value):
         for item in value:
             _track(owner, item)
     return value
+
+
+def track_variables(owner, name, value):
+    """Keras 3 tracks the Variables a user layer assigns as attributes (`self.w =
+    fkeras.Variable(...)`, alone or in a list, tuple or dict): each one not yet among the
+    owner's weights joins its trainable or non-trainable weights, by its `trainable` flag, so
+    `weights`, the optimizer and saving see it. fkeras's own layers add their weights
+    themselves."""
+    from fkeras.engine.variable import Variable
+
+    if not isinstance(value, (Variable, list, tuple, dict)) or name in _UNTRACKED \
+            or name.startswith("_fk") or not is_user_class(type(owner)):
+        return
+    for var in _variables_in(value, Variable):
+        own = owner._trainable_weights + owner._non_trainable_weights
+        if not any(var is w for w in own):
+            (owner._trainable_weights if var.trainable else
+             owner._non_trainable_weights).append(var)
+
+
+def _variables_in(value, variable_type, depth=0):
+    if isinstance(value, variable_type):
+        return [value]
+    if depth > 8 or not isinstance(value, (list, tuple, dict)):
+        return []
+    items = value.values() if isinstance(value, dict) else value
+    return [v for item in items for v in _variables_in(item, variable_type, depth + 1)]
 
 
 def _holds_layer(value, depth=0):

@@ -8,12 +8,34 @@ a tensor on the Variable itself (`v * 2`, `x @ v`, `v[0]`), and changes it only 
 GradientTape (through any op or operator, or `.value`) watches it.
 """
 
+import threading
+
 import numpy as np
 
 from fkeras.backend import devices as _device
 from fkeras.engine import name_scope as _name_scope
 from fkeras.engine import replay as _replay
 from fkeras.engine.operators import TensorOperators
+
+# Set while a layer's `call` runs only to infer output shapes (on KerasTensors, or on stand-in
+# zeros): variable writes there are checked and dropped, as under Keras 3's StatelessScope.
+_STATELESS = threading.local()
+
+
+class discard_writes:
+    """Context manager: `assign` / `assign_add` / `assign_sub` inside are dropped (`active`),
+    or take effect again (`active=False`: a layer built inside a shape-inference call)."""
+
+    def __init__(self, active=True):
+        self._active = active
+
+    def __enter__(self):
+        self._previous = getattr(_STATELESS, "on", False)
+        _STATELESS.on = self._active
+
+    def __exit__(self, *exc):
+        _STATELESS.on = self._previous
+
 
 _AGGREGATIONS = (None, "none", "mean", "sum", "only_first_replica")
 
@@ -131,6 +153,8 @@ class Variable(TensorOperators):
     # ---- updates (in place: the buffer's identity never changes) ----
     def assign(self, value):
         """Stores `value` (same shape; cast to this variable's dtype); returns the new value."""
+        if getattr(_STATELESS, "on", False):
+            return self._dropped_write(value, "assign")
         arr = _as_array(value, self)
         if arr.shape != self._value.shape:
             raise ValueError(
@@ -153,6 +177,8 @@ class Variable(TensorOperators):
         return self._update(np.subtract, value, "assign_sub")
 
     def _update(self, ufunc, value, what):
+        if getattr(_STATELESS, "on", False):
+            return self._dropped_write(value, what)
         arr = _as_array(value, self)
         try:
             out = np.broadcast_shapes(self._value.shape, arr.shape)
@@ -176,6 +202,20 @@ class Variable(TensorOperators):
             ufunc(host, dev.to_numpy(arr), out=host, casting="unsafe")
             dev.copy_into(self._value, host)
         return self._result()
+
+    def _dropped_write(self, value, what):
+        """A write during shape inference: its shape is checked, the value left unchanged."""
+        shape = getattr(value, "shape", None)
+        shape = tuple(np.shape(value) if shape is None else shape)
+        known = all(d is not None for d in shape)
+        if known and len(shape) <= len(self.shape) and all(
+                a in (b, 1) for a, b in zip(reversed(shape), reversed(self.shape))) \
+                and (what != "assign" or shape == tuple(self.shape)):
+            return self._result()
+        if not known and len(shape) == len(self.shape):
+            return self._result()
+        raise ValueError(f"`{what}` on variable '{self.path}' of shape {self.shape}: a value "
+                         f"of shape {shape} does not fit it.")
 
     def _result(self):
         from fkeras.engine.tensor import _MODE, Tensor

@@ -25,8 +25,8 @@ from fkeras.engine.remat import get_current_remat_mode, rematerialized_call
 from fkeras.engine.tensor import (_MODE, call_function, is_builtin_method, run_builtin,
                                   run_user)
 from fkeras.engine.tensor import wrap, wrap_structure
-from fkeras.engine.tracking import track_attribute
-from fkeras.engine.variable import Variable
+from fkeras.engine.tracking import track_attribute, track_variables
+from fkeras.engine.variable import Variable, discard_writes
 from fkeras.ops.registry import in_symbolic_call, symbolic_call_scope
 from fkeras.utils import nest
 
@@ -105,6 +105,7 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
         self._trainable_weights = []
         self._non_trainable_weights = []
         self._layers = []
+        self._seed_generators = []
         self._losses = []
         if kwargs.get("activity_regularizer") is not None:
             from fkeras import regularizers
@@ -128,6 +129,13 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
                 self._layers.append(value)
         elif isinstance(value, (list, tuple, dict)) and hasattr(self, "_layers"):
             value = track_attribute(self, name, value)  # a user layer's lists of layers
+        if isinstance(value, (Variable, list, tuple, dict)) and \
+                hasattr(self, "_trainable_weights"):
+            track_variables(self, name, value)  # a user layer's `self.w = Variable(...)`
+        elif getattr(type(value), "_fk_seed_generator", False) and \
+                hasattr(self, "_seed_generators"):
+            if not any(value is g for g in self._seed_generators):
+                self._seed_generators.append(value)
         super().__setattr__(name, value)
 
     # ---- building ----
@@ -188,7 +196,8 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
         check_input_spec(self.input_spec, shapes, self.name)
         input_shape = shapes[0] if len(shapes) == 1 else list(shapes)
         self._fk_record_build_shape(input_shape)
-        self.build(input_shape)
+        with discard_writes(False):  # built inside an outer layer's shape inference
+            self.build(input_shape)
         self.built = True
         if self._initial_weights is not None:
             self.set_weights(self._initial_weights)
@@ -403,7 +412,7 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
         check_input_spec(self.input_spec, shapes, self.name)
         kwargs = {k: v for k, v in kwargs.items() if not (k == "training" and v is None)}
         call_kwargs, previous_mask = self._populate_mask(args, kwargs)
-        with symbolic_call_scope(), self._open_name_scope():
+        with symbolic_call_scope(), self._open_name_scope(), discard_writes():
             try:
                 outputs = self.call(*args, **call_kwargs)
             except Exception:
@@ -443,7 +452,7 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
         else:
             inputs = KerasTensor(input_shape)
         self._maybe_build([t.shape for t in nest.flatten(inputs)])
-        with symbolic_call_scope():
+        with symbolic_call_scope(), discard_writes():
             out = self.call(inputs)
         return nest.map_structure(lambda t: t.shape, out)
 
@@ -515,14 +524,51 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
 
     @property
     def non_trainable_variables(self):
-        return self.non_trainable_weights
+        """`non_trainable_weights` plus the states of the SeedGenerators held by this layer
+        and its sub-layers (Keras 3)."""
+        if not self._trainable:
+            return self.variables
+        return self.non_trainable_weights + self._fk_seed_states()
 
     @property
     def variables(self):
-        return self.weights
+        """`weights` plus the states of the SeedGenerators held by this layer and its
+        sub-layers (Keras 3 lists them in `variables`, not in `weights`)."""
+        return self.weights + self._fk_seed_states()
+
+    def _fk_seed_states(self):
+        states, seen, stack = [], set(), [self]
+        while stack:
+            layer = stack.pop()
+            if id(layer) in seen:
+                continue
+            seen.add(id(layer))
+            for gen in layer.__dict__.get("_seed_generators", ()):
+                if not any(gen.state is s for s in states):
+                    states.append(gen.state)
+            stack.extend(reversed(layer._layers))
+        return states
 
     def get_weights(self):
         return [w.numpy() for w in self.weights]
+
+    def save_own_variables(self, store):
+        """Writes this layer's own variables (not its sub-layers') into the dict `store`
+        under "0", "1", ...: trainable then non-trainable (Keras 3). `model.save` and
+        `save_weights` call a user override and write whatever keys it stores."""
+        for i, v in enumerate(self._trainable_weights + self._non_trainable_weights):
+            store[str(i)] = v.numpy()
+
+    def load_own_variables(self, store):
+        """Assigns this layer's own variables from `store` (as `save_own_variables` wrote
+        it); a user override receives the saved arrays under the keys it wrote."""
+        own = self._trainable_weights + self._non_trainable_weights
+        if len(store) != len(own):
+            raise ValueError(
+                f"Layer '{self.name}' expected {len(own)} variables, but received "
+                f"{len(store)} variables during loading. Expected: {[v.name for v in own]}")
+        for i, v in enumerate(own):
+            v.assign(store[str(i)])
 
     def set_weights(self, weights):
         params = self.weights
@@ -666,7 +712,7 @@ def _is_tensor(x):
 
 def _build_in_name_scope(build):
     """A subclass's `build`, run in the layer's name scope (Keras 3 wraps every `build`): its
-    weights, and the layers it builds, get the layer's path."""
+    weights, and the layers it builds, get the layer's path; the layer is built after it."""
     import functools
 
     @functools.wraps(build)
@@ -675,7 +721,11 @@ def _build_in_name_scope(build):
             self._fk_record_build_shape(args[0] if args else kwargs["input_shape"])
         with self._open_name_scope():
             self._path = _name_scope.current_path()
-            return build(self, *args, **kwargs)
+            result = build(self, *args, **kwargs)
+        # Keras 3: a `build` called by hand builds the layer, so the first call does not run
+        # it again (which would create a second set of weights and drop values set since).
+        self.built = True
+        return result
 
     build_in_scope._fk_in_scope = True
     return build_in_scope

@@ -5,7 +5,8 @@ whose unknown dimensions get sample sizes, so a `call` may use `ops.shape(x)[0]`
 (`ops.tile(mask, [batch, 1, 1])`, keras-io's miniature GPT). fkeras runs `call` on
 KerasTensors, where that batch size is None; when that fails for a layer defined outside
 fkeras, `trace_output_spec` runs `call` twice on zeros with two sample sizes for every unknown
-dimension (nothing recorded on a tape) and keeps a dimension only where both runs agree.
+dimension (nothing recorded on a tape, variable writes dropped, as under Keras's
+StatelessScope) and keeps a dimension only where both runs agree.
 """
 
 import numpy as np
@@ -13,6 +14,7 @@ import numpy as np
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.engine.tape import stop_recording
 from fkeras.engine.tensor import _MODE, run_user, wrap_structure
+from fkeras.engine.variable import discard_writes
 from fkeras.ops.registry import outside_symbolic_call
 from fkeras.utils import nest
 
@@ -32,7 +34,7 @@ def _stand_in(value, sizes):
 
 def _run(layer, args, kwargs, sizes):
     args, kwargs = nest.map_structure(lambda v: _stand_in(v, sizes), (args, kwargs))
-    with outside_symbolic_call(), stop_recording():
+    with outside_symbolic_call(), stop_recording(), discard_writes():
         if _MODE.array:
             return run_user(layer.call, *args, **kwargs)
         return layer.call(*wrap_structure(args), **wrap_structure(kwargs))

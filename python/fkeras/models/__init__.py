@@ -30,7 +30,7 @@ def model_from_json(json_string, custom_objects=None):
     config = json.loads(json_string)
     model = model_from_config(config, custom_objects)
     if config.get("compile_config"):
-        model.compile(**saving_lib.compile_from_config(config["compile_config"], custom_objects))
+        saving_lib.compile_model_from_config(model, config["compile_config"], custom_objects)
     return model
 
 

@@ -154,6 +154,18 @@ class Functional(Model):
     def build(self, input_shape):
         self.built = True
 
+    def add_loss(self, loss):
+        """Keras 2's `model.add_loss(symbolic_tensor)` on a functional model is refused, as
+        Keras 3 refuses it: nothing would compute that tensor during training, so the loss
+        would be silently left out. Add the loss in a layer's `call` instead."""
+        if any(isinstance(t, KerasTensor) for t in nest.flatten(loss)):
+            raise NotImplementedError(
+                f'Model "{self.name}": `add_loss` on a functional model with a symbolic '
+                "tensor (Keras 2's functional add_loss) is not supported, as in Keras 3: the "
+                "tensor is not computed during training. Call `self.add_loss(...)` inside "
+                "the `call` of a layer of the model instead.")
+        super().add_loss(loss)
+
     def reset_states(self):
         """Keras 2's `model.reset_states()`: zeroes the states of every stateful layer."""
         for layer in self._all_layers():

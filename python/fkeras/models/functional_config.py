@@ -62,13 +62,15 @@ def functional_from_config(cls, config, custom_objects=None, make_layer=None,
     `layer(*args, **kwargs)`).
     """
     from fkeras.layers import deserialize_layer
+    from fkeras.saving.serialization_lib import build_user_layer_from_entry
 
     config = copy.deepcopy(config)
     created = {}   # layer name -> layer
     outputs = {}   # layer name -> list (per model node) of output tensor lists
     pending = []
     for entry in config["layers"]:
-        layer = (make_layer or (lambda e: deserialize_layer(e, custom_objects)))(entry)
+        layer = (make_layer or (lambda e: build_user_layer_from_entry(
+            deserialize_layer(e, custom_objects), e)))(entry)
         name = entry.get("name", layer.name)
         if isinstance(layer, KerasTensor):
             outputs[name] = [[layer]]

@@ -132,8 +132,10 @@ class Sequential(Functional):
     @classmethod
     def from_config(cls, config, custom_objects=None):
         from fkeras.layers import deserialize_layer
+        from fkeras.saving.serialization_lib import build_user_layer_from_entry
 
         model = cls(name=config.get("name"), trainable=config.get("trainable", True))
         for entry in config["layers"]:
-            model.add(deserialize_layer(entry, custom_objects))
+            model.add(build_user_layer_from_entry(deserialize_layer(entry, custom_objects),
+                                                  entry))
         return model

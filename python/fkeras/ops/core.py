@@ -18,7 +18,8 @@ def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
     """`x` (array-like, Tensor or Variable) as a Tensor, cast to `dtype` when given.
 
     Floating NumPy data becomes the device's float dtype (float32), integers and bools keep
-    theirs, as fkeras computes in float32.
+    theirs, as fkeras computes in float32; Python ints (a scalar, lists) become int32 when
+    they fit, as in Keras 3.
     """
     if isinstance(x, KerasTensor):
         return x if dtype is None else cast(x, dtype)
@@ -46,6 +47,9 @@ def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
         elif arr.dtype.kind in "USO":
             raise ValueError(f"`convert_to_tensor` received non-numeric data of dtype "
                              f"{arr.dtype}; pass dtype='string' for strings.")
+        elif arr.dtype == np.int64 and isinstance(x, (int, list, tuple)) and arr.size \
+                and -2**31 <= arr.min() and arr.max() < 2**31:
+            arr = arr.astype(np.int32)  # Python ints: int32, as Keras 3 on every backend
     if not arr.flags.c_contiguous:
         arr = np.ascontiguousarray(arr)
     dev = _device.get_device()

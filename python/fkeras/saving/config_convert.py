@@ -43,6 +43,7 @@ def keras3_model_config(model):
     config = copy.deepcopy(model.get_config())
     config["layers"] = [_keras3_layer_entry(e) for e in config["layers"]]
     _mark_registered(config["layers"], model.layers)
+    _add_user_build_configs(config["layers"], model.layers)
     if isinstance(model, Sequential):
         class_name = "Sequential"
     else:
@@ -91,6 +92,28 @@ def _mark_registered(entries, layers):
             registered = get_registered_name(type(layer))
             if ">" in registered:
                 entry["registered_name"] = registered
+
+
+def _add_user_build_configs(entries, layers):
+    """A built layer of a user class overriding `get_build_config` or `build_from_config` gets
+    its `build_config` in its entry (Keras 3 writes one for every built layer), so loading
+    hands it back to its `build_from_config`."""
+    from fkeras.engine.tracking import is_user_class
+    from fkeras.layers.layer import Layer
+
+    by_name = {layer.name: layer for layer in layers}
+    for entry in entries:
+        layer = by_name.get(entry.get("config", {}).get("name"))
+        cls = type(layer)
+        if layer is None or not layer.built or not is_user_class(cls) or (
+                cls.get_build_config is Layer.get_build_config
+                and cls.build_from_config is Layer.build_from_config):
+            continue
+        build_config = layer.get_build_config()
+        if build_config is not None:
+            from fkeras.saving.serialization_lib import serialize_keras_object
+
+            entry["build_config"] = serialize_keras_object(build_config)
 
 
 def _keras3_layer_entry(entry):

@@ -215,12 +215,17 @@ def _model_from_file_config(config, custom_objects, compile):
         if not isinstance(compile_config, dict):
             raise ValueError("Invalid `.keras` file: `compile_config` must be a JSON object, "
                              f"received {type(compile_config).__name__}.")
-        model.compile(**compile_from_config(compile_config, custom_objects))
-        if model.built:
-            from fkeras.trainers.step_state import get_state
-
-            model.optimizer.build(get_state(model).variables)
+        compile_model_from_config(model, compile_config, custom_objects)
     return model
+
+
+def compile_model_from_config(model, compile_config, custom_objects=None):
+    """`model.compile_from_config(compile_config)` (a user override included, as Keras 3
+    calls it) with `custom_objects` in scope."""
+    from fkeras.saving.object_registration import CustomObjectScope
+
+    with CustomObjectScope(custom_objects or {}):
+        model.compile_from_config(compile_config)
 
 
 def load_archive_weights(model, filepath, skip_mismatch=False):
@@ -254,7 +259,10 @@ def model_config(model, include_optimizer=True):
 
     config = keras3_model_config(model)
     if include_optimizer and getattr(model, "compiled", False):
-        config["compile_config"] = compile_config(model)
+        from fkeras.saving.serialization_lib import serialize_keras_object
+
+        # get_compile_config may be a user override returning objects (Keras 3 serializes)
+        config["compile_config"] = serialize_keras_object(model.get_compile_config())
     return config
 
 

@@ -83,6 +83,21 @@ def _layer_entry(layer, entry):
     return entry
 
 
+def build_user_layer_from_entry(layer, entry):
+    """A deserialized layer whose class (user code) overrides `build_from_config`, built
+    from its entry's `build_config` as Keras 3 builds every layer it deserializes (a
+    Sequential's or a Functional model's layers included), so that override restores what it
+    saved (the customizing-saving guide's `get_build_config` / `build_from_config`)."""
+    from fkeras.engine.tracking import is_user_class
+    from fkeras.layers.layer import Layer
+
+    cls = type(layer)
+    if isinstance(layer, Layer) and is_user_class(cls) and \
+            cls.build_from_config is not Layer.build_from_config:
+        return _build_from_entry(layer, entry)
+    return layer
+
+
 def _build_from_entry(layer, config):
     """Builds a deserialized layer from its entry's `build_config` (Keras 3), once the
     shapes are checked."""

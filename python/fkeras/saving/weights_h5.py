@@ -21,6 +21,8 @@ import warnings
 
 import numpy as np
 
+from fkeras.saving import custom_store
+
 
 def _h5py():
     try:
@@ -158,6 +160,9 @@ def write_weights(model, f, include_optimizer=True):
         if _vars_key(path, layer) != group.name.lstrip("/"):
             group = f.create_group(_vars_key(path, layer))
             group.attrs["name"] = _cell_name(layer)
+        if custom_store.overrides(layer):
+            custom_store.write(layer, group)
+            continue
         if _named_shapes(layer) is not None:
             store = {}
             layer.save_own_variables(store)
@@ -233,8 +238,12 @@ def read_weights(model, f, skip_mismatch=False):
     than the model holds is never read; then every value is read and converted; only then is
     any variable assigned. With skip_mismatch, mismatched layers are skipped with a warning.
     """
-    plan, named_plan = [], []
+    plan, named_plan, custom_plan = [], [], []
     for path, layer in walk(model):
+        if custom_store.overrides(layer):
+            custom_plan.append(custom_store.plan(_vars_group(f, path, layer), layer,
+                                                 _link_check))
+            continue
         if _named_shapes(layer) is not None:
             named_plan.extend(_named_plan(f, path, layer))
             continue
@@ -257,6 +266,8 @@ def read_weights(model, f, skip_mismatch=False):
         v.assign(value)
     for layer, store in named_values.values():
         layer.load_own_variables(store)
+    for layer, datasets in custom_plan:
+        custom_store.load(layer, datasets)
     if optimizer_plan:
         model.optimizer.load_own_variables(
             {str(i): value for i, (_, value) in enumerate(values[len(plan):])})

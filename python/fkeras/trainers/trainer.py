@@ -111,6 +111,36 @@ class Trainer:
         self.stop_training = False
         self.__dict__.pop("_fk_step_state", None)
 
+    def get_compile_config(self):
+        """The arguments `compile` was called with, serialized as Keras 3 writes them in a
+        `.keras` file's "compile_config" ({} before `compile`). A model whose `compile`
+        takes other arguments overrides this and `compile_from_config`."""
+        if not getattr(self, "compiled", False) or not hasattr(self, "_compile_config"):
+            return {}
+        from fkeras.saving.saving_lib import compile_config
+
+        return compile_config(self)
+
+    def compile_from_config(self, config):
+        """Compiles the model from a saved "compile_config" (called by `load_model`; the
+        custom objects passed to it are in scope). As Keras 3: a model that overrides
+        `compile` but not this method is left uncompiled, with a warning."""
+        if type(self).compile is not Trainer.compile:
+            warnings.warn(
+                "`compile()` was not called as part of model loading because the model's "
+                "`compile()` method is custom. All subclassed Models that have `compile()` "
+                "overridden should also override `get_compile_config()` and "
+                "`compile_from_config(config)`. Alternatively, you can call `compile()` "
+                "manually after loading.", stacklevel=2)
+            return
+        from fkeras.saving.saving_lib import compile_from_config
+
+        self.compile(**compile_from_config(config))
+        if self.built and self.optimizer is not None:
+            from fkeras.trainers.step_state import get_state
+
+            self.optimizer.build(get_state(self).variables)
+
     def _fk_output_names(self):
         try:
             return list(self.output_names)

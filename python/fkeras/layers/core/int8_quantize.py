@@ -51,6 +51,7 @@ class Int8QuantizeMixin:
     _int8_scale = "kernel_scale"
     _int8_axis = 0
     _int8_inputs_quantized = True  # Dense quantizes its inputs; Embedding's are indices
+    _int8_any_inputs_quantizer = False  # only the default AbsMaxQuantizer (the fused kernel)
 
     _fk_quant_policy = None  # the QuantizedDTypePolicy once quantized
     _is_quantized = False
@@ -145,8 +146,8 @@ class Int8QuantizeMixin:
             raise ValueError(f'Layer "{self.name}": int8 quantization of a layer '
                              "with LoRA enabled is not supported by fkeras.")
         act = config.activation_quantizer
-        if self._int8_inputs_quantized and (not isinstance(act, AbsMaxQuantizer)
-                                            or not act.is_default()):
+        if self._int8_inputs_quantized and not self._int8_any_inputs_quantizer and (
+                not isinstance(act, AbsMaxQuantizer) or not act.is_default()):
             raise ValueError(
                 f'Layer "{self.name}": fkeras quantizes the inputs of int8 layers with the '
                 "default AbsMaxQuantizer (value_range=(-127, 127), epsilon=1e-7) only. "
@@ -159,8 +160,10 @@ class Int8QuantizeMixin:
     def _int8_build(self, shape, position=None):
         """The int8 weight (at `position` of the variable list: Keras's saved order, kernel
         before bias) and its scale."""
-        if self._int8_inputs_quantized:
-            self.inputs_quantizer = AbsMaxQuantizer()
+        if self._int8_inputs_quantized:  # Keras: the config's activation quantizer (or None)
+            config = self.quantization_config
+            self.inputs_quantizer = AbsMaxQuantizer() if config is None else \
+                config.activation_quantizer
         name = self._int8_weight
         weight = self.add_weight(name=name, shape=shape, initializer="zeros", dtype="int8",
                                  trainable=False)
@@ -184,8 +187,13 @@ class Int8DenseMixin(Int8QuantizeMixin):
 
         return Dense
 
+    _int8_any_inputs_quantizer = True  # a user's activation quantizer, or None
+
     def _int8_call(self, inputs):
-        x = _quantized_ops.dense_int8(inputs, self.kernel, self.kernel_scale)
+        quantizer = self.inputs_quantizer
+        if isinstance(quantizer, AbsMaxQuantizer) and quantizer.is_default():
+            quantizer = "default"  # the fused kernel
+        x = _quantized_ops.dense_int8(inputs, self.kernel, self.kernel_scale, quantizer)
         if self.bias is not None:
             x = ops.add(x, self.bias)
         return self.activation(x) if self.activation is not None else x
@@ -226,6 +234,8 @@ class Int8EinsumDenseMixin(Int8DenseMixin):
     inputs (free..., contracted...), kernel (contracted, produced), so the int32 sums, the
     scales and the division are Keras's, and the input gradient is Keras's custom one
     (upstream times the dequantized kernel)."""
+
+    _int8_any_inputs_quantizer = False  # its call is the fused kernel on the GEMM view
 
     def _fk_quantizable_class(self):
         from fkeras.layers.core.einsum_dense import EinsumDense

@@ -57,7 +57,8 @@ class SpectralNormalization(Wrapper):
         self.kernel = kernel
         # Keras 3 tracks the kernel on the wrapper too: its own variables are
         # [kernel, vector_u] (the `.keras` weight file holds the kernel in both places).
-        self._trainable_weights.append(kernel)
+        if not any(kernel is w for w in self._trainable_weights):  # a user subclass tracks it
+            self._trainable_weights.append(kernel)
         self.kernel_shape = tuple(kernel.shape)
         self.vector_u = self.add_weight(shape=(1, self.kernel_shape[-1]),
                                         initializer=initializers.TruncatedNormal(stddev=0.02),
