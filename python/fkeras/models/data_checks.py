@@ -45,6 +45,29 @@ def num_samples(arrays):
     return sizes.pop() if sizes else 0
 
 
+def fitted_shape(shape, want):
+    """`shape` with one trailing 1 removed or added when that makes its rank `want`'s (Keras 3
+    squeezes or expands such an input of a Functional model), else `shape` unchanged."""
+    if len(shape) == len(want) + 1 and shape[-1] == 1:
+        return shape[:-1]
+    if len(shape) + 1 == len(want) and want[-1] == 1:
+        return shape + (1,)
+    return shape
+
+
+def fit_input_rank(value, want):
+    """`value` squeezed or expanded on its last axis as `fitted_shape` says (through
+    `ops.squeeze` / `ops.expand_dims`, so gradients flow), else `value` itself."""
+    from fkeras import ops
+
+    rank = len(value.shape)
+    if rank == len(want) + 1 and value.shape[-1] == 1:
+        return ops.squeeze(value, axis=-1)
+    if rank + 1 == len(want) and want[-1] == 1:
+        return ops.expand_dims(value, axis=-1)
+    return value
+
+
 def check_model_inputs(model, arrays, context="call"):
     """Raises ValueError if an array does not fit its model input (rank or fixed dims)."""
     inputs = model._flat_inputs
@@ -56,8 +79,8 @@ def check_model_inputs(model, arrays, context="call"):
         )
     for t, a in zip(inputs, flat):
         name = t._keras_history.layer.name
-        shape = tuple(np.shape(a))
         want = t.shape
+        shape = fitted_shape(tuple(np.shape(a)), want)
         if len(shape) != len(want):
             raise ValueError(
                 f"Error when checking input: expected {name} to have {len(want)} dimensions, "
