@@ -263,6 +263,8 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
                 for xs, ys, sws in group:
                     if custom:
                         logs = model.train_step(_structured(model, state, xs, ys, sws))
+                        if not model.built:
+                            _mark_built(model, xs)
                     else:
                         model._fk_train_step(state, xs, ys, sws)
                         logs = model.get_metrics_result() if end else None
@@ -285,6 +287,16 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
         model.optimizer.finalize_variable_values(state.variables)
     cbs.on_train_end(epoch_logs)
     return cbs._history
+
+
+def _mark_built(model, xs):
+    """Keras 3 builds a model before a custom `train_step` runs by calling it symbolically;
+    fkeras runs the step itself: once that built every sublayer, the model counts as built
+    too (so `count_params` and `summary` work after `fit`, as in Keras)."""
+    if all(layer.built for layer in model._all_layers()):
+        if len(xs) == 1 and hasattr(xs[0], "shape"):
+            model._fk_record_build_shape(tuple(xs[0].shape))
+        model.built = True
 
 
 def _keep_input_structure(state, data, x):
