@@ -13,6 +13,7 @@ import numpy as np
 from fkeras.backend import devices as _device
 from fkeras.engine import name_scope as _name_scope
 from fkeras.engine import replay as _replay
+from fkeras.engine import stateless as _stateless
 from fkeras.engine.operators import TensorOperators
 
 _AGGREGATIONS = (None, "none", "mean", "sum", "only_first_replica")
@@ -131,6 +132,8 @@ class Variable(TensorOperators):
     # ---- updates (in place: the buffer's identity never changes) ----
     def assign(self, value):
         """Stores `value` (same shape; cast to this variable's dtype); returns the new value."""
+        if _stateless.discarding():
+            return self._discarded_write(value, "assign")
         arr = _as_array(value, self)
         if arr.shape != self._value.shape:
             raise ValueError(
@@ -153,6 +156,8 @@ class Variable(TensorOperators):
         return self._update(np.subtract, value, "assign_sub")
 
     def _update(self, ufunc, value, what):
+        if _stateless.discarding():
+            return self._discarded_write(value, what)
         arr = _as_array(value, self)
         try:
             out = np.broadcast_shapes(self._value.shape, arr.shape)
@@ -175,6 +180,19 @@ class Variable(TensorOperators):
             host = dev.to_numpy(self._value)
             ufunc(host, dev.to_numpy(arr), out=host, casting="unsafe")
             dev.copy_into(self._value, host)
+        return self._result()
+
+    def _discarded_write(self, value, what):
+        """A write inside a symbolic call (engine/stateless.py): shapes checked where known,
+        nothing stored; returns the variable's current value."""
+        shape = getattr(value, "shape", None)
+        if shape is not None and None not in tuple(shape):
+            shape = tuple(shape)
+            fits = (shape == tuple(self.shape) if what == "assign" else
+                    _broadcasts_to(shape, tuple(self.shape)))
+            if not fits:
+                raise ValueError(f"`{what}` on variable '{self.path}' of shape {self.shape}: "
+                                 f"received a value of shape {shape}.")
         return self._result()
 
     def _result(self):
@@ -227,6 +245,13 @@ class Variable(TensorOperators):
                 f"value={self._device.to_numpy(self._value)}>")
 
     __hash__ = None  # as keras.Variable (== is elementwise)
+
+
+def _broadcasts_to(shape, target):
+    try:
+        return np.broadcast_shapes(shape, target) == target
+    except ValueError:
+        return False
 
 
 def _as_array(value, var):

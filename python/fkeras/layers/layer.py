@@ -22,6 +22,7 @@ from fkeras.engine.node import Node
 from fkeras.layers.layer_dtype import DTypePolicyMixin
 from fkeras.layers.layer_nodes import NodeAttributesMixin
 from fkeras.engine.remat import get_current_remat_mode, rematerialized_call
+from fkeras.engine.stateless import discard_writes, keep_writes
 from fkeras.engine.tensor import (_MODE, call_function, is_builtin_method, run_builtin,
                                   run_user)
 from fkeras.engine.tensor import wrap, wrap_structure
@@ -188,11 +189,12 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
         check_input_spec(self.input_spec, shapes, self.name)
         input_shape = shapes[0] if len(shapes) == 1 else list(shapes)
         self._fk_record_build_shape(input_shape)
-        self.build(input_shape)
-        self.built = True
-        if self._initial_weights is not None:
-            self.set_weights(self._initial_weights)
-            self._initial_weights = None
+        with keep_writes():  # a nested layer built inside a symbolic call sets its weights
+            self.build(input_shape)
+            self.built = True
+            if self._initial_weights is not None:
+                self.set_weights(self._initial_weights)
+                self._initial_weights = None
 
     # ---- calling ----
     def call(self, inputs, *args, **kwargs):
@@ -403,7 +405,7 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
         check_input_spec(self.input_spec, shapes, self.name)
         kwargs = {k: v for k, v in kwargs.items() if not (k == "training" and v is None)}
         call_kwargs, previous_mask = self._populate_mask(args, kwargs)
-        with symbolic_call_scope(), self._open_name_scope():
+        with symbolic_call_scope(), self._open_name_scope(), discard_writes():
             try:
                 outputs = self.call(*args, **call_kwargs)
             except Exception:
@@ -443,7 +445,7 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
         else:
             inputs = KerasTensor(input_shape)
         self._maybe_build([t.shape for t in nest.flatten(inputs)])
-        with symbolic_call_scope():
+        with symbolic_call_scope(), discard_writes():
             out = self.call(inputs)
         return nest.map_structure(lambda t: t.shape, out)
 
