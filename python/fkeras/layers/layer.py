@@ -122,11 +122,18 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
         if batch_input_shape is not None:
             self._batch_input_shape = tuple(batch_input_shape)
 
-    # ---- sub-layers are tracked when assigned as attributes ----
+    # ---- sub-layers and variables are tracked when assigned as attributes ----
     def __setattr__(self, name, value):
         if isinstance(value, Layer) and name not in ("_outer",) and hasattr(self, "_layers"):
             if value not in self._layers:
                 self._layers.append(value)
+        elif isinstance(value, Variable) and hasattr(self, "_non_trainable_weights"):
+            # Keras 3: `self.v = keras.Variable(...)` makes v one of this layer's own
+            # weights (trainable or not, as the variable says), like `add_weight`.
+            own = self._trainable_weights + self._non_trainable_weights
+            if not any(value is w for w in own):
+                (self._trainable_weights if value.trainable
+                 else self._non_trainable_weights).append(value)
         elif isinstance(value, (list, tuple, dict)) and hasattr(self, "_layers"):
             value = track_attribute(self, name, value)  # a user layer's lists of layers
         super().__setattr__(name, value)

@@ -54,10 +54,10 @@ class SpectralNormalization(Wrapper):
         else:
             raise ValueError(f"{type(self.layer).__name__} object has no attribute 'kernel' "
                              "nor 'embeddings'")
+        # Keras 3 tracks the kernel on the wrapper too (assigning it as an attribute does):
+        # its own variables are [kernel, vector_u] (the `.keras` weight file holds the kernel
+        # in both places).
         self.kernel = kernel
-        # Keras 3 tracks the kernel on the wrapper too: its own variables are
-        # [kernel, vector_u] (the `.keras` weight file holds the kernel in both places).
-        self._trainable_weights.append(kernel)
         self.kernel_shape = tuple(kernel.shape)
         self.vector_u = self.add_weight(shape=(1, self.kernel_shape[-1]),
                                         initializer=initializers.TruncatedNormal(stddev=0.02),
