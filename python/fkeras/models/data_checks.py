@@ -68,6 +68,13 @@ def fit_input_rank(value, want):
     return value
 
 
+def fixed_input_dims(model):
+    """Whether data must match the model's Input dims beyond the batch axis: a Functional
+    model checks them; a Sequential model, as in Keras 3, checks only the rank (its layers
+    check what they need: a stack of Dense layers takes any sequence length)."""
+    return getattr(model, "_fk_fixed_input_dims", True)
+
+
 def check_model_inputs(model, arrays, context="call"):
     """Raises ValueError if an array does not fit its model input (rank or fixed dims)."""
     inputs = model._flat_inputs
@@ -87,7 +94,7 @@ def check_model_inputs(model, arrays, context="call"):
                 f"but got array with shape {shape}. The model expects inputs of shape {want} "
                 "(None is the batch dimension)."
             )
-        for i, (w, g) in enumerate(zip(want, shape)):
+        for i, (w, g) in enumerate(zip(want, shape) if fixed_input_dims(model) else ()):
             if i > 0 and w is not None and w != g:
                 raise ValueError(
                     f"Error when checking input: expected {name} to have shape "

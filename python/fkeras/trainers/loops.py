@@ -55,7 +55,7 @@ def _array_dataset(model, x, y, sample_weight, class_weight, require_y):
         )
     loss = model.compiled_loss
     if ys is not None and loss is not None and loss.built:
-        ys = da.check_targets(model, ys, loss.kinds)
+        ys = da.check_targets(model, ys, loss.kinds, xs)
     sws = da.flatten_sample_weight(model, sample_weight, len(ys) if ys else 1)
     if class_weight is not None:
         sws = apply_class_weight(ys, sws, class_weight)
@@ -155,7 +155,7 @@ class _Batches:
                 "(x, y) or (x, y, sample_weight) tuples.")
         loss = self.model.compiled_loss
         if ys is not None and loss is not None and loss.built:
-            ys = da.check_targets(self.model, ys, loss.kinds)
+            ys = da.check_targets(self.model, ys, loss.kinds, xs)
         sws = da.flatten_sample_weight(self.model, sw, len(ys) if ys else 1)
         if not state.plan_ok:
             state.x_template = x
