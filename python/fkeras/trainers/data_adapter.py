@@ -196,11 +196,12 @@ def _fit_trailing_one(a, want):
     return a
 
 
-def check_inputs(model, xs):
+def check_inputs(model, xs, check_shapes=True):
     """Fits trailing 1s, casts to the input's dtype and checks every input array against its
-    model input (a model without known inputs gets int/bool arrays as int64/float32)."""
+    model input (a model without known inputs gets int/bool arrays as int64/float32).
+    `check_shapes=False` (data for a user-written step) converts the arrays only."""
     inputs = getattr(model, "_flat_inputs", None)
-    if inputs is None:
+    if inputs is None or not check_shapes:
         return [a if a is None else to_array(a) for a in xs]
     out = []
     for t, a in zip(inputs, xs):
