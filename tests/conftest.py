@@ -28,7 +28,9 @@ def _fresh_names(request):
         return
     import sys
 
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "cuda"))
+    cuda_dir = os.path.join(os.path.dirname(__file__), "cuda")
+    if cuda_dir not in sys.path:  # once: one entry per test overflowed a child's PYTHONPATH
+        sys.path.insert(0, cuda_dir)
     import emulated_cuda
 
     mp = pytest.MonkeyPatch()

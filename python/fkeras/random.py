@@ -11,7 +11,7 @@ import numpy as np
 from fkeras.distribution import _state as _dist
 from fkeras.engine import naming
 from fkeras.engine.name_scope import name_scope
-from fkeras.engine import variable as _variable_module
+from fkeras.engine import stateless as _stateless
 from fkeras.engine.variable import Variable
 from fkeras.engine import replay as _replay
 from fkeras.ops import random as _ops_random
@@ -64,7 +64,7 @@ class SeedGenerator:
     def _draw(self):
         state = self.state._value
         if type(state) is np.ndarray:  # a host buffer: counted in place (one draw per call)
-            if not _variable_module._STATELESS.__dict__.get("on", False):
+            if not _stateless.discarding():
                 state[1] += 1
         else:
             self.state.assign_add(_STEP)

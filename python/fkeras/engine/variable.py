@@ -8,34 +8,13 @@ a tensor on the Variable itself (`v * 2`, `x @ v`, `v[0]`), and changes it only 
 GradientTape (through any op or operator, or `.value`) watches it.
 """
 
-import threading
-
 import numpy as np
 
 from fkeras.backend import devices as _device
 from fkeras.engine import name_scope as _name_scope
 from fkeras.engine import replay as _replay
+from fkeras.engine import stateless as _stateless
 from fkeras.engine.operators import TensorOperators
-
-# Set while a layer's `call` runs only to infer output shapes (on KerasTensors, or on stand-in
-# zeros): variable writes there are checked and dropped, as under Keras 3's StatelessScope.
-_STATELESS = threading.local()
-
-
-class discard_writes:
-    """Context manager: `assign` / `assign_add` / `assign_sub` inside are dropped (`active`),
-    or take effect again (`active=False`: a layer built inside a shape-inference call)."""
-
-    def __init__(self, active=True):
-        self._active = active
-
-    def __enter__(self):
-        self._previous = getattr(_STATELESS, "on", False)
-        _STATELESS.on = self._active
-
-    def __exit__(self, *exc):
-        _STATELESS.on = self._previous
-
 
 _AGGREGATIONS = (None, "none", "mean", "sum", "only_first_replica")
 
@@ -153,8 +132,8 @@ class Variable(TensorOperators):
     # ---- updates (in place: the buffer's identity never changes) ----
     def assign(self, value):
         """Stores `value` (same shape; cast to this variable's dtype); returns the new value."""
-        if getattr(_STATELESS, "on", False):
-            return self._dropped_write(value, "assign")
+        if _stateless.discarding():
+            return self._discarded_write(value, "assign")
         arr = _as_array(value, self)
         if arr.shape != self._value.shape:
             raise ValueError(
@@ -177,8 +156,8 @@ class Variable(TensorOperators):
         return self._update(np.subtract, value, "assign_sub")
 
     def _update(self, ufunc, value, what):
-        if getattr(_STATELESS, "on", False):
-            return self._dropped_write(value, what)
+        if _stateless.discarding():
+            return self._discarded_write(value, what)
         arr = _as_array(value, self)
         try:
             out = np.broadcast_shapes(self._value.shape, arr.shape)
@@ -203,19 +182,18 @@ class Variable(TensorOperators):
             dev.copy_into(self._value, host)
         return self._result()
 
-    def _dropped_write(self, value, what):
-        """A write during shape inference: its shape is checked, the value left unchanged."""
+    def _discarded_write(self, value, what):
+        """A write inside a symbolic call (engine/stateless.py): shapes checked where known,
+        nothing stored; returns the variable's current value."""
         shape = getattr(value, "shape", None)
-        shape = tuple(np.shape(value) if shape is None else shape)
-        known = all(d is not None for d in shape)
-        if known and len(shape) <= len(self.shape) and all(
-                a in (b, 1) for a, b in zip(reversed(shape), reversed(self.shape))) \
-                and (what != "assign" or shape == tuple(self.shape)):
-            return self._result()
-        if not known and len(shape) == len(self.shape):
-            return self._result()
-        raise ValueError(f"`{what}` on variable '{self.path}' of shape {self.shape}: a value "
-                         f"of shape {shape} does not fit it.")
+        if shape is not None and None not in tuple(shape):
+            shape = tuple(shape)
+            fits = (shape == tuple(self.shape) if what == "assign" else
+                    _broadcasts_to(shape, tuple(self.shape)))
+            if not fits:
+                raise ValueError(f"`{what}` on variable '{self.path}' of shape {self.shape}: "
+                                 f"a value of shape {shape} does not fit it.")
+        return self._result()
 
     def _result(self):
         from fkeras.engine.tensor import _MODE, Tensor
@@ -267,6 +245,13 @@ class Variable(TensorOperators):
                 f"value={self._device.to_numpy(self._value)}>")
 
     __hash__ = None  # as keras.Variable (== is elementwise)
+
+
+def _broadcasts_to(shape, target):
+    try:
+        return np.broadcast_shapes(shape, target) == target
+    except ValueError:
+        return False
 
 
 def _as_array(value, var):

@@ -22,11 +22,12 @@ from fkeras.engine.node import Node
 from fkeras.layers.layer_dtype import DTypePolicyMixin
 from fkeras.layers.layer_nodes import NodeAttributesMixin
 from fkeras.engine.remat import get_current_remat_mode, rematerialized_call
+from fkeras.engine.stateless import discard_writes, keep_writes
 from fkeras.engine.tensor import (_MODE, call_function, is_builtin_method, run_builtin,
                                   run_user)
 from fkeras.engine.tensor import wrap, wrap_structure
 from fkeras.engine.tracking import track_attribute, track_variables
-from fkeras.engine.variable import Variable, discard_writes
+from fkeras.engine.variable import Variable
 from fkeras.ops.registry import in_symbolic_call, symbolic_call_scope
 from fkeras.utils import nest
 
@@ -122,7 +123,7 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
         if batch_input_shape is not None:
             self._batch_input_shape = tuple(batch_input_shape)
 
-    # ---- sub-layers are tracked when assigned as attributes ----
+    # ---- sub-layers and variables are tracked when assigned as attributes ----
     def __setattr__(self, name, value):
         if isinstance(value, Layer) and name not in ("_outer",) and hasattr(self, "_layers"):
             if value not in self._layers:
@@ -196,12 +197,12 @@ class Layer(DTypePolicyMixin, NodeAttributesMixin):
         check_input_spec(self.input_spec, shapes, self.name)
         input_shape = shapes[0] if len(shapes) == 1 else list(shapes)
         self._fk_record_build_shape(input_shape)
-        with discard_writes(False):  # built inside an outer layer's shape inference
+        with keep_writes():  # a nested layer built inside a symbolic call sets its weights
             self.build(input_shape)
-        self.built = True
-        if self._initial_weights is not None:
-            self.set_weights(self._initial_weights)
-            self._initial_weights = None
+            self.built = True
+            if self._initial_weights is not None:
+                self.set_weights(self._initial_weights)
+                self._initial_weights = None
 
     # ---- calling ----
     def call(self, inputs, *args, **kwargs):

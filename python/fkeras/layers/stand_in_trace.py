@@ -14,13 +14,18 @@ import numpy as np
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.engine.tape import stop_recording
 from fkeras.engine.tensor import _MODE, run_user, wrap_structure
-from fkeras.engine.variable import discard_writes
+from fkeras.engine.stateless import discard_writes
 from fkeras.ops.registry import outside_symbolic_call
 from fkeras.utils import nest
 
 # (batch axis, other axes) sample sizes of the two runs: small batches keep the runs cheap,
 # larger sizes elsewhere leave room for kernels and strides along unknown time/space axes.
 _SIZES = ((2, 83), (3, 89))
+# Tried when those fail: Keras traces on torch's "meta" device, where a lookup past the end
+# of a table only shapes its output, so a positional embedding of 16 rows indexed by
+# `arange(sequence_length)` traces at length 83; fkeras's stand-ins hold real values, and
+# shorter unknown axes keep such lookups in range.
+_SMALL_SIZES = ((2, 7), (3, 11))
 
 
 def _stand_in(value, sizes):
@@ -43,8 +48,16 @@ def _run(layer, args, kwargs, sizes):
 def trace_output_spec(layer, args, kwargs):
     """KerasTensors for `layer.call(*args, **kwargs)` from two stand-in runs; raises what the
     first run raises."""
-    first = _run(layer, args, kwargs, _SIZES[0])
-    second = nest.flatten(_run(layer, args, kwargs, _SIZES[1]))
+    sizes = _SIZES
+    try:
+        first = _run(layer, args, kwargs, sizes[0])
+    except Exception:
+        sizes = _SMALL_SIZES
+        try:
+            first = _run(layer, args, kwargs, sizes[0])
+        except Exception:
+            first = _run(layer, args, kwargs, _SIZES[0])  # raises the first error again
+    second = nest.flatten(_run(layer, args, kwargs, sizes[1]))
     seconds = iter(second)
 
     def spec(a):

@@ -45,6 +45,36 @@ def num_samples(arrays):
     return sizes.pop() if sizes else 0
 
 
+def fitted_shape(shape, want):
+    """`shape` with one trailing 1 removed or added when that makes its rank `want`'s (Keras 3
+    squeezes or expands such an input of a Functional model), else `shape` unchanged."""
+    if len(shape) == len(want) + 1 and shape[-1] == 1:
+        return shape[:-1]
+    if len(shape) + 1 == len(want) and want[-1] == 1:
+        return shape + (1,)
+    return shape
+
+
+def fit_input_rank(value, want):
+    """`value` squeezed or expanded on its last axis as `fitted_shape` says (through
+    `ops.squeeze` / `ops.expand_dims`, so gradients flow), else `value` itself."""
+    from fkeras import ops
+
+    rank = len(value.shape)
+    if rank == len(want) + 1 and value.shape[-1] == 1:
+        return ops.squeeze(value, axis=-1)
+    if rank + 1 == len(want) and want[-1] == 1:
+        return ops.expand_dims(value, axis=-1)
+    return value
+
+
+def fixed_input_dims(model):
+    """Whether data must match the model's Input dims beyond the batch axis: a Functional
+    model checks them; a Sequential model, as in Keras 3, checks only the rank (its layers
+    check what they need: a stack of Dense layers takes any sequence length)."""
+    return getattr(model, "_fk_fixed_input_dims", True)
+
+
 def check_model_inputs(model, arrays, context="call"):
     """Raises ValueError if an array does not fit its model input (rank or fixed dims)."""
     inputs = model._flat_inputs
@@ -56,15 +86,15 @@ def check_model_inputs(model, arrays, context="call"):
         )
     for t, a in zip(inputs, flat):
         name = t._keras_history.layer.name
-        shape = tuple(np.shape(a))
         want = t.shape
+        shape = fitted_shape(tuple(np.shape(a)), want)
         if len(shape) != len(want):
             raise ValueError(
                 f"Error when checking input: expected {name} to have {len(want)} dimensions, "
                 f"but got array with shape {shape}. The model expects inputs of shape {want} "
                 "(None is the batch dimension)."
             )
-        for i, (w, g) in enumerate(zip(want, shape)):
+        for i, (w, g) in enumerate(zip(want, shape) if fixed_input_dims(model) else ()):
             if i > 0 and w is not None and w != g:
                 raise ValueError(
                     f"Error when checking input: expected {name} to have shape "

@@ -50,7 +50,7 @@ class _FastState:
     """Per-model cache: the plan, whether the graph qualifies, the signatures seen."""
 
     __slots__ = ("nodes_ref", "plan", "eligible", "signatures", "single", "n_inputs",
-                 "int_inputs", "taken", "compiled")
+                 "int_inputs", "ranks", "taken", "compiled")
 
     def __init__(self, model):
         from fkeras.trainers.forward_plan import get_plan
@@ -62,6 +62,7 @@ class _FastState:
         self.n_inputs = len(model._flat_inputs)
         self.single = self.n_inputs == 1
         self.int_inputs = [_is_int_dtype(t.dtype) for t in model._flat_inputs]
+        self.ranks = [len(t.shape) for t in model._flat_inputs]
         self.taken = 0  # fast calls made (tests check that the path is used)
         # Whether the model lowers to a compiled plan (which also needs float32 inputs).
         self.compiled = self.eligible and _compiled.state_of(model).ops is not None
@@ -150,9 +151,11 @@ def remember(state, signature):
     """Records a signature after a successful full-path call (if the input dtypes agree with
     the model's inputs: an integer array for a float input is cast by the first layer on the
     full path, which the plan would not do)."""
-    for (_, dtype), is_int in zip(signature, state.int_inputs):
+    for (shape, dtype), is_int, rank in zip(signature, state.int_inputs, state.ranks):
         if (dtype.kind in "iub") != is_int or dtype.kind not in "iubf":
             return
+        if len(shape) != rank:
+            return  # the full path fitted a trailing 1, which the plan would not do
     if len(state.signatures) >= _MAX_SIGNATURES:
         state.signatures.clear()
     state.signatures.add(signature)

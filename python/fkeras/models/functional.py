@@ -10,11 +10,12 @@ import numpy as np
 
 from fkeras.engine import naming
 from fkeras.engine.keras_tensor import KerasTensor
-from fkeras.engine.masking import set_keras_mask
+from fkeras.engine.masking import get_keras_mask, set_keras_mask
 from fkeras.layers.core.input_layer import InputLayer
 from fkeras.layers import layer as _layer_module
 from fkeras.layers.layer import Layer
 from fkeras.models import eager_fast_path
+from fkeras.models.data_checks import fit_input_rank
 from fkeras.models.model import Model
 from fkeras.utils import nest
 
@@ -120,7 +121,7 @@ class Functional(Model):
                 f'Model "{self.name}" expects {len(self._flat_inputs)} input(s), but it received '
                 f"{len(flat)} input tensors."
             )
-        values = {id(t): v for t, v in zip(self._flat_inputs, flat)}
+        values = {id(t): _fit_rank(v, t) for t, v in zip(self._flat_inputs, flat)}
         for node in self._nodes:
             if node.is_input:
                 continue
@@ -199,6 +200,18 @@ def _with_masks(inputs, mask):
         tagged.append(x)
     return nest.pack_like(inputs, tagged) if isinstance(inputs, (list, tuple, dict)) \
         else tagged[0]
+
+
+def _fit_rank(value, tensor):
+    """An input value with one trailing 1 squeezed or added to match its Input's rank (Keras
+    3 does this in a Functional call), keeping its Keras mask."""
+    if not hasattr(value, "shape") or len(value.shape) == len(tensor.shape):
+        return value
+    fitted = fit_input_rank(value, tensor.shape)
+    mask = get_keras_mask(value) if fitted is not value else None
+    if mask is not None:
+        set_keras_mask(fitted, mask)
+    return fitted
 
 
 def _flatten_inputs_like(inputs, structure, count):

@@ -17,6 +17,9 @@ class Sequential(Functional):
     the first layer, from `build(input_shape)`, or from the first call on data.
     """
 
+    # Keras 3 checks a Sequential model's input rank only (models/data_checks.py).
+    _fk_fixed_input_dims = False
+
     def __init__(self, layers=None, trainable=True, name=None):
         Layer.__init__(self, name=name or naming.unique_name("sequential"), trainable=trainable)
         self._stack = []

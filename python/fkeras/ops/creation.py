@@ -13,6 +13,7 @@ from fkeras.backend import devices as _device
 from fkeras.engine.keras_tensor import KerasTensor
 from fkeras.engine.tensor import Tensor, in_array_mode
 from fkeras.ops.dtypes import standardize_dtype
+from fkeras.ops.registry import in_symbolic_call
 
 
 def _np_dtype(dtype, default="float32"):
@@ -104,7 +105,17 @@ def full_like(x, fill_value, dtype=None):
 
 def arange(start, stop=None, step=None, dtype=None):
     """Evenly spaced values in [start, stop) (keras.ops.arange); int32 for integer arguments,
-    float32 otherwise, unless `dtype` is given."""
+    float32 otherwise, unless `dtype` is given.
+
+    Inside a layer's symbolic call, `arange(0, None)` is refused: its None is an unknown
+    dimension (`ops.arange(start=0, stop=ops.shape(x)[1])` of a KerasTensor), and counting to
+    it gave an empty range (a sequence length of 0). The error lets a user layer's outputs be
+    traced on stand-in values instead, as Keras 3 computes them (layers/stand_in_trace.py)."""
+    if stop is None and isinstance(start, (int, np.integer)) and start == 0 and \
+            in_symbolic_call():
+        raise ValueError(
+            "ops.arange: `stop` is None inside a symbolic call: an unknown dimension of a "
+            "symbolic tensor has no value (received start=0, stop=None).")
     args = [a for a in (start, stop, step) if a is not None]
     is_float = any(isinstance(a, float) or np.asarray(a).dtype.kind == "f" for a in args)
     default = "float32" if is_float else "int32"

@@ -15,6 +15,7 @@ import numpy as np
 
 from fkeras.backend import devices as _devices
 from fkeras.engine.keras_tensor import KerasTensor
+from fkeras.models.data_checks import fixed_input_dims
 from fkeras.trainers import foreign_data
 from fkeras.utils import nest
 
@@ -195,11 +196,12 @@ def _fit_trailing_one(a, want):
     return a
 
 
-def check_inputs(model, xs):
+def check_inputs(model, xs, check_shapes=True):
     """Fits trailing 1s, casts to the input's dtype and checks every input array against its
-    model input (a model without known inputs gets int/bool arrays as int64/float32)."""
+    model input (a model without known inputs gets int/bool arrays as int64/float32).
+    `check_shapes=False` (data for a user-written step) converts the arrays only."""
     inputs = getattr(model, "_flat_inputs", None)
-    if inputs is None:
+    if inputs is None or not check_shapes:
         return [a if a is None else to_array(a) for a in xs]
     out = []
     for t, a in zip(inputs, xs):
@@ -213,13 +215,17 @@ def check_inputs(model, xs):
                 f"but got array with shape {a.shape}. The model expects inputs of shape "
                 f"{want} (None is the batch dimension)."
             )
-        for w, g in zip(want[1:], a.shape[1:]):
-            if w is not None and w != g:
-                raise ValueError(
-                    f"Error when checking input: expected {name} to have shape "
-                    f"{tuple(want[1:])} but got array with shape {a.shape[1:]} (full shapes: "
-                    f"expected {want}, received {a.shape})."
-                )
+        differs = any(w is not None and w != g for w, g in zip(want[1:], a.shape[1:]))
+        if differs and fixed_input_dims(model):
+            raise ValueError(
+                f"Error when checking input: expected {name} to have shape "
+                f"{tuple(want[1:])} but got array with shape {a.shape[1:]} (full shapes: "
+                f"expected {want}, received {a.shape})."
+            )
+        if differs and len(inputs) == 1:
+            # A Sequential model takes other dims where its layers do: its layers' own checks
+            # run once on a symbolic input of that shape (nothing recorded, no kernel run).
+            model.compute_output_spec(KerasTensor((None,) + a.shape[1:], t.dtype))
         out.append(a)
     return out
 
@@ -250,19 +256,20 @@ def cast_to_input_dtype(a, dtype, name):
     return a
 
 
-def check_targets(model, ys, kinds):
-    """Checks y against each output; kinds[i] is 'sparse', 'same' or None (unknown loss)."""
+def check_targets(model, ys, kinds, xs=None):
+    """Checks y against each output; kinds[i] is 'sparse', 'same' or None (unknown loss).
+    `xs` (the checked inputs) give a Sequential model's output shapes for inputs whose dims
+    differ from its Input's."""
     outputs = getattr(model, "_flat_outputs", None)
     if outputs is None or ys is None:
         return ys
     names = _names(model, "output_names")
     out = []
-    for i, (t, a) in enumerate(zip(outputs, ys)):
+    for i, (want, a) in enumerate(zip(_output_shapes(model, xs), ys)):
         kind = kinds[i] if i < len(kinds) else None
         if a is None or kind is None:
             out.append(a)
             continue
-        want = t.shape
         if kind == "sparse":
             if a.ndim == len(want) and a.shape[-1] == 1:
                 a = a.reshape(a.shape[:-1])
@@ -278,6 +285,18 @@ def check_targets(model, ys, kinds):
             raise ValueError(_target_message(names[i], expected, a.shape, kind, want))
         out.append(a)
     return out
+
+
+def _output_shapes(model, xs):
+    shapes = [t.shape for t in model._flat_outputs]
+    inputs = model._flat_inputs
+    if xs is None or fixed_input_dims(model) or len(inputs) != 1 or xs[0] is None:
+        return shapes
+    t, a = inputs[0], xs[0]
+    if all(w is None or w == g for w, g in zip(t.shape[1:], a.shape[1:])):
+        return shapes
+    spec = model.compute_output_spec(KerasTensor((None,) + a.shape[1:], t.dtype))
+    return [s.shape for s in nest.flatten(spec)]
 
 
 def _target_message(name, expected, got, kind, output_shape):

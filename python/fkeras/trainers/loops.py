@@ -45,8 +45,19 @@ def pack_outputs(model, outs):
     return outs[0] if len(outs) == 1 else outs
 
 
-def _array_dataset(model, x, y, sample_weight, class_weight, require_y):
-    xs = da.check_inputs(model, da.flatten_inputs(model, x))
+def user_step(model, method):
+    """Whether `method`'s batches ("fit", "fit (validation_data)", "evaluate", "predict") go
+    to a step the user wrote: Keras 3 hands such a step its data as given (keras-io's metric
+    learning stacks anchor/positive pairs in one array), so only built-in steps check x
+    against the model's inputs."""
+    name = ("test_step" if "validation" in method else
+            {"fit": "train_step", "evaluate": "test_step", "predict": "predict_step"}.get(method))
+    step = getattr(type(model), name, None) if name else None
+    return step is not None and not step.__qualname__.startswith("Trainer.")
+
+
+def _array_dataset(model, x, y, sample_weight, class_weight, require_y, check_shapes=True):
+    xs = da.check_inputs(model, da.flatten_inputs(model, x), check_shapes)
     ys = da.flatten_targets(model, y)
     if ys is None and require_y:
         raise ValueError(
@@ -55,7 +66,7 @@ def _array_dataset(model, x, y, sample_weight, class_weight, require_y):
         )
     loss = model.compiled_loss
     if ys is not None and loss is not None and loss.built:
-        ys = da.check_targets(model, ys, loss.kinds)
+        ys = da.check_targets(model, ys, loss.kinds, xs)
     sws = da.flatten_sample_weight(model, sample_weight, len(ys) if ys else 1)
     if class_weight is not None:
         sws = apply_class_weight(ys, sws, class_weight)
@@ -89,7 +100,8 @@ def make_dataset(model, x, y=None, sample_weight=None, class_weight=None, requir
         if pda.is_generator(x):
             return pda.GeneratorAdapter(x)
         return da.IterableDataset(x)
-    data = _array_dataset(model, x, y, sample_weight, class_weight, require_y)
+    data = _array_dataset(model, x, y, sample_weight, class_weight, require_y,
+                          check_shapes=not user_step(model, method))
     arg_checks.check_not_empty(method, data.n)
     return data
 
@@ -112,8 +124,9 @@ class _Batches:
     """Batches of one epoch as flat (xs, ys, sws), from arrays or an iterable."""
 
     def __init__(self, model, data, batch_size, shuffle=False, steps=None, class_weight=None,
-                 require_y=False):
+                 require_y=False, method=None):
         self.model, self.data = model, data
+        self.check_shapes = method is None or not user_step(model, method)
         if batch_size is None:  # Keras 3: enough samples per batch for `steps` batches
             n = getattr(data, "n", 0)
             batch_size = max(1, math.ceil(n / steps)) if steps and n else 32
@@ -146,7 +159,7 @@ class _Batches:
 
     def _flatten_item(self, item, state):
         x, y, sw = da.unpack_x_y_sample_weight(item)
-        xs = da.check_inputs(self.model, da.flatten_inputs(self.model, x))
+        xs = da.check_inputs(self.model, da.flatten_inputs(self.model, x), self.check_shapes)
         ys = da.flatten_targets(self.model, y)
         if ys is None and self.require_y:
             raise ValueError(
@@ -155,7 +168,7 @@ class _Batches:
                 "(x, y) or (x, y, sample_weight) tuples.")
         loss = self.model.compiled_loss
         if ys is not None and loss is not None and loss.built:
-            ys = da.check_targets(self.model, ys, loss.kinds)
+            ys = da.check_targets(self.model, ys, loss.kinds, xs)
         sws = da.flatten_sample_weight(self.model, sw, len(ys) if ys else 1)
         if not state.plan_ok:
             state.x_template = x
@@ -238,7 +251,7 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
     if isinstance(train, pda.ADAPTERS):
         shuffle = pda.start_epochs(model, train, shuffle, steps_per_epoch, training=True)
     batches = _Batches(model, train, batch_size, shuffle, steps_per_epoch,
-                       require_y=model.compiled_loss is not None)
+                       require_y=model.compiled_loss is not None, method="fit")
     if not model.optimizer.built and not state.needs_build:
         model.optimizer.build(state.variables)
     _dp.check_batch_size(batches.batch_size if isinstance(train, da.ArrayDataset) else None)
@@ -263,6 +276,8 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
                 for xs, ys, sws in group:
                     if custom:
                         logs = model.train_step(_structured(model, state, xs, ys, sws))
+                        if not model.built:
+                            _mark_built(model, xs)
                     else:
                         model._fk_train_step(state, xs, ys, sws)
                         logs = model.get_metrics_result() if end else None
@@ -285,6 +300,16 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, validation_split,
         model.optimizer.finalize_variable_values(state.variables)
     cbs.on_train_end(epoch_logs)
     return cbs._history
+
+
+def _mark_built(model, xs):
+    """Keras 3 builds a model before a custom `train_step` runs by calling it symbolically;
+    fkeras runs the step itself: once that built every sublayer, the model counts as built
+    too (so `count_params` and `summary` work after `fit`, as in Keras)."""
+    if all(layer.built for layer in model._all_layers()):
+        if len(xs) == 1 and hasattr(xs[0], "shape"):
+            model._fk_record_build_shape(tuple(xs[0].shape))
+        model.built = True
 
 
 def _keep_input_structure(state, data, x):
@@ -336,7 +361,7 @@ def _run_evaluate(model, data, batch_size, steps, cbs):
     if isinstance(data, pda.ADAPTERS):
         pda.start_epochs(model, data, False, steps, training=False)
     batches = _Batches(model, data, batch_size, False, steps,
-                       require_y=model.compiled_loss is not None)
+                       require_y=model.compiled_loss is not None, method="evaluate")
     custom = model._fk_custom("test_step")
     begin, end = cbs.wants("on_test_batch_begin"), cbs.wants("on_test_batch_end")
     model.reset_metrics()
@@ -380,7 +405,7 @@ def predict(model, x, batch_size, verbose, steps, callbacks):
     _keep_input_structure(state, data, x)
     if isinstance(data, da.ArrayDataset):
         data = da.ArrayDataset(data.xs)
-    batches = _Batches(model, data, batch_size, False, steps)
+    batches = _Batches(model, data, batch_size, False, steps, method="predict")
     cbs = callbacks if isinstance(callbacks, CallbackList) else CallbackList(
         callbacks, add_progbar=verbose != 0, model=model, verbose=verbose, epochs=1,
         steps=batches.target)

@@ -320,7 +320,7 @@ class Trainer:
         xs = da.check_inputs(self, da.flatten_inputs(self, x))
         ys = da.flatten_targets(self, y)
         if self.compiled_loss is not None and self.compiled_loss.built:
-            ys = da.check_targets(self, ys, self.compiled_loss.kinds)
+            ys = da.check_targets(self, ys, self.compiled_loss.kinds, xs)
         sws = da.flatten_sample_weight(self, sample_weight, len(ys) if ys else 1)
         if class_weight is not None:
             sws = loops.apply_class_weight(ys, sws, class_weight)

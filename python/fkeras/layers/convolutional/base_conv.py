@@ -5,6 +5,7 @@ import numpy as np
 
 from fkeras import activations, config, ops
 from fkeras.engine.input_spec import InputSpec
+from fkeras.engine.tensor import run_user
 from fkeras.layers.layer import Layer
 from fkeras.layers.reshaping.spatial_args import standardize_tuple
 from fkeras.layers.weight_args import (
@@ -152,11 +153,39 @@ class BaseConv(Layer):
                                     axes={axis: channels})
         self.built = True
 
+    def convolution_op(self, inputs, kernel):
+        """The convolution alone (no bias, no activation) of `inputs` with `kernel`.
+
+        Keras's hook for custom convolutions: a Conv2D or Conv3D subclass that overrides it
+        gets `call` = `convolution_op(inputs, self.kernel)` + bias, then the activation (the
+        override runs as user code, so its gradients reach the kernel). As in Keras 3,
+        Conv1D's `call` does not use it.
+
+        Args:
+            inputs: the layer's input tensor.
+            kernel: a tensor of the kernel's shape.
+
+        Returns:
+            `ops.conv` of the two with the layer's strides, padding, dilation and data format.
+        """
+        return ops.conv(inputs, kernel, strides=list(self.strides), padding=self.padding,
+                        dilation_rate=self.dilation_rate, data_format=self.data_format)
+
     def call(self, inputs):
+        if self.rank > 1 and type(self).convolution_op is not BaseConv.convolution_op:
+            return self._call_custom_convolution_op(inputs)
         if self.rank < 3:
             return fused_conv(self, ops.conv2d, inputs, self.kernel)
         y = conv3d(inputs, self.kernel, self.bias, self.strides, self.padding, self.data_format,
                    self.dilation_rate)
+        return self.activation(y)
+
+    def _call_custom_convolution_op(self, inputs):
+        y = run_user(self.convolution_op, inputs, self.kernel)
+        if self.use_bias:
+            shape = ((1,) * (self.rank + 1) + (self.filters,)
+                     if self.data_format == "channels_last" else (1, self.filters) + (1,) * self.rank)
+            y = ops.add(y, ops.reshape(self.bias, shape))
         return self.activation(y)
 
     def compute_output_shape(self, input_shape):

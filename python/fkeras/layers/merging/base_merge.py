@@ -46,8 +46,12 @@ class Merge(Layer):
             raise ValueError("A merge layer should be called on a list of at least 1 input. "
                              "Got 0 inputs.")
         shapes = [tuple(su.shape_of(x)) for x in inputs]
-        self.compute_output_shape(shapes)  # Keras's shape checks, before any computation
+        self._check_shapes(shapes, any(isinstance(x, KerasTensor) for x in inputs))
         return super().__call__(list(inputs), *args, **kwargs)
+
+    def _check_shapes(self, shapes, symbolic):
+        """Keras's shape checks, before any computation."""
+        self.compute_output_shape(shapes)
 
     def call(self, inputs):
         return self._merge(list(inputs))
@@ -100,6 +104,19 @@ class ElementwiseMerge(Merge):
     (Add, Multiply, Maximum, Minimum; Average divides the sum)."""
 
     _op = None
+    _fk_batch_checked = False
+
+    def _check_shapes(self, shapes, symbolic):
+        """As Keras 3: batch sizes must agree when the layer is built (its first call) and in
+        every symbolic call; later eager calls broadcast a batch of 1 (keras-io's Perceiver
+        adds its (1, latent, dim) latent array to a batch of attention outputs)."""
+        if symbolic or not self._fk_batch_checked:
+            self.compute_output_shape(shapes)
+            self._fk_batch_checked = True
+            return
+        out = shapes[0][1:]
+        for shape in shapes[1:]:
+            out = elementwise_output_shape(out, shape[1:])
 
     def _merge(self, inputs):
         inputs = self._expand_to_same_rank(inputs)
