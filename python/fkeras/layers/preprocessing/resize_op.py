@@ -33,16 +33,19 @@ def aspect_box(height, width, target_height, target_width, mode):
 
 
 def _axis_matrix(in_size, out_size, start, size, mode, interpolation, antialias):
-    """(B, kept): B maps the original axis to the output; kept marks the output's share of
-    real (not padded) input (None without padding)."""
-    a = resize_matrix(size if mode else in_size, out_size, interpolation, antialias)
+    """(B, kept, read): B maps the original axis to the output; kept marks the output's share
+    of real (not padded) input (None without padding); read marks the input pixels each
+    output reads."""
+    a, read = resize_matrix(size if mode else in_size, out_size, interpolation, antialias,
+                            taps=True)
     if mode == "crop":
-        b = np.zeros((out_size, in_size))
-        b[:, start:start + size] = a
-        return b, None
+        b, r = np.zeros((out_size, in_size)), np.zeros((out_size, in_size), bool)
+        b[:, start:start + size], r[:, start:start + size] = a, read
+        return b, None, r
     if mode == "pad":
-        return a[:, start:start + in_size], a[:, start:start + in_size].sum(axis=1)
-    return a, None
+        return (a[:, start:start + in_size], a[:, start:start + in_size].sum(axis=1),
+                read[:, start:start + in_size])
+    return a, None, read
 
 
 class ImageResize(Op):
@@ -56,10 +59,10 @@ class ImageResize(Op):
                 mode=None, fill_value=0.0):
         _, h, w, _ = x.shape
         box = aspect_box(h, w, size[0], size[1], mode) if mode else (0, h, 0, w)
-        bh, kh = _axis_matrix(h, size[0], box[0], box[1], mode, interpolation, antialias)
-        bw, kw = _axis_matrix(w, size[1], box[2], box[3], mode, interpolation, antialias)
+        bh, kh, rh = _axis_matrix(h, size[0], box[0], box[1], mode, interpolation, antialias)
+        bw, kw, rw = _axis_matrix(w, size[1], box[2], box[3], mode, interpolation, antialias)
         bh, bw = bh.astype(x.dtype), bw.astype(x.dtype)
-        y = _two_axis_product(x, bh, bw)
+        y = _two_axis_product(x, bh, bw, (rh, rw))
         if mode == "pad" and fill_value != 0.0:
             # Resampling rows sum to 1, so the padding's share of output (p, q) is
             # 1 - kh[p] * kw[q], where k is the share of real input along each axis.

@@ -1,7 +1,8 @@
 """Per-axis resampling matrices: Keras 3's `image.resize` on the torch backend, which is
 `torch.nn.functional.interpolate` (half-pixel centres, `align_corners=False`).
 
-Each function returns an (out_size, in_size) float64 matrix M, so that resizing one axis is
+Each function returns an (out_size, in_size) float64 matrix M (and the boolean mask of the
+pixels each output reads), so that resizing one axis is
 y = M @ x along it; a 2-D resize is y = M_h x M_w^T per image and channel, and its gradient
 applies the transposes. `scale = in_size / out_size`, rounded to float32 as torch computes it.
 
@@ -31,7 +32,7 @@ def nearest_matrix(in_size, out_size):
                      in_size - 1)
     m = np.zeros((out_size, in_size))
     m[np.arange(out_size), src] = 1.0
-    return m
+    return m, m != 0
 
 
 def linear_matrix(in_size, out_size):
@@ -42,11 +43,12 @@ def linear_matrix(in_size, out_size):
     frac = np.clip(src - lo, 0.0, 1.0).astype(np.float64)
     lo = np.minimum(lo, in_size - 1)
     hi = np.minimum(lo + 1, in_size - 1)
-    m = np.zeros((out_size, in_size))
+    m, read = np.zeros((out_size, in_size)), np.zeros((out_size, in_size), bool)
     rows = np.arange(out_size)
     np.add.at(m, (rows, lo), 1.0 - frac)
     np.add.at(m, (rows, hi), frac)
-    return m
+    read[rows, lo] = read[rows, hi] = True
+    return m, read
 
 
 def _cubic(x, a):
@@ -63,12 +65,14 @@ def cubic_matrix(in_size, out_size):
     src = scale * (i + np.float32(0.5)) - np.float32(0.5)
     lo = np.floor(src).astype(np.int64)
     t = (src - lo).astype(np.float64)
-    m = np.zeros((out_size, in_size))
+    m, read = np.zeros((out_size, in_size)), np.zeros((out_size, in_size), bool)
     rows = np.arange(out_size)
     for k in range(4):
         w = _cubic(t - (k - 1), -0.75)
-        np.add.at(m, (rows, np.clip(lo - 1 + k, 0, in_size - 1)), w)
-    return m
+        cols = np.clip(lo - 1 + k, 0, in_size - 1)
+        np.add.at(m, (rows, cols), w)
+        read[rows, cols] = True
+    return m, read
 
 
 def antialias_matrix(in_size, out_size, interpolation):
@@ -77,7 +81,7 @@ def antialias_matrix(in_size, out_size, interpolation):
     scale = _scale(in_size, out_size)
     support = taps / 2 * scale if scale >= 1.0 else taps / 2
     invscale = 1.0 / scale if scale >= 1.0 else 1.0
-    m = np.zeros((out_size, in_size))
+    m, read = np.zeros((out_size, in_size)), np.zeros((out_size, in_size), bool)
     for i in range(out_size):
         center = scale * (i + 0.5)
         start = max(int(center - support + 0.5), 0)
@@ -86,12 +90,17 @@ def antialias_matrix(in_size, out_size, interpolation):
         w = kernel((j - center + 0.5) * invscale)
         total = w.sum()
         m[i, start:stop] = w / total if total != 0.0 else w
-    return m
+        read[i, start:stop] = True
+    return m, read
 
 
-def resize_matrix(in_size, out_size, interpolation, antialias=False):
-    """The (out_size, in_size) matrix resizing one axis (see the module docstring)."""
+def resize_matrix(in_size, out_size, interpolation, antialias=False, taps=False):
+    """The (out_size, in_size) matrix resizing one axis (see the module docstring); taps=True
+    also returns the mask of the input pixels each output reads, zero weights included (torch
+    multiplies those as well: a NaN there makes the output NaN)."""
     if antialias and interpolation in ("bilinear", "bicubic"):
-        return antialias_matrix(in_size, out_size, interpolation)
-    return {"nearest": nearest_matrix, "bilinear": linear_matrix,
-            "bicubic": cubic_matrix}[interpolation](in_size, out_size)
+        m, read = antialias_matrix(in_size, out_size, interpolation)
+    else:
+        m, read = {"nearest": nearest_matrix, "bilinear": linear_matrix,
+                   "bicubic": cubic_matrix}[interpolation](in_size, out_size)
+    return (m, read) if taps else m
