@@ -609,24 +609,6 @@ class CategoricalHinge(_PerSample):
 REDUCTIONS = ("sum_over_batch_size", "sum", "mean", "mean_with_sample_weight", "none", None)
 
 
-def _same_rank_shapes(vshape, wshape):
-    """Keras's squeeze_or_expand_to_same_rank on shapes: (values shape, weight shape) after a
-    trailing 1 is dropped or added where the ranks differ by one."""
-    vshape, wshape = tuple(vshape), tuple(wshape)
-    vr, wr = len(vshape), len(wshape)
-    if vr == wr + 1 and vshape[-1] == 1:
-        if wr == 1:
-            wshape = wshape + (1,)
-        else:
-            vshape = vshape[:-1]
-    if wr == vr + 1 and wshape[-1] == 1:
-        if vr == 1:
-            vshape = vshape + (1,)
-        else:
-            wshape = wshape[:-1]
-    return vshape, wshape
-
-
 class ReduceWeighted(Op):
     """sum(values * w) / divisor: the size of values * w (sum_over_batch_size, mean), 1 (sum)
     or sum(w) (mean_with_sample_weight); reduction 'none' returns values * w. The weight meets
@@ -641,19 +623,18 @@ class ReduceWeighted(Op):
             return ()
         if sample_weight is None:
             return su.shape_of(values)
-        v, w = _same_rank_shapes(su.shape_of(values), su.shape_of(sample_weight))
+        v, w = su.same_rank_shapes(su.shape_of(values), su.shape_of(sample_weight))
         return su.broadcast_shapes(v, w, "loss reduction")
 
     def forward(self, dev, values, sample_weight=None, reduction="sum_over_batch_size"):
         w = None
-        vshape = values.shape
+        vshape = vs = values.shape
         weighted = values
         if sample_weight is not None:
             w = np.asarray(sample_weight, dtype=values.dtype)
-            vs, ws = _same_rank_shapes(values.shape, w.shape)
+            vs, ws = su.same_rank_shapes(values.shape, w.shape)
             w = w.reshape(ws)
             weighted = values.reshape(vs) * w
-        vs = weighted.shape if w is None else _same_rank_shapes(values.shape, w.shape)[0]
         if reduction in ("none", None) or weighted.ndim == 0 or weighted.shape == (0,):
             return np.array(weighted, dtype=values.dtype), (w, None, vshape, vs, weighted.shape)
         total = weighted.sum()

@@ -14,6 +14,7 @@ from fkeras.backend import devices as _devices
 from fkeras.engine import naming
 from fkeras.engine.masking import apply_mask, get_keras_mask
 from fkeras.engine.tensor import user_callable
+from fkeras.ops.shape_utils import same_rank_shapes
 from fkeras.optimizers.state import view_variable
 
 
@@ -24,18 +25,9 @@ def to_numpy(x):
 
 
 def squeeze_or_expand(a, b, expand_rank_1=True):
-    """Keras's squeeze_or_expand_to_same_rank: ranks differing by one trailing 1 are aligned."""
-    if a.ndim == b.ndim + 1 and a.shape[-1] == 1:
-        if b.ndim == 1 and expand_rank_1:
-            b = b[..., None]
-        else:
-            a = a[..., 0]
-    elif b.ndim == a.ndim + 1 and b.shape[-1] == 1:
-        if a.ndim == 1 and expand_rank_1:
-            a = a[..., None]
-        else:
-            b = b[..., 0]
-    return a, b
+    """Keras's squeeze_or_expand_to_same_rank on two arrays (shape_utils.same_rank_shapes)."""
+    sa, sb = same_rank_shapes(a.shape, b.shape, expand_rank_1)
+    return a.reshape(sa), b.reshape(sb)
 
 
 class Metric(abc.ABC):

@@ -24,6 +24,24 @@ def broadcast_shapes(a, b, op_name):
     return tuple(reversed(out))
 
 
+def same_rank_shapes(a, b, expand_rank_1=True):
+    """Keras's squeeze_or_expand_to_same_rank on two shapes: where the ranks differ by one and
+    the longer shape ends in 1, that 1 is dropped, or (`expand_rank_1`, the shorter shape of
+    rank 1) a trailing 1 is added to the shorter one. Returns the two shapes."""
+    a, b = tuple(a), tuple(b)
+    if len(a) == len(b) + 1 and a[-1] == 1:
+        if len(b) == 1 and expand_rank_1:
+            b = b + (1,)
+        else:
+            a = a[:-1]
+    elif len(b) == len(a) + 1 and b[-1] == 1:
+        if len(a) == 1 and expand_rank_1:
+            a = a + (1,)
+        else:
+            b = b[:-1]
+    return a, b
+
+
 def unbroadcast(g, shape, xp=None):
     """Sums a broadcast gradient back to `shape` (`xp`: the device's array namespace for a
     device buffer; None or NumPy: g's own `sum`)."""
