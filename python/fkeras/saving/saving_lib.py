@@ -243,14 +243,8 @@ def load_archive_weights(model, filepath, skip_mismatch=False):
 
 
 def _read_weights_bytes(model, weights, skip_mismatch=False):
-    h5py = weights_h5._h5py()
-    try:
-        f = h5py.File(io.BytesIO(weights), "r")
-    except (OSError, OverflowError, RuntimeError) as e:
-        raise ValueError(f"Invalid `.keras` file: {WEIGHTS} is not a readable HDF5 file "
-                         f"({e}).") from None
-    with f:
-        weights_h5.read_weights_checked(model, f, skip_mismatch, f"`.keras` member {WEIGHTS}")
+    weights_h5.read_weights_from(model, io.BytesIO(weights), skip_mismatch,
+                                 f"`.keras` member {WEIGHTS}")
 
 
 def model_config(model, include_optimizer=True):

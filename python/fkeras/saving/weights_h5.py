@@ -188,15 +188,7 @@ def load_weights(model, filepath, skip_mismatch=False):
     if not filepath.endswith(".weights.h5"):
         raise ValueError("fkeras loads weights from `.weights.h5` files (Keras 3 layout) or "
                          f"from `.keras` files. Received: filepath={filepath}")
-    try:
-        f = _h5py().File(filepath, "r")
-    except FileNotFoundError:
-        raise
-    except (OSError, OverflowError, RuntimeError) as e:
-        raise ValueError(f"Invalid weights file {filepath}: not a readable HDF5 file ({e}).") \
-            from None
-    with f:
-        read_weights_checked(model, f, skip_mismatch, filepath)
+    read_weights_from(model, filepath, skip_mismatch, filepath)
 
 
 # A corrupt HDF5 file's structures (heaps, B-trees, link tables, addresses past its end)
@@ -219,9 +211,18 @@ def damage_as_value_error(what):
             from e
 
 
-def read_weights_checked(model, f, skip_mismatch, source):
-    """read_weights, with a corrupt file's h5py errors turned into a ValueError."""
-    with damage_as_value_error(f"Invalid weights file {source}"):
+def read_weights_from(model, source, skip_mismatch, name):
+    """read_weights from `source` (a path or a file object such as an in-memory `.keras`
+    member), `name` in its errors: a file h5py cannot open, or whose HDF5 data is corrupt,
+    raises a ValueError (a missing path: FileNotFoundError)."""
+    try:
+        f = _h5py().File(source, "r")
+    except FileNotFoundError:
+        raise
+    except (OSError, OverflowError, RuntimeError) as e:
+        raise ValueError(f"Invalid weights file {name}: not a readable HDF5 file ({e}).") \
+            from None
+    with f, damage_as_value_error(f"Invalid weights file {name}"):
         read_weights(model, f, skip_mismatch)
 
 
