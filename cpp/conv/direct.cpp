@@ -359,14 +359,16 @@ void direct_backward_weight(float* dw, const float* dy, const float* x, const Sh
   int64_t rb = std::max<int64_t>(1, std::min<int64_t>(s.P, 8192 / std::max<int64_t>(1, s.Q * s.K)));
   while (rb > 1 && ((rb - 1) * s.sh + (s.R - 1) * s.dh + 1) * ld > 32768) --rb;
   const int64_t per_image = (s.P + rb - 1) / rb, steps = s.N * per_image;
-  std::vector<int64_t> off(static_cast<size_t>(T));  // x offset of filter row t = (r, s, c)
-  for (int64_t r = 0; r < s.R; ++r)
-    for (int64_t t = 0; t < s.S; ++t)
-      for (int64_t c = 0; c < s.C; ++c)
-        off[(r * s.S + t) * s.C + c] = r * s.dh * ld + t * s.dw * s.C + c;
   const direct::WGeom g{T, s.K, s.C, s.Q, s.sh, s.sw, ld, s.R, s.dh};
-  // Narrow filters (direct_backward_weight_narrow_ok) sum into the transposed (K, T) layout.
+  // Narrow filters (direct_backward_weight_narrow_ok) sum into the transposed (K, T) layout,
+  // reading whole filter-row runs (no per-row offsets).
   const bool narrow = !kern.bf16 && s.K % kern.vector_width != 0;
+  std::vector<int64_t> off(narrow ? 0 : static_cast<size_t>(T));  // x offset of row (r, s, c)
+  if (!narrow)
+    for (int64_t r = 0; r < s.R; ++r)
+      for (int64_t t = 0; t < s.S; ++t)
+        for (int64_t c = 0; c < s.C; ++c)
+          off[(r * s.S + t) * s.C + c] = r * s.dh * ld + t * s.dw * s.C + c;
   // Contiguous slices of steps, two per thread, each summing into its own (T, K) buffer (slice
   // 0: dw itself, unless narrow); the buffers are added into dw at the end.
   const int64_t nslices = std::max<int64_t>(1, std::min<int64_t>(steps, 2 * num_threads()));

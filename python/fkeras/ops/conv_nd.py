@@ -121,17 +121,16 @@ def _tap_input(wide_padded, t, g):
 def _narrow_from_wide(dev, wide, w, g):
     """sum_t conv2d_forward(taps of wide (N, D, H, W, C), w[t]) -> (N, Pd, P, Q, K)."""
     wp = _pad_depth(dev, wide, g)
-    if g["T"] == 1:  # one depth tap (2-D): the kernel writes the result itself
-        out = dev.empty((g["N"] * g["Pd"], g["P"], g["Q"], g["K"]))
-        dev.kernels["conv2d_forward"](out, _tap_input(wp, 0, g), np.ascontiguousarray(w[0]),
-                                      None, *_sizes2d(g), 0, 0.0)
-        return out.reshape(g["N"], g["Pd"], g["P"], g["Q"], g["K"])
-    out = dev.zeros((g["N"] * g["Pd"], g["P"], g["Q"], g["K"]))
-    part = dev.empty(out.shape)
+    shape = (g["N"] * g["Pd"], g["P"], g["Q"], g["K"])
+    # One depth tap (every 2-D problem): the kernel writes the result itself.
+    single = g["T"] == 1
+    out = dev.empty(shape) if single else dev.zeros(shape)
+    part = out if single else dev.empty(shape)
     for t in range(g["T"]):
         dev.kernels["conv2d_forward"](part, _tap_input(wp, t, g), np.ascontiguousarray(w[t]),
                                       None, *_sizes2d(g), 0, 0.0)
-        out += part
+        if not single:
+            out += part
     return out.reshape(g["N"], g["Pd"], g["P"], g["Q"], g["K"])
 
 
